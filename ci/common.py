@@ -1,0 +1,110 @@
+"""What every build step shares: the pins, the profiles, the cache, and how a step fails."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Iterable, NoReturn
+
+REPO = Path(__file__).resolve().parent.parent
+CI = REPO / "ci"
+BUILD = REPO / "build"  # per-checkout outputs (firmware, generated models); gitignored
+
+
+class SetupError(Exception):
+    """A setup step failed: `what` failed, `todo` says what the user can do about it."""
+
+    def __init__(self, what: str, todo: str) -> None:
+        super().__init__(f"{what}: {todo}")
+        self.what = what
+        self.todo = todo
+
+
+def fail(what: str, todo: str) -> NoReturn:
+    raise SetupError(what, todo)
+
+
+def load_toml(name: str) -> dict:
+    with open(CI / name, "rb") as f:
+        return tomllib.load(f)
+
+
+PINS = load_toml("pins.toml")
+PROFILES = load_toml("profiles.toml")
+
+
+def profile(name: str) -> dict:
+    if name not in PROFILES:
+        fail(f"unknown build profile '{name}'", f"choose one of: {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+def cache_root() -> Path:
+    """Big downloads and builds live here, outside the checkout, shared by every clone."""
+    env = os.environ.get("NCNN_MP_CACHE")
+    if env:
+        root = Path(env)
+    else:
+        root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ncnn_mp"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def key_of(*parts: object) -> str:
+    """A short stable digest of everything that changes a build's output."""
+    h = hashlib.sha256(repr(parts).encode()).hexdigest()
+    return h[:12]
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def say(msg: str) -> None:
+    print(f"[ncnn_mp] {msg}", flush=True)
+
+
+def run(cmd: Iterable[object], what: str, todo: str, *, cwd: Path | None = None,
+        env: dict | None = None, log: Path | None = None, progress: str | None = None) -> None:
+    """Run a command; on failure stop with one line naming the step.
+
+    With `log`, the command's output goes to that file and only progress lines
+    matching the regex `progress` (e.g. cmake's "[ 42%]") are echoed, so long
+    steps show how far they are without flooding the terminal.
+    """
+    argv = [str(c) for c in cmd]
+    if log is None:
+        rc = subprocess.call(argv, cwd=cwd, env=env)
+        if rc != 0:
+            fail(what, todo)
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    pattern = re.compile(progress) if progress else None
+    last = ""
+    with open(log, "w") as out:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace")
+        except FileNotFoundError:
+            fail(what, f"'{argv[0]}' is not installed; {todo}")
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            m = pattern.search(line) if pattern else None
+            if m and m.group(0) != last:
+                last = m.group(0)
+                say(f"  {line.strip()[:110]}")
+        rc = proc.wait()
+    if rc != 0:
+        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+        sys.stderr.write("\n".join(tail) + "\n")
+        fail(what, f"{todo} (full log: {log})")

@@ -1,0 +1,67 @@
+"""Building ncnn as a static library for a profile, cached by version and options."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from common import PINS, cache_root, fail, key_of, profile, run, say
+from sources import ncnn_source
+
+
+def _compiler_id(prof: dict) -> str:
+    cc = prof.get("cc", "cc")
+    try:
+        return subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    except FileNotFoundError:
+        fail(f"no C compiler '{cc}'", "install build-essential (or the profile's cross toolchain)")
+
+
+def check_prefix(prefix: Path, origin: str) -> Path:
+    lib = prefix / "lib" / "libncnn.a"
+    hdr = prefix / "include" / "ncnn" / "c_api.h"
+    if not lib.exists() or not hdr.exists():
+        fail(f"{origin} {prefix} is not an ncnn install prefix",
+             "it must hold lib/libncnn.a and include/ncnn/c_api.h (cmake --install of ncnn)")
+    return prefix
+
+
+def ncnn_prefix(profile_name: str) -> Path:
+    """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into the cache."""
+    override = os.environ.get("NCNN_DIR")
+    if override:
+        return check_prefix(Path(override).resolve(), "NCNN_DIR=")
+    prof = profile(profile_name)
+    options = list(prof["ncnn_options"])
+    toolchain = prof.get("ncnn_toolchain")
+    if toolchain:
+        options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")
+    for layer in prof.get("ncnn_layers_off", []):
+        options.append(f"-DWITH_LAYER_{layer}=OFF")
+    key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
+                 (Path(__file__).parent / toolchain).read_text() if toolchain else "")
+    root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{profile_name}-{key}"
+    prefix = root / "install"
+    if (root / ".done").exists():
+        return check_prefix(prefix, "cached ncnn")
+    src = ncnn_source()
+    build = root / "build"
+    shutil.rmtree(root, ignore_errors=True)
+    build.mkdir(parents=True)
+    logs = cache_root() / "logs"
+    say(f"configuring ncnn {PINS['ncnn']['version']} for profile '{profile_name}' (cache: {root})")
+    run(["cmake", "-S", src, "-B", build, f"-DCMAKE_INSTALL_PREFIX={prefix}", *options],
+        "configuring ncnn with cmake failed", "install cmake and a C++ compiler (build-essential)",
+        log=logs / f"ncnn-{profile_name}-configure.log")
+    jobs = str(os.cpu_count() or 2)
+    say(f"building ncnn with {jobs} jobs (about 8 minutes on 2 cores for the full desktop build)")
+    run(["cmake", "--build", build, "-j", jobs], "building ncnn failed",
+        "see the log; a compiler error here usually means a missing toolchain package",
+        log=logs / f"ncnn-{profile_name}-build.log", progress=r"^\[\s*\d+%\]")
+    run(["cmake", "--install", build], "installing ncnn into the cache failed", "see the log",
+        log=logs / f"ncnn-{profile_name}-install.log")
+    shutil.rmtree(build)  # the objects are ~1 GB; only the installed library is kept
+    (root / ".done").touch()
+    return check_prefix(prefix, "built ncnn")

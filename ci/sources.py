@@ -1,0 +1,142 @@
+"""Fetching pinned sources into the cache, checksum-checked, and the system packages."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+from common import PINS, cache_root, fail, run, say, sha256_of
+
+
+def missing_debian_packages(names: list[str]) -> list[str]:
+    missing = []
+    for name in names:
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name],
+                           capture_output=True, text=True)
+        if "install ok installed" not in r.stdout:
+            missing.append(name)
+    return missing
+
+
+def ensure_debian_packages(names: list[str] | None = None) -> None:
+    names = names if names is not None else PINS["debian"]["packages"]
+    if shutil.which("dpkg-query") is None:
+        say("not a Debian system: make sure these are installed: " + " ".join(names))
+        return
+    missing = missing_debian_packages(names)
+    if not missing:
+        return
+    say("installing Debian packages: " + " ".join(missing))
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    todo = f"install them by hand: sudo apt-get install {' '.join(missing)}"
+    run(sudo + ["apt-get", "update", "-q"], "apt-get update failed", todo,
+        log=cache_root() / "logs" / "apt-update.log")
+    run(sudo + ["apt-get", "install", "-y", "-q", *missing], "apt-get install failed", todo,
+        log=cache_root() / "logs" / "apt-install.log")
+
+
+def _checked(path: Path, sha256: str, origin: str) -> Path:
+    got = sha256_of(path)
+    if got != sha256:
+        path.rename(path.with_suffix(path.suffix + ".bad"))
+        fail(f"checksum mismatch for {path.name} from {origin}",
+             f"expected sha256 {sha256}, got {got}; the file was moved aside, "
+             "retry, and if it persists the pin in ci/pins.toml is wrong")
+    return path
+
+
+def _unpack(archive: Path, dest_parent: Path, top: str) -> Path:
+    dest = dest_parent / top
+    if (dest / ".unpacked").exists():
+        return dest
+    say(f"unpacking {archive.name}")
+    tmp = dest_parent / (top + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp, filter="tar")
+    inner = tmp / top
+    if not inner.is_dir():
+        fail(f"{archive.name} does not hold {top}/", "the pinned archive is not what ci/pins.toml expects")
+    shutil.rmtree(dest, ignore_errors=True)
+    inner.rename(dest)
+    shutil.rmtree(tmp)
+    (dest / ".unpacked").touch()
+    return dest
+
+
+def ncnn_source() -> Path:
+    """ncnn's source tree: the pinned PyPI sdist, unpacked in the cache."""
+    pin = PINS["ncnn"]
+    dl = cache_root() / "downloads"
+    archive = dl / pin["file"]
+    if not archive.exists():
+        say(f"downloading ncnn {pin['version']} source (sdist, ~5 MB)")
+        ensure_debian_packages(["faketime"])
+        tmp = dl / "ncnn.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        run(["faketime", pin["release_day"], "python3", "-m", "pip", "download", "--no-deps",
+             "--no-binary", "ncnn", "-d", tmp, f"ncnn=={pin['version']}"],
+            "downloading ncnn's sdist with pip failed",
+            "check that PyPI is reachable (pip config) and retry",
+            log=cache_root() / "logs" / "ncnn-download.log")
+        (tmp / pin["file"]).rename(archive)
+        shutil.rmtree(tmp)
+    _checked(archive, pin["sha256"], "PyPI")
+    return _unpack(archive, cache_root() / "src", f"ncnn-{pin['version']}")
+
+
+def _debian_archive_uri() -> str:
+    """The Debian mirror this machine already uses (so no host is hard-coded here)."""
+    for src in [Path("/etc/apt/sources.list.d/debian.sources")]:
+        if src.exists():
+            for line in src.read_text().splitlines():
+                if line.startswith("URIs:"):
+                    return line.split()[1]
+    lst = Path("/etc/apt/sources.list")
+    if lst.exists():
+        for line in lst.read_text().splitlines():
+            parts = line.split()
+            if parts and parts[0] == "deb" and "security" not in line:
+                return next(p for p in parts[1:] if "://" in p)
+    fail("no Debian mirror found in /etc/apt", "set MICROPYTHON_DIR to a MicroPython checkout instead")
+
+
+def micropython_source() -> Path:
+    """MicroPython's source tree: $MICROPYTHON_DIR if set, else the pinned Debian source."""
+    override = os.environ.get("MICROPYTHON_DIR")
+    if override:
+        path = Path(override).resolve()
+        if not (path / "py" / "mkrules.mk").exists():
+            fail(f"MICROPYTHON_DIR={override} is not a MicroPython source tree",
+                 "point it at the top of a MicroPython checkout (the folder holding py/ and ports/)")
+        return path
+    pin = PINS["micropython"]
+    dl = cache_root() / "downloads"
+    archive = dl / pin["file"]
+    if not archive.exists():
+        say(f"downloading MicroPython {pin['version']} source (Debian {pin['debian_suite']}, ~6 MB)")
+        apt = cache_root() / "apt"
+        for sub in ["lists/partial", "cache/archives/partial"]:
+            (apt / sub).mkdir(parents=True, exist_ok=True)
+        (apt / "sources.list").write_text(
+            "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+            f"{_debian_archive_uri()} {pin['debian_suite']} main\n")
+        opts = [f"-o=Dir::Etc::SourceList={apt / 'sources.list'}", "-o=Dir::Etc::SourceParts=/dev/null",
+                f"-o=Dir::State::Lists={apt / 'lists'}", f"-o=Dir::Cache={apt / 'cache'}"]
+        todo = "check that Debian's archive is reachable, or set MICROPYTHON_DIR to a MicroPython checkout"
+        log = cache_root() / "logs" / "micropython-download.log"
+        run(["apt-get", *opts, "update"], "apt-get update (MicroPython source list) failed", todo, log=log)
+        tmp = dl / "micropython.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        run(["apt-get", *opts, "source", "--download-only",
+             f"{pin['debian_package']}={pin['debian_version']}"],
+            "apt-get source micropython failed", todo, cwd=tmp, log=log)
+        (tmp / pin["file"]).rename(archive)
+        shutil.rmtree(tmp)
+    _checked(archive, pin["sha256"], "Debian")
+    return _unpack(archive, cache_root() / "src", f"micropython-{pin['version']}")

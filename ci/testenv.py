@@ -1,0 +1,32 @@
+"""The CPython venv that runs the test harness, mypy and the oracle (the `ncnn` wheel)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from common import PINS, cache_root, fail, key_of, run, say
+
+
+def venv_python() -> Path:
+    """Create (once) the pinned venv in the cache; return its python."""
+    pins = PINS["python"]
+    have = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if have != pins["python"]:
+        fail(f"the pinned test venv is for CPython {pins['python']}, this is {have}",
+             f"run with python{pins['python']} (or re-pin ci/pins.toml [python] for {have})")
+    root = cache_root() / f"venv-{key_of(pins['requirements'], sys.executable)}"
+    python = root / "bin" / "python"
+    if (root / ".done").exists():
+        return python
+    say(f"creating the test venv (pytest, mypy, numpy, scikit-learn, ncnn wheel): {root}")
+    run([sys.executable, "-m", "venv", "--clear", root], "creating the venv failed",
+        "install python3-venv (apt-get install python3-venv)")
+    reqs = root / "requirements.txt"
+    reqs.write_text("\n".join(pins["requirements"]) + "\n")
+    run([python, "-m", "pip", "install", "--disable-pip-version-check", "--require-hashes",
+         "--only-binary", ":all:", "-r", reqs], "installing the pinned Python packages failed",
+        "check that PyPI is reachable; a hash mismatch means ci/pins.toml needs re-pinning",
+        log=cache_root() / "logs" / "venv-install.log", progress=r"^(Collecting|Installing) .*")
+    (root / ".done").touch()
+    return python

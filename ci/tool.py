@@ -1,0 +1,105 @@
+"""The one entry point that builds, demonstrates and checks ncnn_mp (the Makefile calls it).
+
+    python3 ci/tool.py demo            fetch + build everything, run the digits demo
+    python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
+    python3 ci/tool.py firmware        build (or update) the firmware, print its path
+    python3 ci/tool.py firmware-path   print the path of the built firmware
+    python3 ci/tool.py ncnn            build (or reuse) ncnn, print its install prefix
+    python3 ci/tool.py venv            create (or reuse) the test venv, print its python
+
+Every command takes --profile NAME (default unix; see ci/profiles.toml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import BUILD, REPO, SetupError, fail, say  # noqa: E402
+
+
+def setup(profile: str) -> tuple[Path, Path]:
+    """Everything the demo and the tests need: system packages, venv, firmware."""
+    from firmware import build_firmware
+    from sources import ensure_debian_packages
+    from testenv import venv_python
+
+    ensure_debian_packages()
+    python = venv_python()
+    return python, build_firmware(profile)
+
+
+def digits_model(python: Path) -> Path:
+    out = BUILD / "models" / "digits"
+    script = REPO / "examples" / "make_digits_model.py"
+    stamp = out / "digits.bin"
+    if not stamp.exists() or stamp.stat().st_mtime < script.stat().st_mtime:
+        say("training the digits classifier and exporting it to ncnn's format")
+        if subprocess.call([str(python), str(script), str(out)]) != 0:
+            fail("generating the demo model failed", "see the Python traceback above")
+    return out
+
+
+def run_demo(profile: str) -> int:
+    python, fw = setup(profile)
+    models = digits_model(python)
+    say(f"running examples/digits_demo.py on {fw.name}")
+    return subprocess.call([str(fw), str(REPO / "examples" / "digits_demo.py"), str(models)])
+
+
+def run_tests(profile: str, pytest_args: list[str]) -> int:
+    python, fw = setup(profile)
+    env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_PROFILE=profile,
+               NCNN_MP_DIGITS=str(digits_model(python)))
+    say("running pytest")
+    rc = subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env)
+    if rc == 5:  # pytest ran no test: a selection matched nothing, which is not a failure of ours
+        say("pytest collected no tests")
+        rc = 0
+    say("running mypy over ncnn_mp.pyi and examples/")
+    rc_mypy = subprocess.call([str(python), "-m", "mypy", "ncnn_mp.pyi", "examples/"], cwd=REPO)
+    return rc or rc_mypy
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["demo", "test", "firmware", "firmware-path", "ncnn", "venv"])
+    ap.add_argument("--profile", default="unix")
+    args, rest = ap.parse_known_args(argv)
+    try:
+        if args.command == "demo":
+            return run_demo(args.profile)
+        if args.command == "test":
+            return run_tests(args.profile, rest)
+        if args.command == "firmware":
+            from firmware import build_firmware
+            print(build_firmware(args.profile))
+        elif args.command == "firmware-path":
+            from firmware import firmware_path
+            path = firmware_path(args.profile)
+            if not path.exists():
+                fail(f"no firmware built yet for profile '{args.profile}'", "run: make firmware")
+            print(path)
+        elif args.command == "ncnn":
+            from ncnn_build import ncnn_prefix
+            print(ncnn_prefix(args.profile))
+        elif args.command == "venv":
+            from testenv import venv_python
+            print(venv_python())
+    except SetupError as e:
+        print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ncnn_mp setup: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

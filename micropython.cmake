@@ -1,0 +1,45 @@
+# ncnn_mp for MicroPython's CMake-based ports (esp32, rp2, ...):
+#
+#   idf.py -D USER_C_MODULES=/path/to/ncnn_mp/micropython.cmake -D NCNN_DIR=/ncnn/prefix build
+#
+# ncnn is found as NCNN_DIR (an install prefix holding include/ncnn/c_api.h and
+# lib/libncnn.a), or else through find_package(ncnn) (an installed ncnnConfig.cmake).
+add_library(usermod_ncnn_mp INTERFACE)
+
+# The C sources; micropython.mk lists the same files (tests/test_build_files.py checks).
+target_sources(usermod_ncnn_mp INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/checks.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/allocator.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/option.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/datareader.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/extractor.c
+)
+
+target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
+
+set(NCNN_DIR "" CACHE PATH "ncnn install prefix for ncnn_mp (empty: find_package(ncnn))")
+if(NCNN_DIR)
+    if(NOT EXISTS "${NCNN_DIR}/include/ncnn/c_api.h" OR NOT EXISTS "${NCNN_DIR}/lib/libncnn.a")
+        message(FATAL_ERROR "ncnn_mp: NCNN_DIR=${NCNN_DIR} holds no include/ncnn/c_api.h and lib/libncnn.a")
+    endif()
+    target_include_directories(usermod_ncnn_mp INTERFACE "${NCNN_DIR}/include")
+    target_link_libraries(usermod_ncnn_mp INTERFACE "${NCNN_DIR}/lib/libncnn.a")
+else()
+    find_package(ncnn REQUIRED)
+    # The include directory is named explicitly: usermod.cmake gathers include
+    # directories for the QSTR scan and does not follow imported targets.
+    get_target_property(NCNN_MP_NCNN_INCLUDES ncnn INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(dir ${NCNN_MP_NCNN_INCLUDES})
+        # ncnn's config names include/ncnn; ncnn_mp includes <ncnn/c_api.h>.
+        get_filename_component(parent "${dir}" DIRECTORY)
+        target_include_directories(usermod_ncnn_mp INTERFACE "${dir}" "${parent}")
+    endforeach()
+    target_link_libraries(usermod_ncnn_mp INTERFACE ncnn)
+endif()
+# ncnn is C++: the firmware links the C++ runtime and libm.
+target_link_libraries(usermod_ncnn_mp INTERFACE stdc++ m)
+
+target_link_libraries(usermod INTERFACE usermod_ncnn_mp)

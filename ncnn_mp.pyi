@@ -1,0 +1,223 @@
+"""ncnn_mp: Tencent's ncnn neural-network inference framework for MicroPython.
+
+Every class wraps one object of ncnn's C API (c_api.h). Objects that own an ncnn
+handle free it exactly once, when collected or on close(); objects that depend
+on another (an Extractor on its Net, a Mat on its buffer or allocator) keep it
+alive. Errors raise TypeError, ValueError, IndexError, OSError, MemoryError or
+NotImplementedError with a message of the form "Class.method: what was wrong".
+"""
+
+from typing import Any, Sequence, final
+
+from typing_extensions import Buffer, Self
+
+def version() -> str:
+    """ncnn's version string, e.g. '1.0.20261020' (ncnn_version)."""
+
+def version_number() -> int:
+    """ncnn's version as a number (ncnn_version_number)."""
+
+def build_info() -> dict[str, bool]:
+    """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...)."""
+
+class Allocator:
+    """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator)."""
+
+    def __init__(self, unlocked: bool = False) -> None:
+        """A pool allocator; unlocked=True skips locking (use from one thread only)."""
+    def close(self) -> None:
+        """Drop this object's hold; ncnn's allocator is destroyed once nothing allocated from it is alive."""
+    def __enter__(self) -> Self:
+        """Use in a with block; close() at its end."""
+    def __exit__(self, *exc: object) -> None:
+        """close()."""
+
+class Option:
+    """ncnn's runtime options (ncnn_option_*): owned, a view of a Net's option, or lent to a callback."""
+
+    num_threads: int
+    """Worker threads for layers that parallelise (1..1024)."""
+    use_vulkan_compute: bool
+    """Run on the GPU through Vulkan (only where ncnn was built with it)."""
+    use_local_pool_allocator: bool
+    """Give each extractor pool allocators of its own when none is set."""
+    use_winograd_convolution: bool
+    """Allow Winograd convolution kernels."""
+    use_sgemm_convolution: bool
+    """Allow im2col + sgemm convolution kernels."""
+    use_packing_layout: bool
+    """Let layers pack channels (elempack 4/8/16) for SIMD."""
+    use_fp16_packed: bool
+    """Allow fp16 packed storage."""
+    use_fp16_storage: bool
+    """Store blobs as fp16 where supported."""
+    use_fp16_arithmetic: bool
+    """Compute in fp16 where supported."""
+    use_int8_packed: bool
+    """Allow int8 packed storage."""
+    use_int8_storage: bool
+    """Store blobs as int8 where supported."""
+    use_int8_arithmetic: bool
+    """Compute in int8 where supported."""
+    use_int16_packed: bool
+    """Allow int16 packed storage."""
+    use_int16_storage: bool
+    """Store blobs as int16 where supported."""
+    use_bf16_packed: bool
+    """Allow bf16 packed storage."""
+    use_bf16_storage: bool
+    """Store blobs as bf16 where supported."""
+    use_shader_local_memory: bool
+    """Vulkan: use shader local memory."""
+    use_cooperative_matrix: bool
+    """Vulkan: use cooperative matrix extensions."""
+
+    def __init__(self) -> None:
+        """Default options (ncnn_option_create)."""
+    def set_blob_allocator(self, allocator: Allocator | None) -> None:
+        """Allocator for blobs (None: ncnn's default)."""
+    def set_workspace_allocator(self, allocator: Allocator | None) -> None:
+        """Allocator for layer workspaces (None: ncnn's default)."""
+    def set_kvcache_allocator(self, allocator: Allocator | None) -> None:
+        """Allocator for attention key/value caches (None: ncnn's default)."""
+    def set_kvcache_max_seqlen_hint(self, max_seqlen_hint: int) -> None:
+        """Expected longest sequence, so kv caches are sized once."""
+
+class Mat:
+    """ncnn's n-dimensional blob (ncnn_mat_*); its storage is a buffer: memoryview(mat) is zero-copy.
+
+    memoryview(mat) has typecode 'f' for float32 elements (else 'B') and spans the whole
+    storage: a 3-D/4-D Mat's channels start every cstep elements, cstep being w*h*d
+    rounded up to 16 bytes, so the padding between channels shows up in the view.
+    """
+
+    @property
+    def dims(self) -> int:
+        """Number of dimensions: 0 (empty), 1, 2, 3 or 4."""
+    @property
+    def w(self) -> int:
+        """Width."""
+    @property
+    def h(self) -> int:
+        """Height."""
+    @property
+    def d(self) -> int:
+        """Depth (4-D Mats)."""
+    @property
+    def c(self) -> int:
+        """Channels."""
+    @property
+    def elemsize(self) -> int:
+        """Bytes per element (times elempack)."""
+    @property
+    def elempack(self) -> int:
+        """Elements packed together per position."""
+    @property
+    def cstep(self) -> int:
+        """Elements from the start of one channel to the next."""
+
+    def __init__(self, w: int = 0, h: int = 0, d: int = 0, c: int = 0, *, data: Buffer | None = None,
+                 elemsize: int = 0, elempack: int = 0, allocator: Allocator | None = None) -> None:
+        """Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c) as in ncnn's C++; data= wraps a buffer without copying."""
+    def fill(self, v: float) -> None:
+        """Set every element to v (float32 Mats)."""
+    def clone(self, allocator: Allocator | None = None) -> Mat:
+        """A deep copy."""
+    def clone_from(self, other: Mat, allocator: Allocator | None = None) -> None:
+        """Make this Mat a deep copy of other (CPython ncnn)."""
+    def create(self, w: int, h: int = 0, d: int = 0, c: int = 0, *, elemsize: int = 4, elempack: int = 1,
+               allocator: Allocator | None = None) -> None:
+        """Give this Mat new, uninitialised storage of that shape (create(w, h, c) as in C++)."""
+    def reshape(self, w: int, *args: int | Allocator | None) -> Mat:
+        """reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator]): same elements, new shape."""
+    def flatten(self, opt: Option) -> Mat:
+        """The elements as a 1-D Mat (ncnn_flatten)."""
+    def convert_packing(self, elempack: int, opt: Option) -> Mat:
+        """The same data with another elempack (ncnn_convert_packing)."""
+    def to_bytes(self) -> bytes:
+        """The elements, packed: channel padding left out."""
+    def from_bytes(self, buf: Buffer) -> None:
+        """Fill the elements from packed bytes (the layout to_bytes() gives)."""
+    def substract_mean_normalize(self, mean: Sequence[float] | Buffer | None, norm: Sequence[float] | Buffer | None) -> None:
+        """Per channel: (x - mean) * norm; either may be None (ncnn's spelling)."""
+    def __getitem__(self, i: int) -> float:
+        """The i-th float32 of the storage (CPython ncnn)."""
+    def __setitem__(self, i: int, v: float) -> None:
+        """Set the i-th float32 of the storage (CPython ncnn)."""
+    def __len__(self) -> int:
+        """Elements in the storage, channel padding included."""
+    def __buffer__(self, flags: int, /) -> memoryview:
+        """The storage, for memoryview() and array()."""
+
+class DataReader:
+    """Where ncnn reads params and weights: memory (bounds-checked), a file, or zeros (ncnn_datareader_*)."""
+
+    def __init__(self, *, from_memory: Buffer | None = None, from_stdio: str | Any = None,
+                 zeros: bool = False) -> None:
+        """Exactly one of: from_memory=buffer, from_stdio=path or open file, zeros=True (weightless nets)."""
+    def close(self) -> None:
+        """Release the reader (and close a file it opened)."""
+    def __enter__(self) -> Self:
+        """Use in a with block; close() at its end."""
+    def __exit__(self, *exc: object) -> None:
+        """close()."""
+
+@final
+class Extractor:
+    """One inference session on a Net (ncnn_extractor_*); made by Net.create_extractor()."""
+
+    def set_option(self, opt: Option) -> None:
+        """Run this session with opt (inputs given so far are kept)."""
+    def input(self, blob: str | int, mat: Mat) -> None:
+        """Feed mat to the blob named (or numbered) blob; the Extractor keeps mat alive."""
+    def extract(self, blob: str | int) -> Mat:
+        """Run the net as far as blob and return it."""
+    def close(self) -> None:
+        """Release the session now instead of when collected."""
+    def __enter__(self) -> Self:
+        """Use in a with block; close() at its end."""
+    def __exit__(self, *exc: object) -> None:
+        """close()."""
+
+class Net:
+    """A network: its structure (.param), its weights (.bin) and its option (ncnn_net_*)."""
+
+    opt: Option
+    """The net's own option (a view: changes apply to the net); assigning copies an Option in."""
+    option: Option
+    """Same as opt."""
+    @property
+    def input_count(self) -> int:
+        """Number of input blobs."""
+    @property
+    def output_count(self) -> int:
+        """Number of output blobs."""
+
+    def __init__(self) -> None:
+        """An empty net (ncnn_net_create)."""
+    def load_param(self, src: str | DataReader | Buffer) -> None:
+        """Load the structure: a .param path, a DataReader, or the param text in a buffer."""
+    def load_param_mem(self, text: str | Buffer) -> None:
+        """Load the structure from param text held in memory (CPython ncnn)."""
+    def load_param_bin(self, src: str | DataReader | Buffer) -> None:
+        """Load a binary structure (.param.bin): path, DataReader or buffer."""
+    def load_model(self, src: str | DataReader | Buffer) -> None:
+        """Load the weights (.bin): path, DataReader or buffer (copied, bounds-checked)."""
+    def load_model_mem(self, data: Buffer) -> None:
+        """Load the weights from a buffer (CPython ncnn)."""
+    def clear(self) -> None:
+        """Unload everything; Extractors made before stop working."""
+    def get_input_name(self, i: int) -> str:
+        """Name of the i-th input blob."""
+    def get_output_name(self, i: int) -> str:
+        """Name of the i-th output blob."""
+    def get_input_index(self, i: int) -> int:
+        """Blob index of the i-th input."""
+    def get_output_index(self, i: int) -> int:
+        """Blob index of the i-th output."""
+    def input_names(self) -> list[str]:
+        """Names of all input blobs (CPython ncnn)."""
+    def output_names(self) -> list[str]:
+        """Names of all output blobs (CPython ncnn)."""
+    def create_extractor(self) -> Extractor:
+        """A new inference session; it keeps this Net alive."""

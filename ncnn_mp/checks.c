@@ -1,0 +1,39 @@
+// Raising Python exceptions that name the call, and the argument checks every class shares.
+#include "ncnn_mp.h"
+
+NORETURN void ncnn_mp_raise_type(const char *where, const char *what) {
+    mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s"), where, what);
+}
+
+NORETURN void ncnn_mp_raise_value(const char *where, const char *what) {
+    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s"), where, what);
+}
+
+NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option) {
+    mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: needs ncnn built with %s"), where, option);
+}
+
+int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name) {
+    if (!mp_obj_is_int(obj)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be an int, not %s"),
+            where, name, mp_obj_get_type_str(obj));
+    }
+    mp_int_t v;
+    // A big int does not fit mp_int_t: report it as out of range, not as an overflow.
+    if (!mp_obj_get_int_maybe(obj, &v) || v < lo || v > hi) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s out of range (expected %d..%d)"),
+            where, name, lo, hi);
+    }
+    return (int)v;
+}
+
+void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where) {
+    // A Python subclass instance keeps the native object in subobj[0]; before its
+    // __init__ has called super().__init__() that slot holds a placeholder.
+    mp_obj_t native = mp_obj_cast_to_native_base(obj, MP_OBJ_FROM_PTR(type));
+    if (native == MP_OBJ_NULL || !mp_obj_is_type(native, type)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected %q, not %s"),
+            where, (qstr)type->name, mp_obj_get_type_str(obj));
+    }
+    return MP_OBJ_TO_PTR(native);
+}

@@ -1,0 +1,232 @@
+// Extractor: one inference session on a Net (ncnn_extractor_*).
+#include <stdlib.h>
+
+#include "ncnn_mp.h"
+
+static void ncnn_mp_extractor_native_free(ncnn_mp_extractor_native_t *e) {
+    if (e->handle) {
+        ncnn_extractor_destroy(e->handle);
+    }
+    ncnn_mp_extractor_native_t **link = &e->net->extractors;
+    while (*link && *link != e) {
+        link = &(*link)->next;
+    }
+    if (*link) {
+        *link = e->next;
+    }
+    ncnn_mp_allocator_native_assign(&e->blob_allocator, NULL);
+    ncnn_mp_allocator_native_assign(&e->workspace_allocator, NULL);
+    ncnn_mp_allocator_native_assign(&e->kvcache_allocator, NULL);
+    ncnn_mp_net_native_unref(e->net);
+    free(e);
+}
+
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in) {
+    ncnn_mp_net_native_t *net = ncnn_mp_get_net(net_in, "Net.create_extractor")->native;
+    ncnn_mp_extractor_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_extractor_obj_t, &ncnn_mp_type_Extractor);
+    self->native = NULL;
+    self->net = net_in;
+    self->inputs = mp_obj_new_dict(0);
+    ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
+    }
+    e->net = ncnn_mp_net_native_ref(net);
+    e->handle = ncnn_extractor_create(net->handle);
+    e->next = net->extractors;
+    net->extractors = e;
+    self->native = e;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+static ncnn_mp_extractor_obj_t *ncnn_mp_get_extractor(mp_obj_t obj, const char *where) {
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
+    if (self->native == NULL) {
+        ncnn_mp_raise_value(where, "the Extractor was closed");
+    }
+    if (self->native->handle == NULL) {
+        ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+    }
+    return self;
+}
+
+// Extractor.close() / __del__   ncnn_extractor_destroy; the Net is released once nothing uses it.
+static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
+    ncnn_mp_extractor_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->native) {
+        ncnn_mp_extractor_native_free(self->native);
+        self->native = NULL;
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Extractor_close_obj, ncnn_mp_Extractor_close);
+
+static mp_obj_t ncnn_mp_Extractor_exit(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    return ncnn_mp_Extractor_close(args[0]);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Extractor_exit_obj, 4, 4, ncnn_mp_Extractor_exit);
+
+// Hands one Mat to ncnn under `key` (a blob name or index).
+static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t mat, const char *where) {
+    if (mp_obj_is_int(key)) {
+        return ncnn_extractor_input_index(ex, ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index"), mat);
+    }
+    if (!mp_obj_is_str(key)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
+            where, mp_obj_get_type_str(key));
+    }
+    #if NCNN_STRING
+    return ncnn_extractor_input(ex, mp_obj_str_get_str(key), mat);
+    #else
+    ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
+    #endif
+}
+
+// Extractor.set_option(opt: Option) -> None
+// ncnn's C API ignores ncnn_extractor_set_option, so the extractor is made again
+// (ncnn_extractor_create) with the net's option set to `opt` for that moment,
+// and the inputs given so far are handed to the new one.
+static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) {
+    const char *where = "Extractor.set_option";
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
+    ncnn_mp_option_obj_t *o = ncnn_mp_get_option(opt_in, where);
+    if (o->kind == NCNN_MP_OPTION_BORROWED) {
+        ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
+    }
+    bool view = o->kind == NCNN_MP_OPTION_NET_VIEW;
+    ncnn_mp_allocator_native_t *blob = view ? o->net->blob_allocator : o->blob_allocator;
+    ncnn_mp_allocator_native_t *ws = view ? o->net->workspace_allocator : o->workspace_allocator;
+    ncnn_mp_allocator_native_t *kv = view ? o->net->kvcache_allocator : o->kvcache_allocator;
+    ncnn_mp_extractor_native_t *e = self->native;
+    ncnn_mp_net_native_t *net = e->net;
+    ncnn_option_t saved = ncnn_option_create();
+    ncnn_mp_option_copy_flags(saved, ncnn_net_get_option(net->handle));
+    ncnn_option_set_blob_allocator(saved, net->blob_allocator ? net->blob_allocator->handle : NULL);
+    ncnn_option_set_workspace_allocator(saved, net->workspace_allocator ? net->workspace_allocator->handle : NULL);
+    ncnn_option_set_kvcache_allocator(saved, net->kvcache_allocator ? net->kvcache_allocator->handle : NULL);
+    ncnn_net_set_option(net->handle, o->handle);
+    ncnn_extractor_t fresh = ncnn_extractor_create(net->handle);
+    ncnn_net_set_option(net->handle, saved);
+    ncnn_option_destroy(saved);
+    ncnn_extractor_destroy(e->handle);
+    e->handle = fresh;
+    ncnn_mp_allocator_native_assign(&e->blob_allocator, blob);
+    ncnn_mp_allocator_native_assign(&e->workspace_allocator, ws);
+    ncnn_mp_allocator_native_assign(&e->kvcache_allocator, kv);
+    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
+    for (size_t i = 0; i < inputs->alloc; i++) {
+        if (mp_map_slot_is_filled(inputs, i)) {
+            ncnn_mp_extractor_input(fresh, inputs->table[i].key, ncnn_mp_get_mat_handle(inputs->table[i].value, where), where);
+        }
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extractor_set_option);
+
+// Extractor.input(blob: str | int, mat: Mat) -> None   ncnn_extractor_input / _input_index
+// ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat.
+static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t mat_in) {
+    const char *where = "Extractor.input";
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
+    ncnn_mp_mat_obj_t *mat = ncnn_mp_get_mat(mat_in, where);
+    if (ncnn_mat_get_dims(mat->handle) == 0) {
+        ncnn_mp_raise_value(where, "the Mat is empty");
+    }
+    if (mat->kind == NCNN_MP_MAT_BORROWED) {
+        ncnn_mp_raise_value(where, "a Mat lent to a callback cannot be an input (clone() it)");
+    }
+    int ret = ncnn_mp_extractor_input(self->native->handle, key, mat->handle, where);
+    if (ret != 0) {
+        if (mp_obj_is_int(key)) {
+            mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: the net has no blob %d"), where, (int)mp_obj_get_int(key));
+        }
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
+    }
+    mp_obj_dict_store(self->inputs, key, mat_in);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Extractor_input_obj, ncnn_mp_Extractor_input);
+
+// ncnn runs a net's Input layers on whatever they were given; an input never given
+// would reach the next layer as an empty Mat, which many layers do not check.
+static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const char *where) {
+    ncnn_net_t net = self->native->net->handle;
+    mp_map_t *given = mp_obj_dict_get_map(self->inputs);
+    int n = ncnn_net_get_input_count(net);
+    for (int i = 0; i < n; i++) {
+        mp_obj_t index = MP_OBJ_NEW_SMALL_INT(ncnn_net_get_input_index(net, i));
+        if (mp_map_lookup(given, index, MP_MAP_LOOKUP)) {
+            continue;
+        }
+        #if NCNN_STRING
+        const char *name = ncnn_net_get_input_name(net, i);
+        mp_obj_t key = mp_obj_new_str_from_cstr(name);
+        if (mp_map_lookup(given, key, MP_MAP_LOOKUP)) {
+            continue;
+        }
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input '%s' was not given (call input() first)"), where, name);
+        #else
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
+            where, (int)MP_OBJ_SMALL_INT_VALUE(index));
+        #endif
+    }
+}
+
+// Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
+static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
+    const char *where = "Extractor.extract";
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
+    if (!mp_obj_is_int(key) && !mp_obj_is_str(key)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
+            where, mp_obj_get_type_str(key));
+    }
+    if (ncnn_net_get_input_count(self->native->net->handle) == 0) {
+        ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
+    }
+    ncnn_mp_extractor_check_inputs(self, where);
+    ncnn_mat_t out = NULL;
+    int ret;
+    if (mp_obj_is_int(key)) {
+        ret = ncnn_extractor_extract_index(self->native->handle, ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index"), &out);
+    } else {
+        #if NCNN_STRING
+        ret = ncnn_extractor_extract(self->native->handle, mp_obj_str_get_str(key), &out);
+        #else
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
+        #endif
+    }
+    if (ret != 0) {
+        if (out) {
+            ncnn_mat_destroy(out);
+        }
+        if (mp_obj_is_int(key)) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract blob %d (error %d: no such blob, or a layer failed)"),
+                where, (int)mp_obj_get_int(key), ret);
+        }
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract '%s' (error %d: no such blob, or a layer failed)"),
+            where, mp_obj_str_get_str(key), ret);
+    }
+    // The result may share storage with an input Mat or come from the extractor's
+    // blob allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator.
+    ncnn_mp_allocator_native_t *alloc = self->native->blob_allocator ? self->native->blob_allocator
+        : self->native->net->blob_allocator;
+    return ncnn_mp_mat_wrap_owned(out, self_in, alloc, where);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_extract_obj, ncnn_mp_Extractor_extract);
+
+static const mp_rom_map_elem_t ncnn_mp_Extractor_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_set_option), MP_ROM_PTR(&ncnn_mp_Extractor_set_option_obj) },
+    { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&ncnn_mp_Extractor_input_obj) },
+    { MP_ROM_QSTR(MP_QSTR_extract), MP_ROM_PTR(&ncnn_mp_Extractor_extract_obj) },
+    { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Extractor_exit_obj) },
+};
+static MP_DEFINE_CONST_DICT(ncnn_mp_Extractor_locals, ncnn_mp_Extractor_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    ncnn_mp_type_Extractor, MP_QSTR_Extractor, MP_TYPE_FLAG_NONE,
+    locals_dict, &ncnn_mp_Extractor_locals
+    );

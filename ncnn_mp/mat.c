@@ -1,0 +1,661 @@
+// Mat: ncnn's n-dimensional blob (ncnn_mat_*), with the buffer protocol over its storage.
+#include <string.h>
+
+#include "ncnn_mp.h"
+
+// Largest storage ncnn_mp lets ncnn allocate for one Mat: ncnn indexes with int in places.
+#define NCNN_MP_MAT_MAX_BYTES ((size_t)INT32_MAX)
+
+static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(void) {
+    ncnn_mp_mat_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_mat_obj_t, &ncnn_mp_type_Mat);
+    self->handle = NULL;
+    self->keep = MP_OBJ_NULL;
+    self->allocator = NULL;
+    self->external = NULL;
+    self->kind = NCNN_MP_MAT_OWNED;
+    self->readonly = false;
+    return self;
+}
+
+mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,
+    const char *where) {
+    // The wrapper is allocated before it takes the handle: should that raise
+    // MemoryError, the handle is destroyed here instead of leaking.
+    nlr_buf_t nlr;
+    ncnn_mp_mat_obj_t *self;
+    if (nlr_push(&nlr) == 0) {
+        self = ncnn_mp_mat_new();
+        nlr_pop();
+    } else {
+        if (handle) {
+            ncnn_mat_destroy(handle);
+        }
+        nlr_jump(nlr.ret_val);
+    }
+    if (handle == NULL) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the Mat"), where);
+    }
+    self->handle = handle;
+    self->keep = keep;
+    self->allocator = ncnn_mp_allocator_native_ref(allocator);
+    return MP_OBJ_FROM_PTR(self);
+}
+
+mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new();
+    self->kind = NCNN_MP_MAT_BORROWED;
+    self->handle = handle;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+void ncnn_mp_mat_expire(mp_obj_t mat) {
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(mat))->handle = NULL;
+}
+
+ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
+    if (self->handle == NULL) {
+        ncnn_mp_raise_value(where, self->kind == NCNN_MP_MAT_BORROWED
+            ? "Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)"
+            : "the Mat was released");
+    }
+    if (self->external) {
+        // A bytearray that grew since Mat(data=...) may have moved: ncnn would write to freed memory.
+        mp_buffer_info_t info;
+        mp_get_buffer_raise(self->keep, &info, MP_BUFFER_READ);
+        if (info.buf != self->external) {
+            ncnn_mp_raise_value(where, "the buffer under this Mat was resized and moved (keep data= buffers at a fixed size)");
+        }
+    }
+    return self;
+}
+
+ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where) {
+    return ncnn_mp_get_mat(obj, where)->handle;
+}
+
+static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *where) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(obj, where);
+    if (self->readonly) {
+        ncnn_mp_raise_value(where, "the Mat is over an immutable buffer (bytes); use a bytearray or clone()");
+    }
+    return self;
+}
+
+// Bytes of storage a Mat spans, channel padding (cstep) included.
+static size_t ncnn_mp_mat_nbytes(ncnn_mat_t m) {
+    int dims = ncnn_mat_get_dims(m);
+    size_t elemsize = ncnn_mat_get_elemsize(m);
+    if (dims <= 0 || ncnn_mat_get_data(m) == NULL) {
+        return 0;
+    }
+    if (dims <= 2) {
+        return (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * elemsize;
+    }
+    return ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m) * elemsize;
+}
+
+// Checks a shape before ncnn sees it: every dimension of a `dims`-dimensional Mat
+// is at least 1 and the storage (with channel padding) stays below 2 GiB.
+static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shape, size_t elemsize, int elempack) {
+    static const char *const names[] = { "w", "h", "d", "c" };
+    (void)elempack;
+    unsigned long long total = elemsize;
+    for (int i = 0; i < dims; i++) {
+        if (shape[i] < 1) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s must be >= 1 (got %d)"),
+                where, names[dims == 3 && i == 2 ? 3 : i], shape[i]);
+        }
+        total *= (unsigned long long)shape[i];
+        if (total + 16 * (unsigned long long)shape[i] > NCNN_MP_MAT_MAX_BYTES) {
+            ncnn_mp_raise_value(where, "Mat too large (more than 2 GiB of storage)");
+        }
+    }
+}
+
+// Creates an ncnn Mat of 1..4 dims (shape is w, h, [d,] c in ncnn's order).
+static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *shape, size_t elemsize, int elempack,
+    void *data, ncnn_allocator_t alloc) {
+    ncnn_mp_mat_check_shape(where, dims, shape, elemsize, elempack);
+    const int *s = shape;
+    ncnn_mat_t m = NULL;
+    if (data) {
+        switch (dims) {
+            case 1: m = ncnn_mat_create_external_1d_elem(s[0], data, elemsize, elempack, alloc); break;
+            case 2: m = ncnn_mat_create_external_2d_elem(s[0], s[1], data, elemsize, elempack, alloc); break;
+            case 3: m = ncnn_mat_create_external_3d_elem(s[0], s[1], s[2], data, elemsize, elempack, alloc); break;
+            default: m = ncnn_mat_create_external_4d_elem(s[0], s[1], s[2], s[3], data, elemsize, elempack, alloc); break;
+        }
+        return m;
+    }
+    switch (dims) {
+        case 1: m = ncnn_mat_create_1d_elem(s[0], elemsize, elempack, alloc); break;
+        case 2: m = ncnn_mat_create_2d_elem(s[0], s[1], elemsize, elempack, alloc); break;
+        case 3: m = ncnn_mat_create_3d_elem(s[0], s[1], s[2], elemsize, elempack, alloc); break;
+        default: m = ncnn_mat_create_4d_elem(s[0], s[1], s[2], s[3], elemsize, elempack, alloc); break;
+    }
+    if (m && ncnn_mat_get_data(m) == NULL) {
+        ncnn_mat_destroy(m);
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the Mat's data"), where);
+    }
+    return m;
+}
+
+// Reads w, h, d, c into shape[] (ncnn order, d left out when 0) and returns dims.
+static int ncnn_mp_mat_parse_shape(const char *where, mp_arg_val_t *whdc, int *shape) {
+    static const char *const names[] = { "w", "h", "d", "c" };
+    int v[4];
+    for (int i = 0; i < 4; i++) {
+        v[i] = ncnn_mp_get_int_in(whdc[i].u_obj, 0, INT32_MAX, where, names[i]);
+    }
+    if (v[0] == 0) {
+        if (v[1] || v[2] || v[3]) {
+            ncnn_mp_raise_value(where, "w must be >= 1 when h, d or c is given");
+        }
+        return 0;
+    }
+    if (v[2] && !v[3]) {
+        ncnn_mp_raise_value(where, "a Mat with d needs c too (Mat(w, h, d, c))");
+    }
+    int dims = 1;
+    shape[0] = v[0];
+    if (v[1] || v[3]) {
+        shape[dims++] = v[1] ? v[1] : 1;
+    }
+    if (v[2]) {
+        shape[dims++] = v[2];
+    }
+    if (v[3]) {
+        shape[dims++] = v[3];
+    }
+    return dims;
+}
+
+// Mat(w=0, h=0, d=0, c=0, *, data=None, elemsize=0, elempack=0, allocator=None)
+// Positional like ncnn's C++: Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c).
+//   ncnn_mat_create[_external]_{1,2,3,4}d_elem, ncnn_mat_create
+static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
+    const char *where = "Mat()";
+    (void)type;
+    enum { ARG_w, ARG_h, ARG_d, ARG_c, ARG_data, ARG_elemsize, ARG_elempack, ARG_allocator };
+    static const mp_arg_t allowed[] = {
+        { MP_QSTR_w, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_h, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_d, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_c, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_data, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+        { MP_QSTR_elemsize, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_elempack, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_allocator, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+    };
+    if (n_args > 4) {
+        ncnn_mp_raise_type(where, "at most 4 positional arguments (w, h, [d,] c)");
+    }
+    mp_obj_t pos[4];
+    memcpy(pos, all_args, n_args * sizeof(mp_obj_t));
+    if (n_args == 3) {  // Mat(w, h, c): the third positional is c, as in ncnn's C++
+        pos[3] = pos[2];
+        pos[2] = MP_OBJ_NEW_SMALL_INT(0);
+    }
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    // Parse keywords only, then lay the positionals over the defaults.
+    mp_arg_parse_all_kw_array(0, n_kw, all_args + n_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    for (size_t i = 0; i < n_args; i++) {
+        size_t slot = (n_args == 3 && i == 2) ? 3 : i;
+        if (args[slot].u_obj != allowed[slot].defval.u_obj) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %q given twice"), where, allowed[slot].qst);
+        }
+        args[slot].u_obj = pos[slot];
+    }
+    int shape[4];
+    int dims = ncnn_mp_mat_parse_shape(where, args, shape);
+    int elemsize = ncnn_mp_get_int_in(args[ARG_elemsize].u_obj, 0, 64, where, "elemsize");
+    int elempack = ncnn_mp_get_int_in(args[ARG_elempack].u_obj, 0, 64, where, "elempack");
+    if (elemsize == 0) {
+        elemsize = 4 * (elempack ? elempack : 1);
+    }
+    if (elempack == 0) {
+        elempack = 1;
+    }
+    if (elemsize % elempack != 0) {
+        ncnn_mp_raise_value(where, "elemsize must be a multiple of elempack");
+    }
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
+    mp_obj_t data = args[ARG_data].u_obj;
+    if (dims == 0) {
+        if (data != mp_const_none) {
+            ncnn_mp_raise_value(where, "data= needs a shape (w, and h, d, c as needed)");
+        }
+        return ncnn_mp_mat_wrap_owned(ncnn_mat_create(), MP_OBJ_NULL, NULL, where);
+    }
+    if (data == mp_const_none) {
+        ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, NULL, alloc ? alloc->handle : NULL);
+        return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, alloc, where);
+    }
+    // Zero-copy over a Python buffer, which the Mat keeps alive.
+    mp_buffer_info_t info;
+    bool readonly = !mp_get_buffer(data, &info, MP_BUFFER_RW);
+    if (readonly) {
+        mp_get_buffer_raise(data, &info, MP_BUFFER_READ);
+    }
+    ncnn_mp_mat_check_shape(where, dims, shape, elemsize, elempack);
+    // ncnn pads each channel of a 3-D/4-D Mat to 16 bytes (cstep); the last channel needs no padding.
+    size_t plane = (size_t)shape[0] * elemsize;
+    for (int i = 1; i < (dims >= 3 ? dims - 1 : dims); i++) {
+        plane *= shape[i];
+    }
+    size_t need = plane;
+    if (dims >= 3) {
+        size_t cstep_bytes = (plane + 15) & ~(size_t)15;
+        need = cstep_bytes * (shape[dims - 1] - 1) + plane;
+    }
+    if (info.len < need) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
+            "(channels start every 16-byte-aligned w*h*d*elemsize bytes)"), where, (unsigned)info.len, (unsigned)need);
+    }
+    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, info.buf, NULL);
+    mp_obj_t out = ncnn_mp_mat_wrap_owned(m, data, NULL, where);
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
+    self->external = info.buf;
+    self->readonly = readonly;
+    return out;
+}
+
+// __del__   ncnn_mat_destroy (owned only), then the allocator reference.
+static mp_obj_t ncnn_mp_Mat_del(mp_obj_t self_in) {
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->kind == NCNN_MP_MAT_OWNED && self->handle) {
+        ncnn_mat_destroy(self->handle);
+    }
+    self->handle = NULL;
+    ncnn_mp_allocator_native_assign(&self->allocator, NULL);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Mat_del_obj, ncnn_mp_Mat_del);
+
+// Mat.fill(v: float) -> None   ncnn_mat_fill_float
+static mp_obj_t ncnn_mp_Mat_fill(mp_obj_t self_in, mp_obj_t v) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, "Mat.fill");
+    if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
+        ncnn_mp_raise_value("Mat.fill", "fill needs float32 elements");
+    }
+    ncnn_mat_fill_float(self->handle, mp_obj_get_float_to_f(v));
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_fill_obj, ncnn_mp_Mat_fill);
+
+// Mat.clone(allocator=None) -> Mat   ncnn_mat_clone
+static mp_obj_t ncnn_mp_Mat_clone(size_t n_args, const mp_obj_t *args) {
+    const char *where = "Mat.clone";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(n_args > 1 ? args[1] : mp_const_none, where);
+    return ncnn_mp_mat_wrap_owned(ncnn_mat_clone(self->handle, alloc ? alloc->handle : NULL), MP_OBJ_NULL, alloc, where);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_clone_obj, 1, 2, ncnn_mp_Mat_clone);
+
+// Mat.reshape(w[, h[, c]][, allocator]) / reshape(w, h, d, c[, allocator]) -> Mat   ncnn_mat_reshape_{1,2,3,4}d
+static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
+    const char *where = "Mat.reshape";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
+    size_t n = n_args - 1;
+    mp_obj_t alloc_obj = mp_const_none;
+    if (n > 0 && !mp_obj_is_int(args[n_args - 1])) {
+        alloc_obj = args[n_args - 1];
+        n--;
+    }
+    if (n < 1 || n > 4) {
+        ncnn_mp_raise_type(where, "expected reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator])");
+    }
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(alloc_obj, where);
+    ncnn_allocator_t a = alloc ? alloc->handle : NULL;
+    int s[4];
+    static const char *const names[] = { "w", "h", "d", "c" };
+    for (size_t i = 0; i < n; i++) {
+        s[i] = ncnn_mp_get_int_in(args[1 + i], 1, INT32_MAX, where, names[n == 3 && i == 2 ? 3 : i]);
+    }
+    ncnn_mp_mat_check_shape(where, (int)n, s, ncnn_mat_get_elemsize(self->handle), 1);
+    ncnn_mat_t m;
+    switch (n) {
+        case 1: m = ncnn_mat_reshape_1d(self->handle, s[0], a); break;
+        case 2: m = ncnn_mat_reshape_2d(self->handle, s[0], s[1], a); break;
+        case 3: m = ncnn_mat_reshape_3d(self->handle, s[0], s[1], s[2], a); break;
+        default: m = ncnn_mat_reshape_4d(self->handle, s[0], s[1], s[2], s[3], a); break;
+    }
+    if (m && ncnn_mat_get_dims(m) == 0) {
+        ncnn_mat_destroy(m);
+        ncnn_mp_raise_value(where, "the new shape holds a different number of elements");
+    }
+    // A reshape may share self's storage (which may be a Python buffer): keep self alive.
+    mp_obj_t out = ncnn_mp_mat_wrap_owned(m, args[0], alloc, where);
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->readonly = self->readonly;
+    return out;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 2, 6, ncnn_mp_Mat_reshape);
+
+// Gives the Mat object `obj` the new handle `m` (from create / clone_from). A Mat
+// lent by ncnn cannot change its storage: ncnn owns the ncnn::Mat behind it.
+static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_native_t *alloc, const char *where) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
+    if (self->kind == NCNN_MP_MAT_BORROWED) {
+        ncnn_mat_destroy(m);
+        ncnn_mp_raise_value(where, "a Mat lent by ncnn cannot get new storage (write into it, or return a new Mat)");
+    }
+    if (self->handle) {
+        ncnn_mat_destroy(self->handle);
+    }
+    self->handle = m;
+    self->keep = MP_OBJ_NULL;
+    self->external = NULL;
+    self->readonly = false;
+    ncnn_mp_allocator_native_assign(&self->allocator, alloc);
+}
+
+// Bytes of one channel without padding, and the number of channels.
+static void ncnn_mp_mat_packed_layout(ncnn_mat_t m, size_t *plane, size_t *channels) {
+    size_t elemsize = ncnn_mat_get_elemsize(m);
+    int dims = ncnn_mat_get_dims(m);
+    *plane = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * (dims == 4 ? ncnn_mat_get_d(m) : 1) * elemsize;
+    *channels = dims >= 3 ? (size_t)ncnn_mat_get_c(m) : 1;
+}
+
+// Mat.to_bytes() -> bytes   the elements packed, channel padding left out
+static mp_obj_t ncnn_mp_Mat_to_bytes(mp_obj_t self_in) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "Mat.to_bytes");
+    size_t plane, channels;
+    ncnn_mp_mat_packed_layout(self->handle, &plane, &channels);
+    if (ncnn_mat_get_data(self->handle) == NULL) {
+        return mp_const_empty_bytes;
+    }
+    vstr_t vstr;
+    vstr_init_len(&vstr, plane * channels);
+    for (size_t i = 0; i < channels; i++) {
+        memcpy(vstr.buf + i * plane, ncnn_mat_get_channel_data(self->handle, (int)i), plane);
+    }
+    return mp_obj_new_bytes_from_vstr(&vstr);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Mat_to_bytes_obj, ncnn_mp_Mat_to_bytes);
+
+// Mat.from_bytes(buf) -> None   fills the elements from packed bytes (the layout to_bytes() gives)
+static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
+    const char *where = "Mat.from_bytes";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, where);
+    mp_buffer_info_t info;
+    mp_get_buffer_raise(buf, &info, MP_BUFFER_READ);
+    size_t plane, channels;
+    ncnn_mp_mat_packed_layout(self->handle, &plane, &channels);
+    if (ncnn_mat_get_data(self->handle) == NULL) {
+        ncnn_mp_raise_value(where, "the Mat is empty");
+    }
+    if (info.len != plane * channels) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: got %u bytes, the Mat holds %u"),
+            where, (unsigned)info.len, (unsigned)(plane * channels));
+    }
+    for (size_t i = 0; i < channels; i++) {
+        memmove(ncnn_mat_get_channel_data(self->handle, (int)i), (const uint8_t *)info.buf + i * plane, plane);
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_from_bytes_obj, ncnn_mp_Mat_from_bytes);
+
+// Mat.clone_from(other: Mat, allocator=None) -> None   (CPython ncnn) self becomes a deep copy of other
+static mp_obj_t ncnn_mp_Mat_clone_from(size_t n_args, const mp_obj_t *args) {
+    const char *where = "Mat.clone_from";
+    ncnn_mp_get_mat_writable(args[0], where);
+    ncnn_mp_mat_obj_t *src = ncnn_mp_get_mat(args[1], where);
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(n_args > 2 ? args[2] : mp_const_none, where);
+    ncnn_mat_t copy = ncnn_mat_clone(src->handle, alloc ? alloc->handle : NULL);
+    if (copy == NULL || (ncnn_mat_get_dims(src->handle) && ncnn_mat_get_data(copy) == NULL)) {
+        if (copy) {
+            ncnn_mat_destroy(copy);
+        }
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the copy"), where);
+    }
+    ncnn_mp_mat_replace(args[0], copy, alloc, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_clone_from_obj, 2, 3, ncnn_mp_Mat_clone_from);
+
+// Mat.create(w, h=0, d=0, c=0, *, elemsize=4, elempack=1, allocator=None) -> None   (CPython ncnn)
+// Gives self new storage of that shape (uninitialised), as ncnn::Mat::create does.
+static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    const char *where = "Mat.create";
+    ncnn_mp_get_mat(pos_args[0], where);
+    enum { ARG_w, ARG_h, ARG_d, ARG_c, ARG_elemsize, ARG_elempack, ARG_allocator };
+    static const mp_arg_t allowed[] = {
+        { MP_QSTR_w, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_h, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_d, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_c, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_elemsize, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(4)} },
+        { MP_QSTR_elempack, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(1)} },
+        { MP_QSTR_allocator, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    if (n_args - 1 == 3) {  // create(w, h, c), as in ncnn's C++
+        args[ARG_c] = args[ARG_d];
+        args[ARG_d].u_obj = MP_OBJ_NEW_SMALL_INT(0);
+    }
+    int shape[4];
+    int dims = ncnn_mp_mat_parse_shape(where, args, shape);
+    if (dims == 0) {
+        ncnn_mp_raise_value(where, "w must be >= 1");
+    }
+    int elemsize = ncnn_mp_get_int_in(args[ARG_elemsize].u_obj, 1, 64, where, "elemsize");
+    int elempack = ncnn_mp_get_int_in(args[ARG_elempack].u_obj, 1, 64, where, "elempack");
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
+    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, NULL, alloc ? alloc->handle : NULL);
+    ncnn_mp_mat_replace(pos_args[0], m, alloc, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_create_obj, 2, ncnn_mp_Mat_create);
+
+// Mat.flatten(opt: Option) -> Mat   ncnn_flatten
+static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
+    const char *where = "Mat.flatten";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
+    ncnn_mp_allocator_native_t *alloc;
+    ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
+    ncnn_mat_t dst = NULL;
+    ncnn_flatten(self->handle, &dst, opt);
+    return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_flatten_obj, ncnn_mp_Mat_flatten);
+
+// Mat.convert_packing(elempack: int, opt: Option) -> Mat   ncnn_convert_packing
+static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_in, mp_obj_t opt_in) {
+    const char *where = "Mat.convert_packing";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
+    int elempack = ncnn_mp_get_int_in(elempack_in, 1, 64, where, "elempack");
+    if (elempack & (elempack - 1)) {
+        ncnn_mp_raise_value(where, "elempack must be a power of two");
+    }
+    ncnn_mp_allocator_native_t *alloc;
+    ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
+    ncnn_mat_t dst = NULL;
+    ncnn_convert_packing(self->handle, &dst, elempack, opt);
+    return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_convert_packing_obj, ncnn_mp_Mat_convert_packing);
+
+// Reads `n` floats from a sequence of numbers or a buffer of packed float32 into out;
+// None gives NULL (ncnn then skips that step).
+static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name) {
+    if (obj == mp_const_none) {
+        return NULL;
+    }
+    mp_buffer_info_t info;
+    if (!mp_obj_is_str_or_bytes(obj) && mp_get_buffer(obj, &info, MP_BUFFER_READ) && info.typecode != 'b'
+        && info.typecode != 'B' && info.typecode != 'h' && info.typecode != 'H' && info.typecode != 'i'
+        && info.typecode != 'I') {
+        if (info.len != n * sizeof(float)) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s holds %u bytes, expected %u float32 values"),
+                where, name, (unsigned)info.len, (unsigned)n);
+        }
+        memcpy(out, info.buf, n * sizeof(float));
+        return out;
+    }
+    size_t len;
+    mp_obj_t *items;
+    if (mp_obj_is_type(obj, &mp_type_list) || mp_obj_is_type(obj, &mp_type_tuple)) {
+        mp_obj_get_array(obj, &len, &items);
+    } else {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a list/tuple of floats, a float32 buffer or None"),
+            where, name);
+    }
+    if (len != n) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s has %u values, expected %u (one per channel)"),
+            where, name, (unsigned)len, (unsigned)n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = mp_obj_get_float_to_f(items[i]);
+    }
+    return out;
+}
+
+// Mat.substract_mean_normalize(mean, norm) -> None   ncnn_mat_substract_mean_normalize
+// mean and norm: one float per channel each (sequence or float32 buffer), or None.
+static mp_obj_t ncnn_mp_Mat_substract_mean_normalize(mp_obj_t self_in, mp_obj_t mean_in, mp_obj_t norm_in) {
+    const char *where = "Mat.substract_mean_normalize";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, where);
+    int dims = ncnn_mat_get_dims(self->handle);
+    if (dims == 0 || ncnn_mat_get_elemsize(self->handle) != 4 || ncnn_mat_get_elempack(self->handle) != 1) {
+        ncnn_mp_raise_value(where, "needs a non-empty float32 Mat with elempack 1");
+    }
+    size_t channels = dims >= 3 ? (size_t)ncnn_mat_get_c(self->handle) : 1;
+    float *buf = m_new(float, 2 * channels);
+    const float *mean = ncnn_mp_get_floats(mean_in, channels, buf, where, "mean");
+    const float *norm = ncnn_mp_get_floats(norm_in, channels, buf + channels, where, "norm");
+    ncnn_mat_substract_mean_normalize(self->handle, mean, norm);
+    m_del(float, buf, 2 * channels);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_substract_mean_normalize_obj, ncnn_mp_Mat_substract_mean_normalize);
+
+// Mat[i] -> float / Mat[i] = v   (CPython ncnn) the i-th float32 of the storage, channel padding included
+static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t value) {
+    const char *where = "Mat[]";
+    ncnn_mp_mat_obj_t *self = value == MP_OBJ_SENTINEL ? ncnn_mp_get_mat(self_in, where)
+        : ncnn_mp_get_mat_writable(self_in, where);
+    if (value == MP_OBJ_NULL) {
+        ncnn_mp_raise_type(where, "Mat elements cannot be deleted");
+    }
+    if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
+        ncnn_mp_raise_type(where, "indexing needs float32 elements");
+    }
+    size_t n = ncnn_mp_mat_nbytes(self->handle) / 4;
+    if (!mp_obj_is_int(index)) {
+        ncnn_mp_raise_type(where, "index must be an int");
+    }
+    mp_int_t i = mp_obj_get_int(index);
+    if (i < 0) {
+        i += n;
+    }
+    if (i < 0 || (size_t)i >= n) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index out of range (the Mat holds %u floats)"),
+            where, (unsigned)n);
+    }
+    float *data = ncnn_mat_get_data(self->handle);
+    if (value == MP_OBJ_SENTINEL) {
+        return mp_obj_new_float_from_f(data[i]);
+    }
+    data[i] = mp_obj_get_float_to_f(value);
+    return mp_const_none;
+}
+
+// len(Mat): the number of float32 slots Mat[i] reaches (0 for an empty Mat).
+static mp_obj_t ncnn_mp_Mat_unary_op(mp_unary_op_t op, mp_obj_t self_in) {
+    switch (op) {
+        case MP_UNARY_OP_LEN: {
+            ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "len(Mat)");
+            size_t es = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
+            return MP_OBJ_NEW_SMALL_INT(es ? ncnn_mp_mat_nbytes(self->handle) / es : 0);
+        }
+        case MP_UNARY_OP_BOOL: {
+            ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
+            return mp_obj_new_bool(self->handle && ncnn_mat_get_dims(self->handle) > 0);
+        }
+        default:
+            return MP_OBJ_NULL;
+    }
+}
+
+// memoryview(Mat): the storage itself, writes go into the Mat. Typecode 'f' for
+// float32 elements, else 'B'. 3-D/4-D Mats include the padding between channels.
+static mp_int_t ncnn_mp_Mat_get_buffer(mp_obj_t self_in, mp_buffer_info_t *info, mp_uint_t flags) {
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->handle == NULL || ((flags & MP_BUFFER_WRITE) && self->readonly)) {
+        return 1;
+    }
+    size_t elem = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
+    info->buf = ncnn_mat_get_data(self->handle);
+    info->len = ncnn_mp_mat_nbytes(self->handle);
+    info->typecode = elem == 4 ? 'f' : 'B';
+    return 0;
+}
+
+static void ncnn_mp_Mat_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    (void)kind;
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->handle == NULL) {
+        mp_printf(print, "<Mat %s>", self->kind == NCNN_MP_MAT_BORROWED ? "expired" : "released");
+        return;
+    }
+    ncnn_mat_t m = self->handle;
+    mp_printf(print, "<Mat dims=%d w=%d h=%d d=%d c=%d elemsize=%u elempack=%d cstep=%u>",
+        ncnn_mat_get_dims(m), ncnn_mat_get_w(m), ncnn_mat_get_h(m), ncnn_mat_get_d(m), ncnn_mat_get_c(m),
+        (unsigned)ncnn_mat_get_elemsize(m), ncnn_mat_get_elempack(m), (unsigned)ncnn_mat_get_cstep(m));
+}
+
+// Mat.dims w h d c elemsize elempack cstep: read-only ints   ncnn_mat_get_*
+static void ncnn_mp_Mat_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    static const qstr props[] = { MP_QSTR_dims, MP_QSTR_w, MP_QSTR_h, MP_QSTR_d, MP_QSTR_c,
+                                  MP_QSTR_elemsize, MP_QSTR_elempack, MP_QSTR_cstep };
+    size_t i = 0;
+    while (i < MP_ARRAY_SIZE(props) && props[i] != attr) {
+        i++;
+    }
+    if (i == MP_ARRAY_SIZE(props) || dest[0] != MP_OBJ_NULL) {
+        dest[1] = MP_OBJ_SENTINEL;  // methods, and stores (which then fail) go to locals_dict
+        return;
+    }
+    ncnn_mat_t m = ncnn_mp_get_mat(self_in, "Mat")->handle;
+    mp_int_t v;
+    switch (i) {
+        case 0: v = ncnn_mat_get_dims(m); break;
+        case 1: v = ncnn_mat_get_w(m); break;
+        case 2: v = ncnn_mat_get_h(m); break;
+        case 3: v = ncnn_mat_get_d(m); break;
+        case 4: v = ncnn_mat_get_c(m); break;
+        case 5: v = ncnn_mat_get_elemsize(m); break;
+        case 6: v = ncnn_mat_get_elempack(m); break;
+        default: v = ncnn_mat_get_cstep(m); break;
+    }
+    dest[0] = mp_obj_new_int(v);
+}
+
+static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_fill), MP_ROM_PTR(&ncnn_mp_Mat_fill_obj) },
+    { MP_ROM_QSTR(MP_QSTR_clone), MP_ROM_PTR(&ncnn_mp_Mat_clone_obj) },
+    { MP_ROM_QSTR(MP_QSTR_clone_from), MP_ROM_PTR(&ncnn_mp_Mat_clone_from_obj) },
+    { MP_ROM_QSTR(MP_QSTR_create), MP_ROM_PTR(&ncnn_mp_Mat_create_obj) },
+    { MP_ROM_QSTR(MP_QSTR_reshape), MP_ROM_PTR(&ncnn_mp_Mat_reshape_obj) },
+    { MP_ROM_QSTR(MP_QSTR_flatten), MP_ROM_PTR(&ncnn_mp_Mat_flatten_obj) },
+    { MP_ROM_QSTR(MP_QSTR_convert_packing), MP_ROM_PTR(&ncnn_mp_Mat_convert_packing_obj) },
+    { MP_ROM_QSTR(MP_QSTR_to_bytes), MP_ROM_PTR(&ncnn_mp_Mat_to_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_from_bytes), MP_ROM_PTR(&ncnn_mp_Mat_from_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_substract_mean_normalize), MP_ROM_PTR(&ncnn_mp_Mat_substract_mean_normalize_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Mat_del_obj) },
+};
+static MP_DEFINE_CONST_DICT(ncnn_mp_Mat_locals, ncnn_mp_Mat_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    ncnn_mp_type_Mat, MP_QSTR_Mat, MP_TYPE_FLAG_NONE,
+    make_new, ncnn_mp_Mat_make_new,
+    print, ncnn_mp_Mat_print,
+    attr, ncnn_mp_Mat_attr,
+    subscr, ncnn_mp_Mat_subscr,
+    unary_op, ncnn_mp_Mat_unary_op,
+    buffer, ncnn_mp_Mat_get_buffer,
+    locals_dict, &ncnn_mp_Mat_locals
+    );

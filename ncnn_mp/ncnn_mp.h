@@ -1,0 +1,212 @@
+// ncnn_mp: shared declarations for the MicroPython binding of ncnn's C API.
+// Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one
+// file needs is declared here and nowhere else.
+#ifndef NCNN_MP_H
+#define NCNN_MP_H
+
+#include "py/obj.h"
+#include "py/runtime.h"
+
+#include <ncnn/c_api.h>
+
+// ---------------------------------------------------------------------------
+// Natives shared by several Python objects.
+//
+// MicroPython runs finalisers in heap order, not in dependency order: when a Mat
+// and the Allocator it was allocated from become garbage in the same collection,
+// either __del__ may run first. Every ncnn object whose *destruction* calls into
+// another one therefore holds a counted reference on a small C-heap record of the
+// other, never just a Python reference. Only Allocators and Nets are depended on
+// like that (a Mat frees through its allocator; an Extractor tears down through
+// its Net), so only they have such a record.
+
+typedef struct _ncnn_mp_allocator_native_t {
+    int refs;
+    ncnn_allocator_t handle;
+} ncnn_mp_allocator_native_t;
+
+ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a);
+void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a);
+// Replace the reference held in *slot by a new reference to a (which may be NULL).
+void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_allocator_native_t *a);
+
+typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
+
+typedef struct _ncnn_mp_net_native_t {
+    int refs;
+    ncnn_net_t handle;
+    // Allocators the net's option points at (set through net.opt / net.option).
+    ncnn_mp_allocator_native_t *blob_allocator;
+    ncnn_mp_allocator_native_t *workspace_allocator;
+    ncnn_mp_allocator_native_t *kvcache_allocator;
+    // Live extractors: a load or clear destroys them first (ncnn's Extractor
+    // points into the net's blobs and local allocators).
+    ncnn_mp_extractor_native_t *extractors;
+    // Bumped by every load and clear; an Option view or Extractor can tell the net changed.
+    unsigned int generation;
+} ncnn_mp_net_native_t;
+
+ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
+void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
+// Destroy every ncnn Extractor still made from this net (before a load or clear).
+void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
+
+struct _ncnn_mp_extractor_native_t {
+    ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
+    ncnn_mp_net_native_t *net;         // counted
+    ncnn_mp_allocator_native_t *blob_allocator;       // from set_option, counted
+    ncnn_mp_allocator_native_t *workspace_allocator;  // from set_option, counted
+    ncnn_mp_allocator_native_t *kvcache_allocator;    // from set_option, counted
+    ncnn_mp_extractor_native_t *next;  // in net->extractors
+};
+
+// A bounded reader over memory (or an endless source of zeros) that ncnn reads
+// through our callbacks: see datareader.c for why ncnn's own memory reader is not used.
+typedef struct _ncnn_mp_reader_t {
+    ncnn_datareader_t handle;
+    const uint8_t *base;
+    size_t len;
+    size_t offset;
+    char *text;         // NUL-terminated copy of base[text_start:len] for scanf, made on first scan
+    size_t text_start;
+    size_t text_len;
+    bool zeros;
+    struct _ncnn_mp_reader_t *next;
+} ncnn_mp_reader_t;
+
+void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros);
+void ncnn_mp_reader_close(ncnn_mp_reader_t *r);
+
+// ---------------------------------------------------------------------------
+// Python objects.
+
+extern const mp_obj_type_t ncnn_mp_type_Allocator;
+extern const mp_obj_type_t ncnn_mp_type_Option;
+extern const mp_obj_type_t ncnn_mp_type_Mat;
+extern const mp_obj_type_t ncnn_mp_type_Net;
+extern const mp_obj_type_t ncnn_mp_type_Extractor;
+extern const mp_obj_type_t ncnn_mp_type_DataReader;
+
+typedef struct _ncnn_mp_datareader_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_reader_t *reader;  // bounded memory or zeros (C heap), or NULL
+    ncnn_datareader_t stdio;   // from_stdio, or NULL
+    void *fp;                  // the FILE* from_stdio opened
+    mp_obj_t keep;             // the buffer reader reads
+} ncnn_mp_datareader_obj_t;
+
+typedef struct _ncnn_mp_allocator_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
+    bool unlocked;
+} ncnn_mp_allocator_obj_t;
+
+// An Option owns its ncnn_option_t, is a view of a Net's option (`net`, counted),
+// or is lent by ncnn for one callback (its handle is NULLed when the callback ends).
+typedef enum {
+    NCNN_MP_OPTION_OWNED,
+    NCNN_MP_OPTION_NET_VIEW,
+    NCNN_MP_OPTION_BORROWED,
+} ncnn_mp_option_kind_t;
+
+typedef struct _ncnn_mp_option_obj_t {
+    mp_obj_base_t base;
+    ncnn_option_t handle;
+    ncnn_mp_net_native_t *net;
+    // The allocators an owned Option points at (counted): an Allocator closed by
+    // Python stays alive while an Option still hands it to ncnn.
+    ncnn_mp_allocator_native_t *blob_allocator;
+    ncnn_mp_allocator_native_t *workspace_allocator;
+    ncnn_mp_allocator_native_t *kvcache_allocator;
+    uint8_t kind;
+} ncnn_mp_option_obj_t;
+
+// How a Mat wrapper relates to its ncnn_mat_t.
+typedef enum {
+    NCNN_MP_MAT_OWNED,     // created by ncnn_mp; destroyed in __del__
+    NCNN_MP_MAT_BORROWED,  // ncnn's, lent for one callback; `handle` is NULLed when it ends
+} ncnn_mp_mat_kind_t;
+
+typedef struct _ncnn_mp_mat_obj_t {
+    mp_obj_base_t base;
+    ncnn_mat_t handle;
+    // What the data may point into and must outlive this Mat: the Python buffer of
+    // Mat(data=...), the Extractor a result came from, the Mat a reshape shares.
+    mp_obj_t keep;
+    // The allocator the data was allocated from (counted), or NULL for ncnn's default.
+    ncnn_mp_allocator_native_t *allocator;
+    // For Mat(data=buf): where buf's storage was, to detect a bytearray that was
+    // resized (and moved) under the Mat.
+    const void *external;
+    uint8_t kind;
+    bool readonly;
+} ncnn_mp_mat_obj_t;
+
+typedef struct _ncnn_mp_net_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_net_native_t *native;  // counted
+} ncnn_mp_net_obj_t;
+
+typedef struct _ncnn_mp_extractor_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_extractor_native_t *native;  // owned: freed in __del__
+    mp_obj_t net;     // the Net object (its custom layers stay alive)
+    mp_obj_t inputs;  // dict: blob index -> the Mat given to input(); ncnn points at their data
+} ncnn_mp_extractor_obj_t;
+
+// ---------------------------------------------------------------------------
+// Checked getters: accept the class or a Python subclass, raise TypeError naming
+// `where` ("Class.method") otherwise, and ValueError for an expired or closed object.
+
+ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where);
+ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where);
+ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where);
+// The handle of an Option for a call that allocates a result Mat, and through
+// *blob_allocator the allocator that Mat's data comes from (for the Mat to hold).
+// A lent Option's allocators are ncnn's own pools, which die with the net: its
+// flags are copied into a new owned Option that uses the default allocator.
+ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
+    ncnn_mp_allocator_native_t **blob_allocator);
+ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
+// None -> NULL (ncnn's default allocator).
+ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
+
+// Wrap a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's
+// C API returns NULL when allocation fails) raises MemoryError naming `where`.
+mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,
+    const char *where);
+// Wrap a Mat that ncnn lends for the duration of a callback.
+mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle);
+void ncnn_mp_mat_expire(mp_obj_t mat);
+
+// A Python object holding an Option handle owned by someone else (a Net's option view).
+mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
+
+ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where);
+ncnn_datareader_t ncnn_mp_get_datareader_handle(mp_obj_t obj, const char *where);
+
+// Option views and lent Options.
+void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
+mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle);
+void ncnn_mp_option_expire(mp_obj_t obj);
+
+// Net helpers the Extractor needs.
+ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where);
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net);
+
+// ---------------------------------------------------------------------------
+// Errors: every message reads "Class.method: what was wrong (what was expected)".
+
+NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
+NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
+// NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
+NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
+
+// The native object of `obj` if it is an instance of `type` or of a Python subclass
+// of it; TypeError naming `where` otherwise.
+void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);
+
+// A C int argument that must lie in [lo, hi].
+int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
+
+#endif // NCNN_MP_H

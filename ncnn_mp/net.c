@@ -1,0 +1,338 @@
+// Net: a loaded network (ncnn_net_*): loading params and weights, its option, its blobs.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ncnn_mp.h"
+
+ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
+    if (n) {
+        n->refs++;
+    }
+    return n;
+}
+
+void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
+    if (n && --n->refs == 0) {
+        // Every Extractor holds a reference, so none is left here.
+        ncnn_net_destroy(n->handle);
+        ncnn_mp_allocator_native_assign(&n->blob_allocator, NULL);
+        ncnn_mp_allocator_native_assign(&n->workspace_allocator, NULL);
+        ncnn_mp_allocator_native_assign(&n->kvcache_allocator, NULL);
+        free(n);
+    }
+}
+
+void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
+    for (ncnn_mp_extractor_native_t *e = n->extractors; e; e = e->next) {
+        if (e->handle) {
+            ncnn_extractor_destroy(e->handle);
+            e->handle = NULL;
+        }
+    }
+    n->generation++;
+}
+
+ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where) {
+    return ncnn_mp_cast(obj, &ncnn_mp_type_Net, where);
+}
+
+// Net()   ncnn_net_create
+static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    ncnn_mp_net_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_net_obj_t, type);
+    self->native = NULL;
+    ncnn_mp_net_native_t *n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net(): out of memory"));
+    }
+    n->refs = 1;
+    n->handle = ncnn_net_create();
+    self->native = n;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+// __del__: drops this object's reference; ncnn_net_destroy runs once no Extractor
+// or Option view uses the net any more.
+static mp_obj_t ncnn_mp_Net_del(mp_obj_t self_in) {
+    ncnn_mp_net_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    ncnn_mp_net_native_unref(self->native);
+    self->native = NULL;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
+
+typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
+
+static const char *const ncnn_mp_load_what[] = { "param", "binary param", "model weights" };
+
+// Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer
+// (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
+static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
+    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, where);
+    ncnn_net_t net = self->native->handle;
+    int ret;
+    if (mp_obj_is_str(src)) {
+        const char *path = mp_obj_str_get_str(src);
+        #if NCNN_STDIO
+        // ncnn reports a missing file and a malformed one alike (-1): look first.
+        FILE *fp = fopen(path, "rb");
+        if (fp == NULL) {
+            mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("%s: cannot open '%s'"), where, path);
+        }
+        fclose(fp);
+        ncnn_mp_net_native_drop_extractors(self->native);
+        switch (kind) {
+            #if NCNN_STRING
+            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param(net, path); break;
+            #endif
+            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin(net, path); break;
+            case NCNN_MP_LOAD_MODEL: ret = ncnn_net_load_model(net, path); break;
+            default: ncnn_mp_raise_not_built(where, "NCNN_STRING");
+        }
+        #else
+        (void)path;
+        ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
+        #endif
+    } else if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL) {
+        ncnn_datareader_t dr = ncnn_mp_get_datareader_handle(src, where);
+        ncnn_mp_net_native_drop_extractors(self->native);
+        switch (kind) {
+            #if NCNN_STRING
+            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param_datareader(net, dr); break;
+            #endif
+            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin_datareader(net, dr); break;
+            case NCNN_MP_LOAD_MODEL: ret = ncnn_net_load_model_datareader(net, dr); break;
+            default: ncnn_mp_raise_not_built(where, "NCNN_STRING");
+        }
+    } else {
+        mp_buffer_info_t info;
+        if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
+                where, mp_obj_get_type_str(src));
+        }
+        #if !NCNN_STRING
+        if (kind == NCNN_MP_LOAD_PARAM) {
+            ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
+        }
+        #endif
+        ncnn_mp_reader_t reader;
+        ncnn_mp_reader_open(&reader, info.buf, info.len, false);
+        ncnn_mp_net_native_drop_extractors(self->native);
+        switch (kind) {
+            #if NCNN_STRING
+            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param_datareader(net, reader.handle); break;
+            #endif
+            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin_datareader(net, reader.handle); break;
+            default: ret = ncnn_net_load_model_datareader(net, reader.handle); break;
+        }
+        ncnn_mp_reader_close(&reader);
+    }
+    if (ret != 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
+            where, ncnn_mp_load_what[kind], ret);
+    }
+}
+
+// Net.load_param(src: str | DataReader | buffer) -> None   ncnn_net_load_param / _datareader
+static mp_obj_t ncnn_mp_Net_load_param(mp_obj_t self_in, mp_obj_t src) {
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM, "Net.load_param");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_obj, ncnn_mp_Net_load_param);
+
+// Net.load_param_mem(text: str | bytes) -> None   (CPython ncnn) param text held in memory
+static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
+    const char *where = "Net.load_param_mem";
+    mp_buffer_info_t info;
+    if (!mp_get_buffer(text, &info, MP_BUFFER_READ)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected the param text as str or bytes, not %s"),
+            where, mp_obj_get_type_str(text));
+    }
+    // A str would be taken for a path by load_param: hand its bytes over as a buffer.
+    mp_obj_t buf = mp_obj_new_memoryview('B', info.len, info.buf);
+    ncnn_mp_net_load(self_in, buf, NCNN_MP_LOAD_PARAM, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_mem_obj, ncnn_mp_Net_load_param_mem);
+
+// Net.load_param_bin(src: str | DataReader | buffer) -> None   ncnn_net_load_param_bin / _datareader
+static mp_obj_t ncnn_mp_Net_load_param_bin(mp_obj_t self_in, mp_obj_t src) {
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, "Net.load_param_bin");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_bin_obj, ncnn_mp_Net_load_param_bin);
+
+// Net.load_model(src: str | DataReader | buffer) -> None   ncnn_net_load_model / _datareader
+// The weights are copied out of a buffer, so it need not outlive the Net.
+static mp_obj_t ncnn_mp_Net_load_model(mp_obj_t self_in, mp_obj_t src) {
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_obj, ncnn_mp_Net_load_model);
+
+// Net.load_model_mem(buffer) -> None   (CPython ncnn) same as load_model(buffer)
+static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
+    if (mp_obj_is_str(src)) {
+        ncnn_mp_raise_type("Net.load_model_mem", "expected a buffer of weights, not str");
+    }
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model_mem");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_load_model_mem);
+
+// Net.clear() -> None   ncnn_net_clear (its Extractors stop working)
+static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
+    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net.clear");
+    ncnn_mp_net_native_drop_extractors(self->native);
+    ncnn_net_clear(self->native->handle);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_clear_obj, ncnn_mp_Net_clear);
+
+// An index argument in [0, count).
+static int ncnn_mp_net_index(mp_obj_t i, int count, const char *where) {
+    if (!mp_obj_is_int(i)) {
+        ncnn_mp_raise_type(where, "index must be an int");
+    }
+    mp_int_t v = mp_obj_get_int(i);
+    if (v < 0 || v >= count) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index %d out of range (the net has %d)"),
+            where, (int)v, count);
+    }
+    return (int)v;
+}
+
+// Net.get_input_name(i) / get_output_name(i) -> str   ncnn_net_get_{input,output}_name
+// Net.get_input_index(i) / get_output_index(i) -> int   ncnn_net_get_{input,output}_index
+static mp_obj_t ncnn_mp_net_io(mp_obj_t self_in, mp_obj_t i, bool output, bool name, const char *where) {
+    ncnn_net_t net = ncnn_mp_get_net(self_in, where)->native->handle;
+    int n = output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
+    int k = ncnn_mp_net_index(i, n, where);
+    if (!name) {
+        return mp_obj_new_int(output ? ncnn_net_get_output_index(net, k) : ncnn_net_get_input_index(net, k));
+    }
+    #if NCNN_STRING
+    return mp_obj_new_str_from_cstr(output ? ncnn_net_get_output_name(net, k) : ncnn_net_get_input_name(net, k));
+    #else
+    ncnn_mp_raise_not_built(where, "NCNN_STRING (use the index functions)");
+    #endif
+}
+
+static mp_obj_t ncnn_mp_Net_get_input_name(mp_obj_t self_in, mp_obj_t i) {
+    return ncnn_mp_net_io(self_in, i, false, true, "Net.get_input_name");
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_input_name_obj, ncnn_mp_Net_get_input_name);
+
+static mp_obj_t ncnn_mp_Net_get_output_name(mp_obj_t self_in, mp_obj_t i) {
+    return ncnn_mp_net_io(self_in, i, true, true, "Net.get_output_name");
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_name_obj, ncnn_mp_Net_get_output_name);
+
+static mp_obj_t ncnn_mp_Net_get_input_index(mp_obj_t self_in, mp_obj_t i) {
+    return ncnn_mp_net_io(self_in, i, false, false, "Net.get_input_index");
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_input_index_obj, ncnn_mp_Net_get_input_index);
+
+static mp_obj_t ncnn_mp_Net_get_output_index(mp_obj_t self_in, mp_obj_t i) {
+    return ncnn_mp_net_io(self_in, i, true, false, "Net.get_output_index");
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_index_obj, ncnn_mp_Net_get_output_index);
+
+// Net.input_names() / output_names() -> list[str]   (CPython ncnn)
+static mp_obj_t ncnn_mp_net_names(mp_obj_t self_in, bool output, const char *where) {
+    ncnn_net_t net = ncnn_mp_get_net(self_in, where)->native->handle;
+    int n = output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (int i = 0; i < n; i++) {
+        mp_obj_list_append(list, ncnn_mp_net_io(self_in, MP_OBJ_NEW_SMALL_INT(i), output, true, where));
+    }
+    return list;
+}
+
+static mp_obj_t ncnn_mp_Net_input_names(mp_obj_t self_in) {
+    return ncnn_mp_net_names(self_in, false, "Net.input_names");
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_input_names_obj, ncnn_mp_Net_input_names);
+
+static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
+    return ncnn_mp_net_names(self_in, true, "Net.output_names");
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_output_names);
+
+// Net.create_extractor() -> Extractor   ncnn_extractor_create
+static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
+    ncnn_mp_get_net(self_in, "Net.create_extractor");
+    return ncnn_mp_extractor_new(self_in);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_create_extractor);
+
+// Net.opt / Net.option: Option (a view of the net's own option; assigning copies)
+//   ncnn_net_get_option / ncnn_net_set_option
+// Net.input_count / Net.output_count: int   ncnn_net_get_{input,output}_count
+static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    bool opt = attr == MP_QSTR_opt || attr == MP_QSTR_option;
+    bool count = attr == MP_QSTR_input_count || attr == MP_QSTR_output_count;
+    if (!opt && !count) {
+        dest[1] = MP_OBJ_SENTINEL;
+        return;
+    }
+    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net");
+    ncnn_mp_net_native_t *n = self->native;
+    if (dest[0] == MP_OBJ_NULL) {
+        if (opt) {
+            dest[0] = ncnn_mp_option_wrap_net_view(n);
+        } else {
+            dest[0] = MP_OBJ_NEW_SMALL_INT(attr == MP_QSTR_input_count
+                ? ncnn_net_get_input_count(n->handle) : ncnn_net_get_output_count(n->handle));
+        }
+    } else if (dest[1] != MP_OBJ_NULL && opt) {
+        ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], "Net.opt");
+        if (o->kind == NCNN_MP_OPTION_BORROWED) {
+            ncnn_mp_raise_value("Net.opt", "cannot assign an Option lent to a callback");
+        }
+        if (o->kind == NCNN_MP_OPTION_NET_VIEW && o->net == n) {
+            dest[0] = MP_OBJ_NULL;  // net.opt = net.opt
+            return;
+        }
+        ncnn_net_set_option(n->handle, o->handle);
+        // The net now points at the Option's allocators: hold them as long as it does.
+        bool view = o->kind == NCNN_MP_OPTION_NET_VIEW;
+        ncnn_mp_allocator_native_assign(&n->blob_allocator, view ? o->net->blob_allocator : o->blob_allocator);
+        ncnn_mp_allocator_native_assign(&n->workspace_allocator, view ? o->net->workspace_allocator : o->workspace_allocator);
+        ncnn_mp_allocator_native_assign(&n->kvcache_allocator, view ? o->net->kvcache_allocator : o->kvcache_allocator);
+        dest[0] = MP_OBJ_NULL;
+    }
+}
+
+static void ncnn_mp_Net_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    (void)kind;
+    ncnn_mp_net_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    mp_printf(print, "<Net inputs=%d outputs=%d>", ncnn_net_get_input_count(self->native->handle),
+        ncnn_net_get_output_count(self->native->handle));
+}
+
+static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_load_param), MP_ROM_PTR(&ncnn_mp_Net_load_param_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load_param_mem), MP_ROM_PTR(&ncnn_mp_Net_load_param_mem_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load_param_bin), MP_ROM_PTR(&ncnn_mp_Net_load_param_bin_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load_model), MP_ROM_PTR(&ncnn_mp_Net_load_model_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
+    { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_input_name), MP_ROM_PTR(&ncnn_mp_Net_get_input_name_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_output_name), MP_ROM_PTR(&ncnn_mp_Net_get_output_name_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_input_index), MP_ROM_PTR(&ncnn_mp_Net_get_input_index_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_output_index), MP_ROM_PTR(&ncnn_mp_Net_get_output_index_obj) },
+    { MP_ROM_QSTR(MP_QSTR_input_names), MP_ROM_PTR(&ncnn_mp_Net_input_names_obj) },
+    { MP_ROM_QSTR(MP_QSTR_output_names), MP_ROM_PTR(&ncnn_mp_Net_output_names_obj) },
+    { MP_ROM_QSTR(MP_QSTR_create_extractor), MP_ROM_PTR(&ncnn_mp_Net_create_extractor_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Net_del_obj) },
+};
+static MP_DEFINE_CONST_DICT(ncnn_mp_Net_locals, ncnn_mp_Net_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    ncnn_mp_type_Net, MP_QSTR_Net, MP_TYPE_FLAG_NONE,
+    make_new, ncnn_mp_Net_make_new,
+    print, ncnn_mp_Net_print,
+    attr, ncnn_mp_Net_attr,
+    locals_dict, &ncnn_mp_Net_locals
+    );

@@ -1,0 +1,236 @@
+// Option: ncnn's runtime options (ncnn_option_*), owned, a view of a Net's, or lent to a callback.
+#include "ncnn_mp.h"
+
+// The boolean switches, as data: one row per ncnn_option_get_/set_ pair.
+typedef struct {
+    qstr name;
+    int (*get)(const ncnn_option_t);
+    void (*set)(ncnn_option_t, int);
+} ncnn_mp_option_flag_t;
+
+#define NCNN_MP_OPTION_FLAG(n) { MP_QSTR_##n, ncnn_option_get_##n, ncnn_option_set_##n }
+static const ncnn_mp_option_flag_t ncnn_mp_option_flags[] = {
+    NCNN_MP_OPTION_FLAG(use_vulkan_compute),
+    NCNN_MP_OPTION_FLAG(use_local_pool_allocator),
+    NCNN_MP_OPTION_FLAG(use_winograd_convolution),
+    NCNN_MP_OPTION_FLAG(use_sgemm_convolution),
+    NCNN_MP_OPTION_FLAG(use_packing_layout),
+    NCNN_MP_OPTION_FLAG(use_fp16_packed),
+    NCNN_MP_OPTION_FLAG(use_fp16_storage),
+    NCNN_MP_OPTION_FLAG(use_fp16_arithmetic),
+    NCNN_MP_OPTION_FLAG(use_int8_packed),
+    NCNN_MP_OPTION_FLAG(use_int8_storage),
+    NCNN_MP_OPTION_FLAG(use_int8_arithmetic),
+    NCNN_MP_OPTION_FLAG(use_int16_packed),
+    NCNN_MP_OPTION_FLAG(use_int16_storage),
+    NCNN_MP_OPTION_FLAG(use_bf16_packed),
+    NCNN_MP_OPTION_FLAG(use_bf16_storage),
+    NCNN_MP_OPTION_FLAG(use_shader_local_memory),
+    NCNN_MP_OPTION_FLAG(use_cooperative_matrix),
+};
+#undef NCNN_MP_OPTION_FLAG
+
+static ncnn_mp_option_obj_t *ncnn_mp_option_new(const mp_obj_type_t *type) {
+    ncnn_mp_option_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_option_obj_t, type);
+    self->handle = NULL;
+    self->net = NULL;
+    self->blob_allocator = NULL;
+    self->workspace_allocator = NULL;
+    self->kvcache_allocator = NULL;
+    self->kind = NCNN_MP_OPTION_OWNED;
+    return self;
+}
+
+void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src) {
+    ncnn_option_set_num_threads(dst, ncnn_option_get_num_threads(src));
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_option_flags); i++) {
+        ncnn_mp_option_flags[i].set(dst, ncnn_mp_option_flags[i].get(src));
+    }
+}
+
+ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Option, where);
+    if (self->handle == NULL) {
+        ncnn_mp_raise_value(where, self->kind == NCNN_MP_OPTION_BORROWED
+            ? "Option used after the callback it was lent to returned (copy what you need inside the callback)"
+            : "the Option was released");
+    }
+    return self;
+}
+
+ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
+    ncnn_mp_allocator_native_t **blob_allocator) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(obj, where);
+    switch (self->kind) {
+        case NCNN_MP_OPTION_OWNED:
+            *blob_allocator = self->blob_allocator;
+            return self->handle;
+        case NCNN_MP_OPTION_NET_VIEW:
+            *blob_allocator = self->net->blob_allocator;
+            return self->handle;
+        default: {
+            ncnn_mp_option_obj_t *copy = ncnn_mp_option_new(&ncnn_mp_type_Option);
+            copy->handle = ncnn_option_create();
+            ncnn_mp_option_copy_flags(copy->handle, self->handle);
+            *blob_allocator = NULL;
+            return copy->handle;
+        }
+    }
+}
+
+mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option);
+    self->kind = NCNN_MP_OPTION_NET_VIEW;
+    self->net = ncnn_mp_net_native_ref(net);
+    self->handle = ncnn_net_get_option(net->handle);
+    return MP_OBJ_FROM_PTR(self);
+}
+
+mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option);
+    self->kind = NCNN_MP_OPTION_BORROWED;
+    self->handle = handle;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+void ncnn_mp_option_expire(mp_obj_t obj) {
+    ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
+}
+
+// Option()   ncnn_option_create
+static mp_obj_t ncnn_mp_Option_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(type);
+    self->handle = ncnn_option_create();
+    return MP_OBJ_FROM_PTR(self);
+}
+
+// __del__   ncnn_option_destroy (owned only); drops the allocator and net references.
+static mp_obj_t ncnn_mp_Option_del(mp_obj_t self_in) {
+    ncnn_mp_option_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->kind == NCNN_MP_OPTION_OWNED && self->handle) {
+        ncnn_option_destroy(self->handle);
+    }
+    self->handle = NULL;
+    ncnn_mp_allocator_native_assign(&self->blob_allocator, NULL);
+    ncnn_mp_allocator_native_assign(&self->workspace_allocator, NULL);
+    ncnn_mp_allocator_native_assign(&self->kvcache_allocator, NULL);
+    ncnn_mp_net_native_unref(self->net);
+    self->net = NULL;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Option_del_obj, ncnn_mp_Option_del);
+
+// Where an allocator set on this Option must be held: in the Option itself, or,
+// for a view, in the Net whose option it is.
+static ncnn_mp_allocator_native_t **ncnn_mp_option_slot(ncnn_mp_option_obj_t *self, int which, const char *where) {
+    if (self->kind == NCNN_MP_OPTION_BORROWED) {
+        ncnn_mp_raise_value(where, "cannot set allocators on an Option lent to a callback");
+    }
+    if (self->kind == NCNN_MP_OPTION_NET_VIEW) {
+        return which == 0 ? &self->net->blob_allocator : which == 1 ? &self->net->workspace_allocator
+            : &self->net->kvcache_allocator;
+    }
+    return which == 0 ? &self->blob_allocator : which == 1 ? &self->workspace_allocator : &self->kvcache_allocator;
+}
+
+static void ncnn_mp_option_set_allocator(mp_obj_t self_in, mp_obj_t alloc_in, int which, const char *where) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
+    ncnn_mp_allocator_native_t *a = ncnn_mp_get_allocator_native_or_none(alloc_in, where);
+    ncnn_mp_allocator_native_t **slot = ncnn_mp_option_slot(self, which, where);
+    ncnn_allocator_t h = a ? a->handle : NULL;
+    if (which == 0) {
+        ncnn_option_set_blob_allocator(self->handle, h);
+    } else if (which == 1) {
+        ncnn_option_set_workspace_allocator(self->handle, h);
+    } else {
+        ncnn_option_set_kvcache_allocator(self->handle, h);
+    }
+    ncnn_mp_allocator_native_assign(slot, a);
+}
+
+// Option.set_blob_allocator(a: Allocator | None)   ncnn_option_set_blob_allocator
+static mp_obj_t ncnn_mp_Option_set_blob_allocator(mp_obj_t self_in, mp_obj_t a) {
+    ncnn_mp_option_set_allocator(self_in, a, 0, "Option.set_blob_allocator");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_blob_allocator_obj, ncnn_mp_Option_set_blob_allocator);
+
+// Option.set_workspace_allocator(a: Allocator | None)   ncnn_option_set_workspace_allocator
+static mp_obj_t ncnn_mp_Option_set_workspace_allocator(mp_obj_t self_in, mp_obj_t a) {
+    ncnn_mp_option_set_allocator(self_in, a, 1, "Option.set_workspace_allocator");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_workspace_allocator_obj, ncnn_mp_Option_set_workspace_allocator);
+
+// Option.set_kvcache_allocator(a: Allocator | None)   ncnn_option_set_kvcache_allocator
+static mp_obj_t ncnn_mp_Option_set_kvcache_allocator(mp_obj_t self_in, mp_obj_t a) {
+    ncnn_mp_option_set_allocator(self_in, a, 2, "Option.set_kvcache_allocator");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_kvcache_allocator_obj, ncnn_mp_Option_set_kvcache_allocator);
+
+// Option.set_kvcache_max_seqlen_hint(n: int)   ncnn_option_set_kvcache_max_seqlen_hint
+static mp_obj_t ncnn_mp_Option_set_kvcache_max_seqlen_hint(mp_obj_t self_in, mp_obj_t n) {
+    const char *where = "Option.set_kvcache_max_seqlen_hint";
+    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
+    ncnn_option_set_kvcache_max_seqlen_hint(self->handle, ncnn_mp_get_int_in(n, 0, INT32_MAX, where, "max_seqlen_hint"));
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_kvcache_max_seqlen_hint_obj, ncnn_mp_Option_set_kvcache_max_seqlen_hint);
+
+// Option.num_threads: int and the use_* flags: bool   ncnn_option_get_* / ncnn_option_set_*
+static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    const ncnn_mp_option_flag_t *flag = NULL;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_option_flags); i++) {
+        if (ncnn_mp_option_flags[i].name == attr) {
+            flag = &ncnn_mp_option_flags[i];
+        }
+    }
+    if (flag == NULL && attr != MP_QSTR_num_threads) {
+        dest[1] = MP_OBJ_SENTINEL;  // not ours: continue lookup in locals_dict
+        return;
+    }
+    if (dest[0] == MP_OBJ_NULL) {
+        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
+        dest[0] = flag ? mp_obj_new_bool(flag->get(self->handle))
+            : mp_obj_new_int(ncnn_option_get_num_threads(self->handle));
+    } else if (dest[1] != MP_OBJ_NULL) {
+        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
+        if (flag) {
+            flag->set(self->handle, mp_obj_is_true(dest[1]));
+        } else {
+            ncnn_option_set_num_threads(self->handle,
+                ncnn_mp_get_int_in(dest[1], 1, 1024, "Option.num_threads", "num_threads"));
+        }
+        dest[0] = MP_OBJ_NULL;  // success
+    }
+}
+
+static void ncnn_mp_Option_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    (void)kind;
+    ncnn_mp_option_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    static const char *const kinds[] = { "", " of a Net", " lent to a callback" };
+    if (self->handle == NULL) {
+        mp_printf(print, "<Option%s, released>", kinds[self->kind]);
+    } else {
+        mp_printf(print, "<Option%s num_threads=%d>", kinds[self->kind], ncnn_option_get_num_threads(self->handle));
+    }
+}
+
+static const mp_rom_map_elem_t ncnn_mp_Option_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_set_blob_allocator), MP_ROM_PTR(&ncnn_mp_Option_set_blob_allocator_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_workspace_allocator), MP_ROM_PTR(&ncnn_mp_Option_set_workspace_allocator_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_kvcache_allocator), MP_ROM_PTR(&ncnn_mp_Option_set_kvcache_allocator_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_kvcache_max_seqlen_hint), MP_ROM_PTR(&ncnn_mp_Option_set_kvcache_max_seqlen_hint_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Option_del_obj) },
+};
+static MP_DEFINE_CONST_DICT(ncnn_mp_Option_locals, ncnn_mp_Option_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    ncnn_mp_type_Option, MP_QSTR_Option, MP_TYPE_FLAG_NONE,
+    make_new, ncnn_mp_Option_make_new,
+    print, ncnn_mp_Option_print,
+    attr, ncnn_mp_Option_attr,
+    locals_dict, &ncnn_mp_Option_locals
+    );

@@ -1,0 +1,96 @@
+"""The harness: builds (or reuses) the firmware once and runs MicroPython scripts with it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MP_TESTS = REPO / "tests" / "mp"
+SHARED_MODELS = REPO.parent / "shared" / "models"
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def explain(self) -> str:
+        return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+class MicroPython:
+    """Runs scripts with the ncnn_mp firmware: `run` for a file, `run_source` for a string."""
+
+    def __init__(self, binary: Path, env: dict[str, str]) -> None:
+        self.binary = binary
+        self.env = env
+
+    def run(self, script: Path, *args: str, timeout: float = 120, heapsize: str | None = None,
+            cwd: Path | None = None) -> Result:
+        cmd = [str(self.binary)]
+        if heapsize:
+            cmd += ["-X", f"heapsize={heapsize}"]
+        cmd += [str(script), *args]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                               env=self.env, cwd=cwd or script.parent, errors="replace")
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            pytest.fail(f"{script.name} did not finish within {timeout} s; output so far:\n{out}")
+        return Result(p.returncode, p.stdout, p.stderr)
+
+    def run_source(self, source: str, *args: str, **kw: object) -> Result:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "snippet.py"
+            path.write_text(source)
+            return self.run(path, *args, **kw)  # type: ignore[arg-type]
+
+    def check(self, source: str, *args: str, **kw: object) -> str:
+        """Run source that must succeed; return its stdout, or fail showing the traceback."""
+        r = self.run_source(source, *args, **kw)
+        assert r.returncode == 0, r.explain()
+        return r.stdout
+
+
+def _firmware() -> Path:
+    given = os.environ.get("NCNN_MP_FIRMWARE")
+    if given:
+        return Path(given)
+    # pytest run directly: build (or reuse) the firmware the way `make test` does.
+    p = subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), "firmware"],
+                       stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        pytest.exit("building the firmware failed (see above)", returncode=1)
+    return Path(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def micropython() -> MicroPython:
+    env = dict(os.environ)
+    env["NCNN_MP_SHARED_MODELS"] = str(SHARED_MODELS) if SHARED_MODELS.is_dir() else ""
+    env.setdefault("NCNN_MP_DIGITS", str(REPO / "build" / "models" / "digits"))
+    return MicroPython(_firmware(), env)
+
+
+@pytest.fixture(scope="session")
+def digits_dir() -> Path:
+    d = Path(os.environ.get("NCNN_MP_DIGITS", REPO / "build" / "models" / "digits"))
+    if not (d / "digits.param").exists():
+        subprocess.run([sys.executable, str(REPO / "examples" / "make_digits_model.py"), str(d)], check=True)
+    return d
+
+
+@pytest.fixture(scope="session")
+def mnist_dir() -> Path:
+    d = SHARED_MODELS / "mnist"
+    if not (d / "mnist.param").exists():
+        pytest.skip("../shared/models/mnist is not here")
+    return d
