@@ -16,6 +16,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/datareader.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/extractor.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/paramdict.c
 )
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)

@@ -24,6 +24,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/datareader.c \
 	$(NCNN_MP_DIR)/ncnn_mp/net.c \
 	$(NCNN_MP_DIR)/ncnn_mp/extractor.c \
+	$(NCNN_MP_DIR)/ncnn_mp/paramdict.c \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)

@@ -105,6 +105,7 @@ def run(cmd: Iterable[object], what: str, todo: str, *, cwd: Path | None = None,
                 say(f"  {line.strip()[:110]}")
         rc = proc.wait()
     if rc != 0:
-        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
-        sys.stderr.write("\n".join(tail) + "\n")
+        lines = log.read_text(errors="replace").strip().splitlines()
+        errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.I)][:10]
+        sys.stderr.write("\n".join(errors + ["..."] + lines[-8:]) + "\n")
         fail(what, f"{todo} (full log: {log})")

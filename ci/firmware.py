@@ -29,7 +29,7 @@ def _firmware_dir(profile_name: str, mp: Path, ncnn: Path) -> Path:
 
 def firmware_path(profile_name: str = "unix") -> Path:
     prof = profile(profile_name)
-    mp, ncnn = micropython_source(), ncnn_prefix(profile_name)
+    mp, ncnn = micropython_source(), ncnn_prefix(profile_name, build=False)
     return _firmware_dir(profile_name, mp, ncnn) / "build" / prof.get("firmware", "micropython")
 
 

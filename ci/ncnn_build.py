@@ -28,13 +28,15 @@ def check_prefix(prefix: Path, origin: str) -> Path:
     return prefix
 
 
-def ncnn_prefix(profile_name: str) -> Path:
-    """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into the cache."""
+def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
+    """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into
+    the cache (with build=False, only where it would be)."""
     override = os.environ.get("NCNN_DIR")
     if override:
         return check_prefix(Path(override).resolve(), "NCNN_DIR=")
     prof = profile(profile_name)
-    options = list(prof["ncnn_options"])
+    # ncnn's CMakeLists stamps today's date as the version unless told the release's.
+    options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]
     toolchain = prof.get("ncnn_toolchain")
     if toolchain:
         options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")
@@ -44,6 +46,8 @@ def ncnn_prefix(profile_name: str) -> Path:
                  (Path(__file__).parent / toolchain).read_text() if toolchain else "")
     root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{profile_name}-{key}"
     prefix = root / "install"
+    if not build:
+        return prefix
     if (root / ".done").exists():
         return check_prefix(prefix, "cached ncnn")
     src = ncnn_source()

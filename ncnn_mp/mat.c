@@ -485,7 +485,7 @@ static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const
         return NULL;
     }
     mp_buffer_info_t info;
-    if (!mp_obj_is_str_or_bytes(obj) && mp_get_buffer(obj, &info, MP_BUFFER_READ) && info.typecode != 'b'
+    if (!mp_obj_is_str(obj) && !mp_obj_is_type(obj, &mp_type_bytes) && mp_get_buffer(obj, &info, MP_BUFFER_READ) && info.typecode != 'b'
         && info.typecode != 'B' && info.typecode != 'h' && info.typecode != 'H' && info.typecode != 'i'
         && info.typecode != 'I') {
         if (info.len != n * sizeof(float)) {

@@ -86,6 +86,13 @@ extern const mp_obj_type_t ncnn_mp_type_Mat;
 extern const mp_obj_type_t ncnn_mp_type_Net;
 extern const mp_obj_type_t ncnn_mp_type_Extractor;
 extern const mp_obj_type_t ncnn_mp_type_DataReader;
+extern const mp_obj_type_t ncnn_mp_type_ParamDict;
+
+typedef struct _ncnn_mp_paramdict_obj_t {
+    mp_obj_base_t base;
+    ncnn_paramdict_t handle;  // NULL once a lent ParamDict's callback returned
+    bool borrowed;
+} ncnn_mp_paramdict_obj_t;
 
 typedef struct _ncnn_mp_datareader_obj_t {
     mp_obj_base_t base;
@@ -184,6 +191,10 @@ mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
 
 ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where);
 ncnn_datareader_t ncnn_mp_get_datareader_handle(mp_obj_t obj, const char *where);
+
+ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where);
+mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle);
+void ncnn_mp_paramdict_expire(mp_obj_t obj);
 
 // Option views and lent Options.
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
