@@ -162,6 +162,34 @@ class DataReader:
     def __exit__(self, *exc: object) -> None:
         """close()."""
 
+class ParamDict:
+    """A layer's parameters: id (0..31) -> int, float or array (ncnn_paramdict_*).
+
+    A ParamDict handed to a custom layer's load_param is lent: read-only, and only
+    valid during that call.
+    """
+
+    def __init__(self) -> None:
+        """An empty ParamDict (ncnn_paramdict_create)."""
+    def get_type(self, id: int) -> int:
+        """0 unset, 1 int-or-float, 2 int, 3 float, 4/5/6 array (ncnn's type codes)."""
+    def get_int(self, id: int, default: int = 0) -> int:
+        """The int at id, or default."""
+    def get_float(self, id: int, default: float = 0.0) -> float:
+        """The float at id, or default."""
+    def get_array(self, id: int, default: Mat | None = None) -> Mat | None:
+        """The array at id as a Mat (sharing the ParamDict's storage), or default."""
+    def get(self, id: int, default: int | float | Mat | None = ...) -> int | float | Mat | None:
+        """Read id as default's type (CPython ncnn); without default, as the type stored."""
+    def set_int(self, id: int, v: int) -> None:
+        """Store an int."""
+    def set_float(self, id: int, v: float) -> None:
+        """Store a float."""
+    def set_array(self, id: int, v: Mat) -> None:
+        """Store a copy of a Mat as an array."""
+    def set(self, id: int, v: int | float | Mat) -> None:
+        """Store by the value's type (CPython ncnn)."""
+
 @final
 class Extractor:
     """One inference session on a Net (ncnn_extractor_*); made by Net.create_extractor()."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -59,6 +61,23 @@ def key_of(*parts: object) -> str:
     """A short stable digest of everything that changes a build's output."""
     h = hashlib.sha256(repr(parts).encode()).hexdigest()
     return h[:12]
+
+
+@contextlib.contextmanager
+def locked(path: Path, what: str):  # type: ignore[no-untyped-def]
+    """Hold an exclusive lock on `path` (created if missing): a second build of the same
+    cached thing waits for the first instead of deleting its files under it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another process building {what}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def sha256_of(path: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from common import BUILD, REPO, key_of, profile, run, say
+from common import BUILD, REPO, key_of, locked, profile, run, say
 from ncnn_build import ncnn_prefix
 from sources import micropython_source
 
@@ -41,12 +41,13 @@ def build_firmware(profile_name: str = "unix") -> Path:
     port = mp / "ports" / prof["port"]
     say(f"building MicroPython {prof['port']} firmware with ncnn_mp (about 40 s cold, seconds warm)")
     jobs = str(os.cpu_count() or 2)
-    run(["make", "-C", port, "-j", jobs, f"BUILD={out / 'build'}",
-         f"USER_C_MODULES={_usermods_dir()}", f"NCNN_DIR={ncnn}",
-         f"NCNN_MP_LIBS={' '.join(prof['link_libs'])}", *prof.get("make_vars", [])],
-        "building the firmware failed",
-        "see the log (a C error in ncnn_mp/ shows there with file and line)",
-        log=out / "build.log", progress=r"^(CC \S*ncnn_mp|LINK) .*")
+    with locked(out / "build.lock", "this firmware"):
+        run(["make", "-C", port, "-j", jobs, f"BUILD={out / 'build'}",
+             f"USER_C_MODULES={_usermods_dir()}", f"NCNN_DIR={ncnn}",
+             f"NCNN_MP_LIBS={' '.join(prof['link_libs'])}", *prof.get("make_vars", [])],
+            "building the firmware failed",
+            "see the log (a C error in ncnn_mp/ shows there with file and line)",
+            log=out / "build.log", progress=r"^(CC \S*ncnn_mp|LINK) .*")
     binary = firmware_path(profile_name)
     say(f"firmware: {binary}")
     return binary

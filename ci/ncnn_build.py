@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import PINS, cache_root, fail, key_of, profile, run, say
+from common import PINS, cache_root, fail, key_of, locked, profile, run, say
 from sources import ncnn_source
 
 
@@ -48,10 +48,16 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     prefix = root / "install"
     if not build:
         return prefix
-    if (root / ".done").exists():
-        return check_prefix(prefix, "cached ncnn")
+    with locked(root.parent / f"{root.name}.lock", f"ncnn for '{profile_name}'"):
+        if not (root / ".done").exists():
+            _build(profile_name, root, options)
+    return check_prefix(prefix, "built ncnn")
+
+
+def _build(profile_name: str, root: Path, options: list[str]) -> None:
     src = ncnn_source()
     build = root / "build"
+    prefix = root / "install"
     shutil.rmtree(root, ignore_errors=True)
     build.mkdir(parents=True)
     logs = cache_root() / "logs"
@@ -60,7 +66,7 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         "configuring ncnn with cmake failed", "install cmake and a C++ compiler (build-essential)",
         log=logs / f"ncnn-{profile_name}-configure.log")
     jobs = str(os.cpu_count() or 2)
-    say(f"building ncnn with {jobs} jobs (about 8 minutes on 2 cores for the full desktop build)")
+    say(f"building ncnn with {jobs} jobs (about 18 minutes on 2 cores for the full desktop build; cached after)")
     run(["cmake", "--build", build, "-j", jobs], "building ncnn failed",
         "see the log; a compiler error here usually means a missing toolchain package",
         log=logs / f"ncnn-{profile_name}-build.log", progress=r"^\[\s*\d+%\]")
@@ -68,4 +74,3 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         log=logs / f"ncnn-{profile_name}-install.log")
     shutil.rmtree(build)  # the objects are ~1 GB; only the installed library is kept
     (root / ".done").touch()
-    return check_prefix(prefix, "built ncnn")

@@ -8,7 +8,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from common import PINS, cache_root, fail, run, say, sha256_of
+from common import PINS, cache_root, fail, locked, run, say, sha256_of
 
 
 def missing_debian_packages(names: list[str]) -> list[str]:
@@ -70,6 +70,11 @@ def _unpack(archive: Path, dest_parent: Path, top: str) -> Path:
 
 def ncnn_source() -> Path:
     """ncnn's source tree: the pinned PyPI sdist, unpacked in the cache."""
+    with locked(cache_root() / "downloads" / "ncnn.lock", "ncnn's source"):
+        return _ncnn_source()
+
+
+def _ncnn_source() -> Path:
     pin = PINS["ncnn"]
     dl = cache_root() / "downloads"
     archive = dl / pin["file"]
@@ -114,6 +119,11 @@ def micropython_source() -> Path:
             fail(f"MICROPYTHON_DIR={override} is not a MicroPython source tree",
                  "point it at the top of a MicroPython checkout (the folder holding py/ and ports/)")
         return path
+    with locked(cache_root() / "downloads" / "micropython.lock", "MicroPython's source"):
+        return _micropython_source()
+
+
+def _micropython_source() -> Path:
     pin = PINS["micropython"]
     dl = cache_root() / "downloads"
     archive = dl / pin["file"]

@@ -18,9 +18,21 @@ int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const ch
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be an int, not %s"),
             where, name, mp_obj_get_type_str(obj));
     }
-    mp_int_t v;
-    // A big int does not fit mp_int_t: report it as out of range, not as an overflow.
-    if (!mp_obj_get_int_maybe(obj, &v) || v < lo || v > hi) {
+    mp_int_t v = 0;
+    bool fits = true;
+    if (mp_obj_is_small_int(obj)) {
+        v = MP_OBJ_SMALL_INT_VALUE(obj);
+    } else {
+        // A big int may not fit mp_int_t: report it as out of range, not as an overflow.
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            v = mp_obj_get_int(obj);
+            nlr_pop();
+        } else {
+            fits = false;
+        }
+    }
+    if (!fits || v < lo || v > hi) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s out of range (expected %d..%d)"),
             where, name, lo, hi);
     }
@@ -36,4 +48,20 @@ void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where) {
             where, (qstr)type->name, mp_obj_get_type_str(obj));
     }
     return MP_OBJ_TO_PTR(native);
+}
+
+float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name) {
+    if (!mp_obj_is_int(obj) && !mp_obj_is_float(obj)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a float, not %s"),
+            where, name, mp_obj_get_type_str(obj));
+    }
+    return mp_obj_get_float_to_f(obj);
+}
+
+void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name) {
+    if (!mp_get_buffer(obj, info, flags)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a %sbuffer (bytearray, array, memoryview%s), not %s"),
+            where, name, (flags & MP_BUFFER_WRITE) ? "writable " : "", (flags & MP_BUFFER_WRITE) ? "" : ", bytes",
+            mp_obj_get_type_str(obj));
+    }
 }

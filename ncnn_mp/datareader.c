@@ -183,7 +183,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     self->reader = r;
     if (mem != MP_OBJ_NULL) {
         mp_buffer_info_t info;
-        mp_get_buffer_raise(mem, &info, MP_BUFFER_READ);
+        ncnn_mp_get_buffer(mem, &info, MP_BUFFER_READ, where, "from_memory");
         self->keep = mem;
         ncnn_mp_reader_open(r, info.buf, info.len, false);
     } else {

@@ -82,17 +82,14 @@ static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *whe
     return self;
 }
 
-// Bytes of storage a Mat spans, channel padding (cstep) included.
+// Bytes from the first element to the last: channel padding (cstep) between
+// channels included, the padding after the last element left out.
 static size_t ncnn_mp_mat_nbytes(ncnn_mat_t m) {
-    int dims = ncnn_mat_get_dims(m);
-    size_t elemsize = ncnn_mat_get_elemsize(m);
-    if (dims <= 0 || ncnn_mat_get_data(m) == NULL) {
+    if (ncnn_mat_get_dims(m) <= 0 || ncnn_mat_get_data(m) == NULL) {
         return 0;
     }
-    if (dims <= 2) {
-        return (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * elemsize;
-    }
-    return ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m) * elemsize;
+    size_t plane = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m);
+    return ((size_t)(ncnn_mat_get_c(m) - 1) * ncnn_mat_get_cstep(m) + plane) * ncnn_mat_get_elemsize(m);
 }
 
 // Checks a shape before ncnn sees it: every dimension of a `dims`-dimensional Mat
@@ -236,24 +233,17 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     mp_buffer_info_t info;
     bool readonly = !mp_get_buffer(data, &info, MP_BUFFER_RW);
     if (readonly) {
-        mp_get_buffer_raise(data, &info, MP_BUFFER_READ);
-    }
-    ncnn_mp_mat_check_shape(where, dims, shape, elemsize, elempack);
-    // ncnn pads each channel of a 3-D/4-D Mat to 16 bytes (cstep); the last channel needs no padding.
-    size_t plane = (size_t)shape[0] * elemsize;
-    for (int i = 1; i < (dims >= 3 ? dims - 1 : dims); i++) {
-        plane *= shape[i];
-    }
-    size_t need = plane;
-    if (dims >= 3) {
-        size_t cstep_bytes = (plane + 15) & ~(size_t)15;
-        need = cstep_bytes * (shape[dims - 1] - 1) + plane;
-    }
-    if (info.len < need) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
-            "(channels start every 16-byte-aligned w*h*d*elemsize bytes)"), where, (unsigned)info.len, (unsigned)need);
+        ncnn_mp_get_buffer(data, &info, MP_BUFFER_READ, where, "data");
     }
     ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, info.buf, NULL);
+    // ncnn rounds every channel (and a 1-D/2-D Mat's single plane) up to 16 bytes,
+    // and fill() and some layers write that padding too: the buffer must hold it all.
+    size_t need = ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m) * elemsize;
+    if (info.len < need) {
+        ncnn_mat_destroy(m);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
+            "(each channel padded to 16 bytes: cstep * c * elemsize)"), where, (unsigned)info.len, (unsigned)need);
+    }
     mp_obj_t out = ncnn_mp_mat_wrap_owned(m, data, NULL, where);
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
     self->external = info.buf;
@@ -279,7 +269,7 @@ static mp_obj_t ncnn_mp_Mat_fill(mp_obj_t self_in, mp_obj_t v) {
     if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
         ncnn_mp_raise_value("Mat.fill", "fill needs float32 elements");
     }
-    ncnn_mat_fill_float(self->handle, mp_obj_get_float_to_f(v));
+    ncnn_mat_fill_float(self->handle, ncnn_mp_get_float(v, "Mat.fill", "v"));
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_fill_obj, ncnn_mp_Mat_fill);
@@ -330,7 +320,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
     ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->readonly = self->readonly;
     return out;
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 2, 6, ncnn_mp_Mat_reshape);
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 1, 6, ncnn_mp_Mat_reshape);
 
 // Gives the Mat object `obj` the new handle `m` (from create / clone_from). A Mat
 // lent by ncnn cannot change its storage: ncnn owns the ncnn::Mat behind it.
@@ -380,7 +370,7 @@ static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
     const char *where = "Mat.from_bytes";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, where);
     mp_buffer_info_t info;
-    mp_get_buffer_raise(buf, &info, MP_BUFFER_READ);
+    ncnn_mp_get_buffer(buf, &info, MP_BUFFER_READ, where, "buf");
     size_t plane, channels;
     ncnn_mp_mat_packed_layout(self->handle, &plane, &channels);
     if (ncnn_mat_get_data(self->handle) == NULL) {
@@ -422,7 +412,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     ncnn_mp_get_mat(pos_args[0], where);
     enum { ARG_w, ARG_h, ARG_d, ARG_c, ARG_elemsize, ARG_elempack, ARG_allocator };
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_w, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_w, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
         { MP_QSTR_h, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
         { MP_QSTR_d, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
         { MP_QSTR_c, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
@@ -432,6 +422,9 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    if (args[ARG_w].u_obj == MP_OBJ_NULL) {
+        ncnn_mp_raise_type(where, "missing w (create(w[, h[, c]]) or create(w, h, d, c))");
+    }
     if (n_args - 1 == 3) {  // create(w, h, c), as in ncnn's C++
         args[ARG_c] = args[ARG_d];
         args[ARG_d].u_obj = MP_OBJ_NEW_SMALL_INT(0);
@@ -448,7 +441,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     ncnn_mp_mat_replace(pos_args[0], m, alloc, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_create_obj, 2, ncnn_mp_Mat_create);
+static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_create_obj, 1, ncnn_mp_Mat_create);
 
 // Mat.flatten(opt: Option) -> Mat   ncnn_flatten
 static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
@@ -484,10 +477,18 @@ static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const
     if (obj == mp_const_none) {
         return NULL;
     }
-    mp_buffer_info_t info;
-    if (!mp_obj_is_str(obj) && !mp_obj_is_type(obj, &mp_type_bytes) && mp_get_buffer(obj, &info, MP_BUFFER_READ) && info.typecode != 'b'
-        && info.typecode != 'B' && info.typecode != 'h' && info.typecode != 'H' && info.typecode != 'i'
-        && info.typecode != 'I') {
+    size_t len;
+    mp_obj_t *items;
+    if (mp_obj_is_type(obj, &mp_type_list) || mp_obj_is_type(obj, &mp_type_tuple)) {
+        mp_obj_get_array(obj, &len, &items);
+    } else {
+        // Packed float32: array('f'), or raw bytes such as struct.pack('<3f', ...) gives.
+        mp_buffer_info_t info;
+        if (mp_obj_is_str(obj) || !mp_get_buffer(obj, &info, MP_BUFFER_READ)
+            || (info.typecode != 'f' && info.typecode != 'B')) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a list/tuple of floats, "
+                "a float32 buffer or None, not %s"), where, name, mp_obj_get_type_str(obj));
+        }
         if (info.len != n * sizeof(float)) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s holds %u bytes, expected %u float32 values"),
                 where, name, (unsigned)info.len, (unsigned)n);
@@ -495,20 +496,12 @@ static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const
         memcpy(out, info.buf, n * sizeof(float));
         return out;
     }
-    size_t len;
-    mp_obj_t *items;
-    if (mp_obj_is_type(obj, &mp_type_list) || mp_obj_is_type(obj, &mp_type_tuple)) {
-        mp_obj_get_array(obj, &len, &items);
-    } else {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a list/tuple of floats, a float32 buffer or None"),
-            where, name);
-    }
     if (len != n) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s has %u values, expected %u (one per channel)"),
             where, name, (unsigned)len, (unsigned)n);
     }
     for (size_t i = 0; i < n; i++) {
-        out[i] = mp_obj_get_float_to_f(items[i]);
+        out[i] = ncnn_mp_get_float(items[i], where, name);
     }
     return out;
 }
@@ -559,7 +552,7 @@ static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t va
     if (value == MP_OBJ_SENTINEL) {
         return mp_obj_new_float_from_f(data[i]);
     }
-    data[i] = mp_obj_get_float_to_f(value);
+    data[i] = ncnn_mp_get_float(value, where, "value");
     return mp_const_none;
 }
 

@@ -217,6 +217,11 @@ NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
 // of it; TypeError naming `where` otherwise.
 void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);
 
+// A float argument (int or float), TypeError naming `where` and `name` otherwise.
+float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
+// The buffer of `obj`, TypeError naming `where` and `name` if it has none.
+void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
+
 // A C int argument that must lie in [lo, hi].
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
 

@@ -72,10 +72,7 @@ static mp_obj_t ncnn_mp_paramdict_get_int(ncnn_paramdict_t pd, int id, mp_obj_t 
 }
 
 static mp_obj_t ncnn_mp_paramdict_get_float(ncnn_paramdict_t pd, int id, mp_obj_t def, const char *where) {
-    if (!mp_obj_is_int(def) && !mp_obj_is_float(def)) {
-        ncnn_mp_raise_type(where, "default must be a float");
-    }
-    return mp_obj_new_float_from_f(ncnn_paramdict_get_float(pd, id, mp_obj_get_float_to_f(def)));
+    return mp_obj_new_float_from_f(ncnn_paramdict_get_float(pd, id, ncnn_mp_get_float(def, where, "default")));
 }
 
 // An array parameter as a new Mat sharing ncnn's (reference-counted) storage;
@@ -167,10 +164,7 @@ static void ncnn_mp_paramdict_set_int(mp_obj_t self_in, mp_obj_t id, mp_obj_t v,
 static void ncnn_mp_paramdict_set_float(mp_obj_t self_in, mp_obj_t id, mp_obj_t v, const char *where) {
     ncnn_paramdict_t pd = ncnn_mp_get_paramdict_writable(self_in, where);
     int i = ncnn_mp_param_id(id, where);
-    if (!mp_obj_is_int(v) && !mp_obj_is_float(v)) {
-        ncnn_mp_raise_type(where, "value must be a float");
-    }
-    ncnn_paramdict_set_float(pd, i, mp_obj_get_float_to_f(v));
+    ncnn_paramdict_set_float(pd, i, ncnn_mp_get_float(v, where, "value"));
 }
 
 // The ParamDict keeps a deep copy made with ncnn's default allocator: the Mat

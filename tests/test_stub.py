@@ -16,6 +16,7 @@ SAMPLES = {
     "Mat": "ncnn_mp.Mat(2)",
     "DataReader": "ncnn_mp.DataReader(zeros=True)",
     "Net": "ncnn_mp.Net()",
+    "ParamDict": "ncnn_mp.ParamDict()",
     "Extractor": "ncnn_mp.Net().create_extractor()",
 }
 
