@@ -174,21 +174,19 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: from_stdio needs ncnn built with NCNN_STDIO=ON"), where);
         #endif
     }
+    mp_buffer_info_t info = { .buf = NULL, .len = 0 };
+    if (mem != MP_OBJ_NULL) {
+        ncnn_mp_get_buffer(mem, &info, MP_BUFFER_READ, where, "from_memory");
+    }
     // C heap, not GC heap: the reader list links these records, and __del__ must
     // still find the record intact whatever order a collection frees things in.
     ncnn_mp_reader_t *r = malloc(sizeof(*r));
     if (r == NULL) {
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
     }
-    self->reader = r;
-    if (mem != MP_OBJ_NULL) {
-        mp_buffer_info_t info;
-        ncnn_mp_get_buffer(mem, &info, MP_BUFFER_READ, where, "from_memory");
-        self->keep = mem;
-        ncnn_mp_reader_open(r, info.buf, info.len, false);
-    } else {
-        ncnn_mp_reader_open(r, NULL, 0, true);
-    }
+    ncnn_mp_reader_open(r, info.buf, info.len, mem == MP_OBJ_NULL);
+    self->keep = mem == MP_OBJ_NULL ? MP_OBJ_NULL : mem;
+    self->reader = r;  // only now: __del__ may run on a half-made object after an exception
     return MP_OBJ_FROM_PTR(self);
 }
 

@@ -94,6 +94,12 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     if (o->kind == NCNN_MP_OPTION_BORROWED) {
         ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
     }
+    qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(self->native->net->handle));
+    if (differs != MP_QSTRnull && self->native->net->loaded) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
+            "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+            where, differs);
+    }
     bool view = o->kind == NCNN_MP_OPTION_NET_VIEW;
     ncnn_mp_allocator_native_t *blob = view ? o->net->blob_allocator : o->blob_allocator;
     ncnn_mp_allocator_native_t *ws = view ? o->net->workspace_allocator : o->workspace_allocator;

@@ -44,6 +44,8 @@ typedef struct _ncnn_mp_net_native_t {
     ncnn_mp_extractor_native_t *extractors;
     // Bumped by every load and clear; an Option view or Extractor can tell the net changed.
     unsigned int generation;
+    // Layers were loaded (and prepared with the option's pipeline flags) since the last clear.
+    bool loaded;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
@@ -198,6 +200,8 @@ void ncnn_mp_paramdict_expire(mp_obj_t obj);
 
 // Option views and lent Options.
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
+// The first flag that layers bake in at load time and that differs between a and b, or MP_QSTRnull.
+qstr ncnn_mp_option_pipeline_mismatch(const ncnn_option_t a, const ncnn_option_t b);
 mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle);
 void ncnn_mp_option_expire(mp_obj_t obj);
 

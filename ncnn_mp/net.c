@@ -127,6 +127,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         }
         ncnn_mp_reader_close(&reader);
     }
+    self->native->loaded = true;  // even a failed load may have prepared some layers
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
             where, ncnn_mp_load_what[kind], ret);
@@ -185,6 +186,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net.clear");
     ncnn_mp_net_native_drop_extractors(self->native);
     ncnn_net_clear(self->native->handle);
+    self->native->loaded = false;
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_clear_obj, ncnn_mp_Net_clear);
@@ -293,6 +295,11 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         if (o->kind == NCNN_MP_OPTION_NET_VIEW && o->net == n) {
             dest[0] = MP_OBJ_NULL;  // net.opt = net.opt
             return;
+        }
+        qstr differs = n->loaded ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
+        if (differs != MP_QSTRnull) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt: %q differs from what the loaded "
+                "layers were prepared with; assign options before loading (or clear() first)"), differs);
         }
         ncnn_net_set_option(n->handle, o->handle);
         // The net now points at the Option's allocators: hold them as long as it does.

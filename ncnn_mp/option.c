@@ -2,16 +2,21 @@
 #include "ncnn_mp.h"
 
 // The boolean switches, as data: one row per ncnn_option_get_/set_ pair.
+// `pipeline`: ncnn's layers read it in create_pipeline (during load_model) to pick
+// kernels and lay out weights; running with another value than the net was loaded
+// with gives wrong numbers or worse, so it may not change on a loaded net.
 typedef struct {
     qstr name;
     int (*get)(const ncnn_option_t);
     void (*set)(ncnn_option_t, int);
+    bool pipeline;
 } ncnn_mp_option_flag_t;
 
-#define NCNN_MP_OPTION_FLAG(n) { MP_QSTR_##n, ncnn_option_get_##n, ncnn_option_set_##n }
+#define NCNN_MP_OPTION_FLAG(n) { MP_QSTR_##n, ncnn_option_get_##n, ncnn_option_set_##n, true }
 static const ncnn_mp_option_flag_t ncnn_mp_option_flags[] = {
     NCNN_MP_OPTION_FLAG(use_vulkan_compute),
-    NCNN_MP_OPTION_FLAG(use_local_pool_allocator),
+    { MP_QSTR_use_local_pool_allocator, ncnn_option_get_use_local_pool_allocator,
+      ncnn_option_set_use_local_pool_allocator, false },
     NCNN_MP_OPTION_FLAG(use_winograd_convolution),
     NCNN_MP_OPTION_FLAG(use_sgemm_convolution),
     NCNN_MP_OPTION_FLAG(use_packing_layout),
@@ -46,6 +51,16 @@ void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src) {
     for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_option_flags); i++) {
         ncnn_mp_option_flags[i].set(dst, ncnn_mp_option_flags[i].get(src));
     }
+}
+
+qstr ncnn_mp_option_pipeline_mismatch(const ncnn_option_t a, const ncnn_option_t b) {
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_option_flags); i++) {
+        const ncnn_mp_option_flag_t *f = &ncnn_mp_option_flags[i];
+        if (f->pipeline && !f->get(a) != !f->get(b)) {
+            return f->name;
+        }
+    }
+    return MP_QSTRnull;
 }
 
 ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where) {
@@ -197,6 +212,11 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             : mp_obj_new_int(ncnn_option_get_num_threads(self->handle));
     } else if (dest[1] != MP_OBJ_NULL) {
         ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
+        if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->loaded
+            && !flag->get(self->handle) != !mp_obj_is_true(dest[1])) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt.%q: the net's layers were prepared "
+                "with it when the model was loaded; set it before loading (or clear() first)"), attr);
+        }
         if (flag) {
             flag->set(self->handle, mp_obj_is_true(dest[1]));
         } else {
