@@ -17,6 +17,8 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/extractor.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/paramdict.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modelbin.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/layer.c
 )
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)

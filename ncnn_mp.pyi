@@ -190,6 +190,92 @@ class ParamDict:
     def set(self, id: int, v: int | float | Mat) -> None:
         """Store by the value's type (CPython ncnn)."""
 
+class ModelBin:
+    """Where a layer's load_model reads weights (ncnn_modelbin_*).
+
+    A ModelBin handed to a custom layer's load_model is lent: only valid during that call.
+    """
+
+    def __init__(self, *, from_datareader: DataReader | None = None,
+                 from_mat_array: Sequence[Mat] | None = None) -> None:
+        """Exactly one of: from_datareader=dr (kept alive), from_mat_array=[Mat, ...] (copied)."""
+    def load(self, w: int, *args: int) -> Mat:
+        """load(w, type), load(w, h, type) or load(w, h, c, type); type 0 tagged, 1 raw float32."""
+    def close(self) -> None:
+        """Release the ModelBin now."""
+
+class Layer:
+    """One ncnn layer on its own (ncnn_layer_*): Layer(type='ReLU'), Layer(typeindex=n).
+
+    Subclass it (and call super().__init__()) to write a custom layer in Python.
+    """
+
+    one_blob_only: bool
+    """The layer takes one bottom and gives one top."""
+    support_inplace: bool
+    """The layer can overwrite its input (forward_inplace)."""
+    support_vulkan: bool
+    """The layer has a Vulkan implementation."""
+    support_packing: bool
+    """The layer accepts packed (elempack > 1) blobs."""
+    support_bf16_storage: bool
+    """The layer accepts bf16 blobs."""
+    support_fp16_storage: bool
+    """The layer accepts fp16 blobs."""
+    support_vulkan_packing: bool
+    """Vulkan: the layer accepts packed blobs."""
+    support_any_packing: bool
+    """The layer accepts any elempack."""
+    support_vulkan_any_packing: bool
+    """Vulkan: the layer accepts any elempack."""
+    @property
+    def name(self) -> str:
+        """The layer's name in its .param ('' on its own)."""
+    @property
+    def type(self) -> str:
+        """The layer's type name, e.g. 'ReLU'."""
+    @property
+    def typeindex(self) -> int:
+        """ncnn's index of the type."""
+    @property
+    def bottom_count(self) -> int:
+        """Number of bottom (input) blobs in its Net."""
+    @property
+    def top_count(self) -> int:
+        """Number of top (output) blobs in its Net."""
+    @property
+    def bottoms(self) -> list[int]:
+        """Blob indexes of the bottoms in its Net."""
+    @property
+    def tops(self) -> list[int]:
+        """Blob indexes of the tops in its Net."""
+
+    def __init__(self, type: str | None = None, *, typeindex: int | None = None) -> None:
+        """A built-in layer by type name or index; no argument: the base of a Python custom layer."""
+    @staticmethod
+    def type_to_index(type: str) -> int:
+        """ncnn's index of a type name, -1 if none."""
+    def load_param(self, pd: ParamDict) -> None:
+        """Read the layer's parameters."""
+    def load_model(self, mb: ModelBin) -> None:
+        """Read the layer's weights (after load_param)."""
+    def create_pipeline(self, opt: Option) -> None:
+        """Prepare kernels for opt (forward does it on first use)."""
+    def destroy_pipeline(self, opt: Option) -> None:
+        """Release what create_pipeline prepared."""
+    def forward(self, bottom: Mat | Sequence[Mat], *args: Any) -> Any:
+        """forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple of Mats."""
+    def forward_inplace(self, blobs: Mat | Sequence[Mat], opt: Option) -> None:
+        """Run the layer overwriting its input(s)."""
+    def get_bottom(self, i: int) -> int:
+        """Blob index of the i-th bottom."""
+    def get_top(self, i: int) -> int:
+        """Blob index of the i-th top."""
+    def get_bottom_shape(self, i: int) -> tuple[int, int, int, int]:
+        """(dims, w, h, c) of the i-th bottom as the .param's shape hints say."""
+    def get_top_shape(self, i: int) -> tuple[int, int, int, int]:
+        """(dims, w, h, c) of the i-th top as the .param's shape hints say."""
+
 @final
 class Extractor:
     """One inference session on a Net (ncnn_extractor_*); made by Net.create_extractor()."""

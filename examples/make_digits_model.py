@@ -35,7 +35,11 @@ Softmax          prob    1 1 fc2 prob
 """
 
 
-def train(seed: int = 0) -> tuple[np.ndarray, ...]:
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def train(seed: int = 0) -> tuple[Arrays, float]:
+    """The folded weights w1, b1, w2, b2, the test images and labels, and the test accuracy."""
     digits = load_digits()
     x = digits.data.astype(np.float32)
     y = digits.target.astype(np.uint8)
@@ -50,7 +54,7 @@ def train(seed: int = 0) -> tuple[np.ndarray, ...]:
     b1 = mlp.intercepts_[0] - w1 @ scaler.mean_
     w2 = mlp.coefs_[1].T
     b2 = mlp.intercepts_[1]
-    return w1, b1, w2, b2, x_test, y_test, np.float64(accuracy)
+    return (w1, b1, w2, b2, x_test, y_test), accuracy
 
 
 def ncnn_weights(w: np.ndarray) -> bytes:
@@ -59,7 +63,7 @@ def ncnn_weights(w: np.ndarray) -> bytes:
 
 
 def main(outdir: Path) -> None:
-    w1, b1, w2, b2, x_test, y_test, accuracy = train()
+    (w1, b1, w2, b2, x_test, y_test), accuracy = train()
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "digits.param").write_text(PARAM.format(hidden=HIDDEN, w1=w1.size, w2=w2.size))
     with open(outdir / "digits.bin", "wb") as f:

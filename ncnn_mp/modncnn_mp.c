@@ -41,6 +41,8 @@ static const mp_rom_map_elem_t ncnn_mp_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_Mat), MP_ROM_PTR(&ncnn_mp_type_Mat) },
     { MP_ROM_QSTR(MP_QSTR_DataReader), MP_ROM_PTR(&ncnn_mp_type_DataReader) },
     { MP_ROM_QSTR(MP_QSTR_ParamDict), MP_ROM_PTR(&ncnn_mp_type_ParamDict) },
+    { MP_ROM_QSTR(MP_QSTR_ModelBin), MP_ROM_PTR(&ncnn_mp_type_ModelBin) },
+    { MP_ROM_QSTR(MP_QSTR_Layer), MP_ROM_PTR(&ncnn_mp_type_Layer) },
     { MP_ROM_QSTR(MP_QSTR_Net), MP_ROM_PTR(&ncnn_mp_type_Net) },
     { MP_ROM_QSTR(MP_QSTR_Extractor), MP_ROM_PTR(&ncnn_mp_type_Extractor) },
 };

@@ -89,6 +89,15 @@ extern const mp_obj_type_t ncnn_mp_type_Net;
 extern const mp_obj_type_t ncnn_mp_type_Extractor;
 extern const mp_obj_type_t ncnn_mp_type_DataReader;
 extern const mp_obj_type_t ncnn_mp_type_ParamDict;
+extern const mp_obj_type_t ncnn_mp_type_ModelBin;
+extern const mp_obj_type_t ncnn_mp_type_Layer;
+
+typedef struct _ncnn_mp_modelbin_obj_t {
+    mp_obj_base_t base;
+    ncnn_modelbin_t handle;  // NULL once closed, or once a lent ModelBin's callback returned
+    mp_obj_t keep;           // the DataReader it reads through
+    bool borrowed;
+} ncnn_mp_modelbin_obj_t;
 
 typedef struct _ncnn_mp_paramdict_obj_t {
     mp_obj_base_t base;
@@ -163,6 +172,15 @@ typedef struct _ncnn_mp_extractor_obj_t {
     mp_obj_t inputs;  // dict: blob index -> the Mat given to input(); ncnn points at their data
 } ncnn_mp_extractor_obj_t;
 
+typedef struct _ncnn_mp_layer_obj_t {
+    mp_obj_base_t base;
+    ncnn_layer_t handle;        // NULL once ncnn destroyed a layer it owned
+    ncnn_option_t pipeline_opt; // a copy of the Option create_pipeline ran with, or NULL
+    uint8_t stage;              // standalone use: 0 new, 1 params loaded, 2 weights loaded
+    bool owned;                 // ncnn_mp destroys the handle (false once a Net owns it)
+    bool custom;                // the base of a Python subclass (Layer() without a type)
+} ncnn_mp_layer_obj_t;
+
 // ---------------------------------------------------------------------------
 // Checked getters: accept the class or a Python subclass, raise TypeError naming
 // `where` ("Class.method") otherwise, and ValueError for an expired or closed object.
@@ -197,6 +215,14 @@ ncnn_datareader_t ncnn_mp_get_datareader_handle(mp_obj_t obj, const char *where)
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where);
 mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle);
 void ncnn_mp_paramdict_expire(mp_obj_t obj);
+
+ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where);
+mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle);
+void ncnn_mp_modelbin_expire(mp_obj_t obj);
+
+ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where);
+// Sets the layer's support_* flags and one_blob_only from a Python instance's attributes.
+void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle);
 
 // Option views and lent Options.
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);

@@ -17,6 +17,8 @@ SAMPLES = {
     "DataReader": "ncnn_mp.DataReader(zeros=True)",
     "Net": "ncnn_mp.Net()",
     "ParamDict": "ncnn_mp.ParamDict()",
+    "ModelBin": "ncnn_mp.ModelBin(from_mat_array=[])",
+    "Layer": "ncnn_mp.Layer('ReLU')",
     "Extractor": "ncnn_mp.Net().create_extractor()",
 }
 

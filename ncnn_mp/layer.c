@@ -1,0 +1,478 @@
+// Layer: one ncnn layer used on its own (ncnn_layer_*): a built-in type, or, for a
+// Python subclass, a layer whose methods ncnn calls back in Python (trampoline.c).
+#include <string.h>
+
+#include "ncnn_mp.h"
+
+// The support_* flags and one_blob_only, as data: one row per get/set pair.
+typedef struct {
+    qstr name;
+    int (*get)(const ncnn_layer_t);
+    void (*set)(ncnn_layer_t, int);
+} ncnn_mp_layer_flag_t;
+
+#define NCNN_MP_LAYER_FLAG(n) { MP_QSTR_##n, ncnn_layer_get_##n, ncnn_layer_set_##n }
+static const ncnn_mp_layer_flag_t ncnn_mp_layer_flags[] = {
+    NCNN_MP_LAYER_FLAG(one_blob_only),
+    NCNN_MP_LAYER_FLAG(support_inplace),
+    NCNN_MP_LAYER_FLAG(support_vulkan),
+    NCNN_MP_LAYER_FLAG(support_packing),
+    NCNN_MP_LAYER_FLAG(support_bf16_storage),
+    NCNN_MP_LAYER_FLAG(support_fp16_storage),
+    NCNN_MP_LAYER_FLAG(support_vulkan_packing),
+    NCNN_MP_LAYER_FLAG(support_any_packing),
+    NCNN_MP_LAYER_FLAG(support_vulkan_any_packing),
+};
+#undef NCNN_MP_LAYER_FLAG
+
+void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle) {
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
+        mp_obj_t v = mp_load_attr(instance, ncnn_mp_layer_flags[i].name);
+        ncnn_mp_layer_flags[i].set(handle, mp_obj_is_true(v));
+    }
+}
+
+ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where) {
+    ncnn_mp_layer_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Layer, where);
+    if (self->handle == NULL) {
+        ncnn_mp_raise_value(where, "the layer was destroyed by its Net");
+    }
+    return self;
+}
+
+// Layer(type: str) / Layer(typeindex: int) / Layer() for a Python custom layer
+//   ncnn_layer_create_by_type / _by_typeindex / ncnn_layer_create
+static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
+    const char *where = "Layer()";
+    enum { ARG_type, ARG_typeindex };
+    static const mp_arg_t allowed[] = {
+        { MP_QSTR_type, MP_ARG_OBJ, {.u_obj = mp_const_none} },
+        { MP_QSTR_typeindex, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    mp_obj_t type_name = args[ARG_type].u_obj, typeindex = args[ARG_typeindex].u_obj;
+    if (type_name != mp_const_none && typeindex != mp_const_none) {
+        ncnn_mp_raise_type(where, "give type= or typeindex=, not both");
+    }
+    ncnn_mp_layer_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_layer_obj_t, type);
+    memset(&self->handle, 0, sizeof(*self) - offsetof(ncnn_mp_layer_obj_t, handle));
+    ncnn_layer_t h;
+    if (type_name != mp_const_none) {
+        #if NCNN_STRING
+        if (!mp_obj_is_str(type_name)) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: type must be a str, not %s"),
+                where, mp_obj_get_type_str(type_name));
+        }
+        h = ncnn_layer_create_by_type(mp_obj_str_get_str(type_name));
+        if (h == NULL) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no layer type '%s' (or it was not built in)"),
+                where, mp_obj_str_get_str(type_name));
+        }
+        #else
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (use typeindex=)");
+        #endif
+    } else if (typeindex != mp_const_none) {
+        h = ncnn_layer_create_by_typeindex(ncnn_mp_get_int_in(typeindex, 0, INT32_MAX, where, "typeindex"));
+        if (h == NULL) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no layer with typeindex %d"),
+                where, (int)mp_obj_get_int(typeindex));
+        }
+    } else {
+        // The base of a Python custom layer: ncnn calls back into the Python methods.
+        h = ncnn_layer_create();
+        self->custom = true;
+    }
+    self->handle = h;
+    self->owned = true;
+    return MP_OBJ_FROM_PTR(self);
+}
+
+// __del__: ncnn_layer_destroy, unless ncnn owns the layer (it is part of a Net).
+static mp_obj_t ncnn_mp_Layer_del(mp_obj_t self_in) {
+    ncnn_mp_layer_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->owned && self->handle) {
+        if (self->pipeline_opt) {
+            // destroy_pipeline needs the option it was created with; no Python can run here.
+            if (!self->custom) {
+                self->handle->destroy_pipeline(self->handle, self->pipeline_opt);
+            }
+            ncnn_option_destroy(self->pipeline_opt);
+            self->pipeline_opt = NULL;
+        }
+        ncnn_layer_destroy(self->handle);
+    }
+    self->handle = NULL;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Layer_del_obj, ncnn_mp_Layer_del);
+
+static void ncnn_mp_layer_check_ret(int ret, const char *where) {
+    if (ret != 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn returned %d (ncnn's log on stderr says why)"),
+            where, ret);
+    }
+}
+
+// Runs one of the layer's own steps on a standalone layer. A Python custom layer
+// runs the Python method directly (no ncnn in between), so it never gets here.
+static ncnn_mp_layer_obj_t *ncnn_mp_get_builtin_layer(mp_obj_t obj, const char *where) {
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_layer(obj, where);
+    if (self->custom) {
+        mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: this custom layer does not define it"), where);
+    }
+    if (!self->owned) {
+        ncnn_mp_raise_value(where, "a layer inside a Net is run by the Net (Extractor.extract)");
+    }
+    return self;
+}
+
+// Layer.load_param(pd: ParamDict) -> None   layer->load_param
+static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
+    const char *where = "Layer.load_param";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
+    if (self->pipeline_opt) {
+        ncnn_mp_raise_value(where, "load parameters before create_pipeline (or destroy_pipeline first)");
+    }
+    ncnn_mp_layer_check_ret(self->handle->load_param(self->handle, ncnn_mp_get_paramdict_handle(pd, where)), where);
+    self->stage = 1;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_param_obj, ncnn_mp_Layer_load_param);
+
+// Layer.load_model(mb: ModelBin) -> None   layer->load_model
+static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
+    const char *where = "Layer.load_model";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
+    if (self->pipeline_opt) {
+        ncnn_mp_raise_value(where, "load weights before create_pipeline (or destroy_pipeline first)");
+    }
+    if (self->stage < 1) {
+        ncnn_mp_raise_value(where, "call load_param first: it tells the layer how many weights to read");
+    }
+    ncnn_mp_layer_check_ret(self->handle->load_model(self->handle, ncnn_mp_get_modelbin_handle(mb, where)), where);
+    self->stage = 2;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_model_obj, ncnn_mp_Layer_load_model);
+
+// Layer.create_pipeline(opt: Option) -> None   layer->create_pipeline
+// The layer keeps a copy of opt: forward must run with the same pipeline flags,
+// and destroy_pipeline (also run on collection) needs it.
+static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
+    const char *where = "Layer.create_pipeline";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
+    ncnn_option_t opt = ncnn_mp_get_option(opt_in, where)->handle;
+    if (self->pipeline_opt) {
+        ncnn_mp_raise_value(where, "the pipeline exists already (destroy_pipeline first)");
+    }
+    if (self->stage < 1) {
+        ncnn_mp_raise_value(where, "call load_param (and load_model for a layer with weights) first");
+    }
+    ncnn_mp_layer_check_ret(self->handle->create_pipeline(self->handle, opt), where);
+    self->pipeline_opt = ncnn_option_create();
+    ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_create_pipeline_obj, ncnn_mp_Layer_create_pipeline);
+
+// Layer.destroy_pipeline(opt: Option) -> None   layer->destroy_pipeline
+static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
+    const char *where = "Layer.destroy_pipeline";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
+    ncnn_mp_get_option(opt_in, where);
+    if (self->pipeline_opt == NULL) {
+        return mp_const_none;
+    }
+    int ret = self->handle->destroy_pipeline(self->handle, self->pipeline_opt);
+    ncnn_option_destroy(self->pipeline_opt);
+    self->pipeline_opt = NULL;
+    ncnn_mp_layer_check_ret(ret, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_destroy_pipeline_obj, ncnn_mp_Layer_destroy_pipeline);
+
+// Before a forward: the steps ncnn's Net always runs, done here if the user skipped
+// them (a layer run without load_param/create_pipeline reads unset weights).
+static ncnn_option_t ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, mp_obj_t opt_in, const char *where) {
+    ncnn_option_t opt = ncnn_mp_get_option(opt_in, where)->handle;
+    if (self->stage < 1) {
+        ncnn_paramdict_t pd = ncnn_paramdict_create();
+        int ret = self->handle->load_param(self->handle, pd);
+        ncnn_paramdict_destroy(pd);
+        ncnn_mp_layer_check_ret(ret, where);
+        self->stage = 1;
+    }
+    if (self->stage < 2) {
+        ncnn_modelbin_t mb = ncnn_modelbin_create_from_mat_array(NULL, 0);
+        int ret = self->handle->load_model(self->handle, mb);
+        ncnn_modelbin_destroy(mb);
+        if (ret != 0) {
+            ncnn_mp_raise_value(where, "the layer needs weights: call load_model first");
+        }
+        self->stage = 2;
+    }
+    if (self->pipeline_opt == NULL) {
+        ncnn_mp_layer_check_ret(self->handle->create_pipeline(self->handle, opt), where);
+        self->pipeline_opt = ncnn_option_create();
+        ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
+    }
+    qstr differs = ncnn_mp_option_pipeline_mismatch(opt, self->pipeline_opt);
+    if (differs != MP_QSTRnull) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: opt.%q differs from the Option the pipeline was created with"),
+            where, differs);
+    }
+    return opt;
+}
+
+static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
+    ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
+    if (ncnn_mat_get_dims(h) == 0) {
+        ncnn_mp_raise_value(where, "the input Mat is empty");
+    }
+    return h;
+}
+
+// Layer.forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple[Mat, ...]
+//   layer->forward_1 / layer->forward_n
+static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
+    const char *where = "Layer.forward";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(args[0], where);
+    bool multi = mp_obj_is_type(args[1], &mp_type_list) || mp_obj_is_type(args[1], &mp_type_tuple);
+    if (n_args != (multi ? 4u : 3u)) {
+        ncnn_mp_raise_type(where, "expected forward(mat, opt) or forward([mats], n_top, opt)");
+    }
+    ncnn_option_t opt = ncnn_mp_layer_ready(self, args[n_args - 1], where);
+    if (!multi) {
+        ncnn_mat_t bottom = ncnn_mp_layer_input(args[1], where);
+        ncnn_mat_t top = NULL;
+        int ret = self->handle->forward_1(self->handle, bottom, &top, opt);
+        if (ret != 0) {
+            ncnn_mat_destroy(top);
+            ncnn_mp_layer_check_ret(ret, where);
+        }
+        return ncnn_mp_mat_wrap_owned(top, MP_OBJ_NULL, NULL, where);
+    }
+    size_t n;
+    mp_obj_t *items;
+    mp_obj_get_array(args[1], &n, &items);
+    int n_top = ncnn_mp_get_int_in(args[2], 1, 64, where, "n_top");
+    if (n == 0) {
+        ncnn_mp_raise_value(where, "no input Mats");
+    }
+    ncnn_mat_t *bottoms = m_new(ncnn_mat_t, n);
+    for (size_t i = 0; i < n; i++) {
+        bottoms[i] = ncnn_mp_layer_input(items[i], where);
+    }
+    ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
+    mp_obj_t *out = m_new(mp_obj_t, n_top);
+    int ret = self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, opt);
+    if (ret != 0) {
+        for (int i = 0; i < n_top; i++) {
+            ncnn_mat_destroy(tops[i]);
+        }
+        ncnn_mp_layer_check_ret(ret, where);
+    }
+    for (int i = 0; i < n_top; i++) {
+        out[i] = ncnn_mp_mat_wrap_owned(tops[i], MP_OBJ_NULL, NULL, where);
+        tops[i] = NULL;
+    }
+    mp_obj_t result = mp_obj_new_tuple(n_top, out);
+    m_del(ncnn_mat_t, bottoms, n);
+    m_del(ncnn_mat_t, tops, n_top);
+    m_del(mp_obj_t, out, n_top);
+    return result;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, 3, 4, ncnn_mp_Layer_forward);
+
+// Layer.forward_inplace(mat | [mats], opt) -> None   layer->forward_inplace_1 / _n
+static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, mp_obj_t opt_in) {
+    const char *where = "Layer.forward_inplace";
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
+    if (!ncnn_layer_get_support_inplace(self->handle)) {
+        ncnn_mp_raise_value(where, "this layer type does not support in-place forward");
+    }
+    ncnn_option_t opt = ncnn_mp_layer_ready(self, opt_in, where);
+    bool multi = mp_obj_is_type(mats, &mp_type_list) || mp_obj_is_type(mats, &mp_type_tuple);
+    size_t n = 1;
+    mp_obj_t *items = &mats;
+    if (multi) {
+        mp_obj_get_array(mats, &n, &items);
+    }
+    ncnn_mat_t *handles = m_new(ncnn_mat_t, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(items[i], where);
+        if (m->readonly) {
+            ncnn_mp_raise_value(where, "the Mat is over an immutable buffer (bytes)");
+        }
+        handles[i] = ncnn_mp_layer_input(items[i], where);
+    }
+    int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, opt)
+        : self->handle->forward_inplace_1(self->handle, handles[0], opt);
+    m_del(ncnn_mat_t, handles, n ? n : 1);
+    ncnn_mp_layer_check_ret(ret, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Layer_forward_inplace_obj, ncnn_mp_Layer_forward_inplace);
+
+// The bottom or top blob i of a layer inside a Net.
+static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, const char *where) {
+    ncnn_mp_layer_obj_t *self = ncnn_mp_get_layer(self_in, where);
+    int count = top ? ncnn_layer_get_top_count(self->handle) : ncnn_layer_get_bottom_count(self->handle);
+    if (!mp_obj_is_int(i_in)) {
+        ncnn_mp_raise_type(where, "index must be an int");
+    }
+    mp_int_t i = mp_obj_get_int(i_in);
+    if (i < 0 || i >= count) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index %d out of range (the layer has %d)"),
+            where, (int)i, count);
+    }
+    return (int)i;
+}
+
+// Layer.get_bottom(i) / get_top(i) -> int (blob index)   ncnn_layer_get_bottom / _top
+static mp_obj_t ncnn_mp_Layer_get_bottom(mp_obj_t self_in, mp_obj_t i) {
+    int k = ncnn_mp_layer_blob_index(self_in, i, false, "Layer.get_bottom");
+    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_bottom(ncnn_mp_get_layer(self_in, "Layer.get_bottom")->handle, k));
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_obj, ncnn_mp_Layer_get_bottom);
+
+static mp_obj_t ncnn_mp_Layer_get_top(mp_obj_t self_in, mp_obj_t i) {
+    int k = ncnn_mp_layer_blob_index(self_in, i, true, "Layer.get_top");
+    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_top(ncnn_mp_get_layer(self_in, "Layer.get_top")->handle, k));
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_obj, ncnn_mp_Layer_get_top);
+
+static mp_obj_t ncnn_mp_shape_tuple(int dims, int w, int h, int c) {
+    mp_obj_t t[4] = { MP_OBJ_NEW_SMALL_INT(dims), MP_OBJ_NEW_SMALL_INT(w), MP_OBJ_NEW_SMALL_INT(h), MP_OBJ_NEW_SMALL_INT(c) };
+    return mp_obj_new_tuple(4, t);
+}
+
+// Layer.get_bottom_shape(i) / get_top_shape(i) -> (dims, w, h, c)   ncnn_blob_get_bottom_shape / _top_shape
+// The shapes written in the .param (shape hints); all 0 when the file has none.
+static mp_obj_t ncnn_mp_Layer_get_bottom_shape(mp_obj_t self_in, mp_obj_t i) {
+    const char *where = "Layer.get_bottom_shape";
+    int k = ncnn_mp_layer_blob_index(self_in, i, false, where);
+    int dims = 0, w = 0, h = 0, c = 0;
+    ncnn_blob_get_bottom_shape(ncnn_mp_get_layer(self_in, where)->handle, k, &dims, &w, &h, &c);
+    return ncnn_mp_shape_tuple(dims, w, h, c);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_shape_obj, ncnn_mp_Layer_get_bottom_shape);
+
+static mp_obj_t ncnn_mp_Layer_get_top_shape(mp_obj_t self_in, mp_obj_t i) {
+    const char *where = "Layer.get_top_shape";
+    int k = ncnn_mp_layer_blob_index(self_in, i, true, where);
+    int dims = 0, w = 0, h = 0, c = 0;
+    ncnn_blob_get_top_shape(ncnn_mp_get_layer(self_in, where)->handle, k, &dims, &w, &h, &c);
+    return ncnn_mp_shape_tuple(dims, w, h, c);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_shape_obj, ncnn_mp_Layer_get_top_shape);
+
+// Layer.type_to_index(type: str) -> int   ncnn_layer_type_to_index (-1: no such type)
+static mp_obj_t ncnn_mp_Layer_type_to_index(mp_obj_t type_name) {
+    #if NCNN_STRING
+    if (!mp_obj_is_str(type_name)) {
+        ncnn_mp_raise_type("Layer.type_to_index", "type must be a str");
+    }
+    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_type_to_index(mp_obj_str_get_str(type_name)));
+    #else
+    ncnn_mp_raise_not_built("Layer.type_to_index", "NCNN_STRING");
+    #endif
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Layer_type_to_index_fun_obj, ncnn_mp_Layer_type_to_index);
+static MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Layer_type_to_index_obj, MP_ROM_PTR(&ncnn_mp_Layer_type_to_index_fun_obj));
+
+static mp_obj_t ncnn_mp_layer_blob_list(ncnn_layer_t h, bool top) {
+    int n = top ? ncnn_layer_get_top_count(h) : ncnn_layer_get_bottom_count(h);
+    mp_obj_t list = mp_obj_new_list(n, NULL);
+    for (int i = 0; i < n; i++) {
+        mp_obj_list_store(list, MP_OBJ_NEW_SMALL_INT(i),
+            MP_OBJ_NEW_SMALL_INT(top ? ncnn_layer_get_top(h, i) : ncnn_layer_get_bottom(h, i)));
+    }
+    return list;
+}
+
+// Layer.one_blob_only / support_*: bool (read-write)   ncnn_layer_get_* / ncnn_layer_set_*
+// Layer.name / type: str, typeindex / bottom_count / top_count: int, bottoms / tops: list[int] (read-only)
+static void ncnn_mp_Layer_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    const ncnn_mp_layer_flag_t *flag = NULL;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
+        if (ncnn_mp_layer_flags[i].name == attr) {
+            flag = &ncnn_mp_layer_flags[i];
+        }
+    }
+    static const qstr readonly[] = { MP_QSTR_name, MP_QSTR_type, MP_QSTR_typeindex, MP_QSTR_bottom_count,
+                                     MP_QSTR_top_count, MP_QSTR_bottoms, MP_QSTR_tops };
+    size_t ro = 0;
+    while (ro < MP_ARRAY_SIZE(readonly) && readonly[ro] != attr) {
+        ro++;
+    }
+    if (flag == NULL && (ro == MP_ARRAY_SIZE(readonly) || dest[0] != MP_OBJ_NULL)) {
+        dest[1] = MP_OBJ_SENTINEL;
+        return;
+    }
+    ncnn_layer_t h = ncnn_mp_get_layer(self_in, "Layer")->handle;
+    if (dest[0] != MP_OBJ_NULL) {
+        if (dest[1] != MP_OBJ_NULL) {
+            flag->set(h, mp_obj_is_true(dest[1]));
+            dest[0] = MP_OBJ_NULL;
+        }
+        return;
+    }
+    if (flag) {
+        dest[0] = mp_obj_new_bool(flag->get(h));
+        return;
+    }
+    switch (ro) {
+        #if NCNN_STRING
+        case 0: dest[0] = mp_obj_new_str_from_cstr(ncnn_layer_get_name(h)); break;
+        case 1: dest[0] = mp_obj_new_str_from_cstr(ncnn_layer_get_type(h)); break;
+        #else
+        case 0: case 1: dest[0] = mp_const_none; break;
+        #endif
+        case 2: dest[0] = mp_obj_new_int(ncnn_layer_get_typeindex(h)); break;
+        case 3: dest[0] = MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_bottom_count(h)); break;
+        case 4: dest[0] = MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_top_count(h)); break;
+        case 5: dest[0] = ncnn_mp_layer_blob_list(h, false); break;
+        default: dest[0] = ncnn_mp_layer_blob_list(h, true); break;
+    }
+}
+
+static void ncnn_mp_Layer_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
+    (void)kind;
+    ncnn_mp_layer_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->handle == NULL) {
+        mp_printf(print, "<Layer destroyed>");
+        return;
+    }
+    #if NCNN_STRING
+    mp_printf(print, "<Layer type='%s' name='%s' typeindex=%d>", ncnn_layer_get_type(self->handle),
+        ncnn_layer_get_name(self->handle), ncnn_layer_get_typeindex(self->handle));
+    #else
+    mp_printf(print, "<Layer typeindex=%d>", ncnn_layer_get_typeindex(self->handle));
+    #endif
+}
+
+static const mp_rom_map_elem_t ncnn_mp_Layer_locals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_load_param), MP_ROM_PTR(&ncnn_mp_Layer_load_param_obj) },
+    { MP_ROM_QSTR(MP_QSTR_load_model), MP_ROM_PTR(&ncnn_mp_Layer_load_model_obj) },
+    { MP_ROM_QSTR(MP_QSTR_create_pipeline), MP_ROM_PTR(&ncnn_mp_Layer_create_pipeline_obj) },
+    { MP_ROM_QSTR(MP_QSTR_destroy_pipeline), MP_ROM_PTR(&ncnn_mp_Layer_destroy_pipeline_obj) },
+    { MP_ROM_QSTR(MP_QSTR_forward), MP_ROM_PTR(&ncnn_mp_Layer_forward_obj) },
+    { MP_ROM_QSTR(MP_QSTR_forward_inplace), MP_ROM_PTR(&ncnn_mp_Layer_forward_inplace_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_bottom), MP_ROM_PTR(&ncnn_mp_Layer_get_bottom_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_top), MP_ROM_PTR(&ncnn_mp_Layer_get_top_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_bottom_shape), MP_ROM_PTR(&ncnn_mp_Layer_get_bottom_shape_obj) },
+    { MP_ROM_QSTR(MP_QSTR_get_top_shape), MP_ROM_PTR(&ncnn_mp_Layer_get_top_shape_obj) },
+    { MP_ROM_QSTR(MP_QSTR_type_to_index), MP_ROM_PTR(&ncnn_mp_Layer_type_to_index_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Layer_del_obj) },
+};
+static MP_DEFINE_CONST_DICT(ncnn_mp_Layer_locals, ncnn_mp_Layer_locals_table);
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    ncnn_mp_type_Layer, MP_QSTR_Layer, MP_TYPE_FLAG_NONE,
+    make_new, ncnn_mp_Layer_make_new,
+    print, ncnn_mp_Layer_print,
+    attr, ncnn_mp_Layer_attr,
+    locals_dict, &ncnn_mp_Layer_locals
+    );
