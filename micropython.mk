@@ -27,6 +27,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/paramdict.c \
 	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \
 	$(NCNN_MP_DIR)/ncnn_mp/layer.c \
+	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)

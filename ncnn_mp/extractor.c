@@ -54,8 +54,12 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_get_extractor(mp_obj_t obj, const char *
 static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     ncnn_mp_extractor_obj_t *self = MP_OBJ_TO_PTR(self_in);
     if (self->native) {
-        ncnn_mp_extractor_native_free(self->native);
+        ncnn_mp_extractor_native_t *e = self->native;
         self->native = NULL;
+        ncnn_mp_call_t call;  // the last reference to a Net: ncnn runs destroy_pipeline callbacks
+        ncnn_mp_call_begin(&call);
+        ncnn_mp_extractor_native_free(e);
+        ncnn_mp_call_end(&call);
     }
     return mp_const_none;
 }
@@ -191,17 +195,29 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
     ncnn_mp_extractor_check_inputs(self, where);
+    #if !NCNN_STRING
+    if (!mp_obj_is_int(key)) {
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
+    }
+    #endif
+    int index = mp_obj_is_int(key) ? ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index") : -1;
     ncnn_mat_t out = NULL;
     int ret;
-    if (mp_obj_is_int(key)) {
-        ret = ncnn_extractor_extract_index(self->native->handle, ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index"), &out);
-    } else {
-        #if NCNN_STRING
+    // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
+    #if NCNN_STRING
+    if (index < 0) {
         ret = ncnn_extractor_extract(self->native->handle, mp_obj_str_get_str(key), &out);
-        #else
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
-        #endif
+    } else
+    #endif
+    {
+        ret = ncnn_extractor_extract_index(self->native->handle, index, &out);
     }
+    if (call.error != MP_OBJ_NULL && out) {
+        ncnn_mat_destroy(out);
+    }
+    ncnn_mp_call_end(&call);
     if (ret != 0) {
         if (out) {
             ncnn_mat_destroy(out);

@@ -80,7 +80,7 @@ static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args,
         }
     } else {
         // The base of a Python custom layer: ncnn calls back into the Python methods.
-        h = ncnn_layer_create();
+        h = ncnn_mp_trampoline_layer_create();
         self->custom = true;
     }
     self->handle = h;

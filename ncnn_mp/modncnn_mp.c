@@ -31,11 +31,18 @@ static mp_obj_t ncnn_mp_build_info(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_build_info_obj, ncnn_mp_build_info);
 
+// live_custom_layers() -> int   Python layer instances that ncnn holds now (for leak checks)
+static mp_obj_t ncnn_mp_live_custom_layers(void) {
+    return mp_obj_new_int_from_uint(ncnn_mp_custom_live_count());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_live_custom_layers_obj, ncnn_mp_live_custom_layers);
+
 static const mp_rom_map_elem_t ncnn_mp_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_ncnn_mp) },
     { MP_ROM_QSTR(MP_QSTR_version), MP_ROM_PTR(&ncnn_mp_version_obj) },
     { MP_ROM_QSTR(MP_QSTR_version_number), MP_ROM_PTR(&ncnn_mp_version_number_obj) },
     { MP_ROM_QSTR(MP_QSTR_build_info), MP_ROM_PTR(&ncnn_mp_build_info_obj) },
+    { MP_ROM_QSTR(MP_QSTR_live_custom_layers), MP_ROM_PTR(&ncnn_mp_live_custom_layers_obj) },
     { MP_ROM_QSTR(MP_QSTR_Allocator), MP_ROM_PTR(&ncnn_mp_type_Allocator) },
     { MP_ROM_QSTR(MP_QSTR_Option), MP_ROM_PTR(&ncnn_mp_type_Option) },
     { MP_ROM_QSTR(MP_QSTR_Mat), MP_ROM_PTR(&ncnn_mp_type_Mat) },

@@ -32,6 +32,14 @@ void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_
 
 typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
 
+// A custom layer type registered on a Net (trampoline.c): what ncnn's creator callback
+// gets as userdata. C heap, freed with the Net; `creator` is kept alive in a GC root.
+typedef struct _ncnn_mp_factory_t {
+    mp_obj_t creator;
+    struct _ncnn_mp_factory_t *next;
+    char name[];  // the type name, which ncnn keeps a pointer to
+} ncnn_mp_factory_t;
+
 typedef struct _ncnn_mp_net_native_t {
     int refs;
     ncnn_net_t handle;
@@ -46,6 +54,7 @@ typedef struct _ncnn_mp_net_native_t {
     unsigned int generation;
     // Layers were loaded (and prepared with the option's pipeline flags) since the last clear.
     bool loaded;
+    ncnn_mp_factory_t *factories;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
@@ -234,6 +243,24 @@ void ncnn_mp_option_expire(mp_obj_t obj);
 // Net helpers the Extractor needs.
 ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where);
 mp_obj_t ncnn_mp_extractor_new(mp_obj_t net);
+
+// ---------------------------------------------------------------------------
+// The trampoline (trampoline.c).
+
+// Every public method that lets ncnn call back into Python brackets that call with
+// begin/end: an exception a callback raised is kept in the innermost call and
+// re-raised by ncnn_mp_call_end once ncnn has returned.
+typedef struct _ncnn_mp_call_t {
+    struct _ncnn_mp_call_t *outer;
+    mp_obj_t error;
+} ncnn_mp_call_t;
+
+void ncnn_mp_call_begin(ncnn_mp_call_t *call);
+void ncnn_mp_call_end(ncnn_mp_call_t *call);
+ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
+void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
+void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
+size_t ncnn_mp_custom_live_count(void);
 
 // ---------------------------------------------------------------------------
 // Errors: every message reads "Class.method: what was wrong (what was expected)".

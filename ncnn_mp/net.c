@@ -15,6 +15,7 @@ void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
     if (n && --n->refs == 0) {
         // Every Extractor holds a reference, so none is left here.
         ncnn_net_destroy(n->handle);
+        ncnn_mp_free_factories(n);
         ncnn_mp_allocator_native_assign(&n->blob_allocator, NULL);
         ncnn_mp_allocator_native_assign(&n->workspace_allocator, NULL);
         ncnn_mp_allocator_native_assign(&n->kvcache_allocator, NULL);
@@ -65,14 +66,42 @@ typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } 
 
 static const char *const ncnn_mp_load_what[] = { "param", "binary param", "model weights" };
 
+// Runs ncnn's loader of `kind` from a path or from a DataReader.
+static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, const char *path, ncnn_datareader_t dr) {
+    #if NCNN_STDIO
+    if (path) {
+        #if NCNN_STRING
+        if (kind == NCNN_MP_LOAD_PARAM) {
+            return ncnn_net_load_param(net, path);
+        }
+        #endif
+        return kind == NCNN_MP_LOAD_PARAM_BIN ? ncnn_net_load_param_bin(net, path) : ncnn_net_load_model(net, path);
+    }
+    #endif
+    #if NCNN_STRING
+    if (kind == NCNN_MP_LOAD_PARAM) {
+        return ncnn_net_load_param_datareader(net, dr);
+    }
+    #endif
+    return kind == NCNN_MP_LOAD_PARAM_BIN ? ncnn_net_load_param_bin_datareader(net, dr)
+        : ncnn_net_load_model_datareader(net, dr);
+}
+
 // Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer
 // (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
 static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, where);
-    ncnn_net_t net = self->native->handle;
-    int ret;
+    #if !NCNN_STRING
+    if (kind == NCNN_MP_LOAD_PARAM) {
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
+    }
+    #endif
+    const char *path = NULL;
+    ncnn_datareader_t dr = NULL;
+    ncnn_mp_reader_t reader;
+    bool own_reader = false;
     if (mp_obj_is_str(src)) {
-        const char *path = mp_obj_str_get_str(src);
+        path = mp_obj_str_get_str(src);
         #if NCNN_STDIO
         // ncnn reports a missing file and a malformed one alike (-1): look first.
         FILE *fp = fopen(path, "rb");
@@ -80,54 +109,31 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
             mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("%s: cannot open '%s'"), where, path);
         }
         fclose(fp);
-        ncnn_mp_net_native_drop_extractors(self->native);
-        switch (kind) {
-            #if NCNN_STRING
-            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param(net, path); break;
-            #endif
-            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin(net, path); break;
-            case NCNN_MP_LOAD_MODEL: ret = ncnn_net_load_model(net, path); break;
-            default: ncnn_mp_raise_not_built(where, "NCNN_STRING");
-        }
         #else
-        (void)path;
         ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
         #endif
     } else if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL) {
-        ncnn_datareader_t dr = ncnn_mp_get_datareader_handle(src, where);
-        ncnn_mp_net_native_drop_extractors(self->native);
-        switch (kind) {
-            #if NCNN_STRING
-            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param_datareader(net, dr); break;
-            #endif
-            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin_datareader(net, dr); break;
-            case NCNN_MP_LOAD_MODEL: ret = ncnn_net_load_model_datareader(net, dr); break;
-            default: ncnn_mp_raise_not_built(where, "NCNN_STRING");
-        }
+        dr = ncnn_mp_get_datareader_handle(src, where);
     } else {
         mp_buffer_info_t info;
         if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
                 where, mp_obj_get_type_str(src));
         }
-        #if !NCNN_STRING
-        if (kind == NCNN_MP_LOAD_PARAM) {
-            ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
-        }
-        #endif
-        ncnn_mp_reader_t reader;
         ncnn_mp_reader_open(&reader, info.buf, info.len, false);
-        ncnn_mp_net_native_drop_extractors(self->native);
-        switch (kind) {
-            #if NCNN_STRING
-            case NCNN_MP_LOAD_PARAM: ret = ncnn_net_load_param_datareader(net, reader.handle); break;
-            #endif
-            case NCNN_MP_LOAD_PARAM_BIN: ret = ncnn_net_load_param_bin_datareader(net, reader.handle); break;
-            default: ret = ncnn_net_load_model_datareader(net, reader.handle); break;
-        }
+        dr = reader.handle;
+        own_reader = true;
+    }
+    ncnn_mp_net_native_drop_extractors(self->native);
+    // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
+    int ret = ncnn_mp_net_run_loader(self->native->handle, kind, path, dr);
+    self->native->loaded = true;  // even a failed load may have prepared some layers
+    if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
-    self->native->loaded = true;  // even a failed load may have prepared some layers
+    ncnn_mp_call_end(&call);
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
             where, ncnn_mp_load_what[kind], ret);
@@ -185,8 +191,11 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_loa
 static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net.clear");
     ncnn_mp_net_native_drop_extractors(self->native);
+    ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
+    ncnn_mp_call_begin(&call);
     ncnn_net_clear(self->native->handle);
     self->native->loaded = false;
+    ncnn_mp_call_end(&call);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_clear_obj, ncnn_mp_Net_clear);
@@ -261,6 +270,16 @@ static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_output_names);
 
+// Net.register_custom_layer(type: str | int, creator) -> None
+//   ncnn_net_register_custom_layer_by_type / _by_typeindex (see trampoline.c)
+// creator: a Layer subclass, or any callable returning a new instance of one.
+static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t type, mp_obj_t creator) {
+    const char *where = "Net.register_custom_layer";
+    ncnn_mp_register_custom_layer(ncnn_mp_get_net(self_in, where)->native, type, creator, where);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_Net_register_custom_layer);
+
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
     ncnn_mp_get_net(self_in, "Net.create_extractor");
@@ -332,6 +351,7 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_input_names), MP_ROM_PTR(&ncnn_mp_Net_input_names_obj) },
     { MP_ROM_QSTR(MP_QSTR_output_names), MP_ROM_PTR(&ncnn_mp_Net_output_names_obj) },
     { MP_ROM_QSTR(MP_QSTR_create_extractor), MP_ROM_PTR(&ncnn_mp_Net_create_extractor_obj) },
+    { MP_ROM_QSTR(MP_QSTR_register_custom_layer), MP_ROM_PTR(&ncnn_mp_Net_register_custom_layer_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Net_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Net_locals, ncnn_mp_Net_locals_table);

@@ -1,0 +1,607 @@
+// The trampoline: ncnn calling the methods of a Layer subclass written in Python.
+//
+// Rules (see ../README.md, "Custom layers"):
+// - No MicroPython exception ever unwinds through ncnn's C++ frames. Every callback
+//   runs its Python under nlr_push; an exception is kept in the innermost
+//   ncnn_mp_call_t (the public method that entered ncnn pushed it), the callback
+//   returns an error code, ncnn unwinds normally, and the public method re-raises
+//   the same exception object.
+// - ncnn destroys every top-blob handle a forward callback hands back, and
+//   dereferences it even on error: each top slot always gets a handle of its own,
+//   an empty Mat on every error path.
+// - Mats, ParamDicts, ModelBins and Options handed to a callback are lent: their
+//   wrappers are expired when the callback returns.
+// - The Python objects ncnn can reach (layer instances, creators) are kept in a
+//   GC root, keyed by the address of the C record ncnn holds, and dropped without
+//   allocating (a Net may be destroyed from a finaliser, inside a collection).
+#include <stdlib.h>
+#include <string.h>
+
+#include "py/gc.h"
+#include "py/objfun.h"
+#include "py/bc.h"
+#include "ncnn_mp.h"
+
+// dict: small int (address >> 2 of an ncnn_layer_t or factory record) -> Python object.
+MP_REGISTER_ROOT_POINTER(mp_obj_t ncnn_mp_custom_roots);
+
+static mp_obj_t ncnn_mp_root_key(const void *p) {
+    return MP_OBJ_NEW_SMALL_INT((mp_int_t)((uintptr_t)p >> 2));
+}
+
+static void ncnn_mp_root_add(const void *p, mp_obj_t obj) {
+    if (MP_STATE_VM(ncnn_mp_custom_roots) == MP_OBJ_NULL) {
+        MP_STATE_VM(ncnn_mp_custom_roots) = mp_obj_new_dict(0);
+    }
+    mp_obj_dict_store(MP_STATE_VM(ncnn_mp_custom_roots), ncnn_mp_root_key(p), obj);
+}
+
+static mp_obj_t ncnn_mp_root_get(const void *p) {
+    if (MP_STATE_VM(ncnn_mp_custom_roots) == MP_OBJ_NULL) {
+        return MP_OBJ_NULL;
+    }
+    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(MP_STATE_VM(ncnn_mp_custom_roots)), ncnn_mp_root_key(p),
+        MP_MAP_LOOKUP);
+    return e ? e->value : MP_OBJ_NULL;
+}
+
+// Never allocates: safe from a finaliser.
+static void ncnn_mp_root_remove(const void *p) {
+    if (MP_STATE_VM(ncnn_mp_custom_roots) != MP_OBJ_NULL) {
+        mp_map_lookup(mp_obj_dict_get_map(MP_STATE_VM(ncnn_mp_custom_roots)), ncnn_mp_root_key(p),
+            MP_MAP_LOOKUP_REMOVE_IF_FOUND);
+    }
+}
+
+// Python layer instances that ncnn holds now (for tests and leak checks).
+static size_t ncnn_mp_live_layers;
+
+size_t ncnn_mp_custom_live_count(void) {
+    return ncnn_mp_live_layers;
+}
+
+// ---------------------------------------------------------------------------
+// Where an exception raised in a callback waits for the public method to re-raise it.
+
+static ncnn_mp_call_t *ncnn_mp_current_call;
+
+void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
+    call->outer = ncnn_mp_current_call;
+    call->error = MP_OBJ_NULL;
+    ncnn_mp_current_call = call;
+}
+
+void ncnn_mp_call_end(ncnn_mp_call_t *call) {
+    ncnn_mp_current_call = call->outer;
+    if (call->error != MP_OBJ_NULL) {
+        nlr_raise(call->error);
+    }
+}
+
+// Keeps the first exception of the current call, with a traceback line naming the layer.
+static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        #if NCNN_STRING
+        if (layer) {
+            vstr_t where;
+            vstr_init(&where, 48);
+            vstr_printf(&where, "<ncnn layer '%s' of type %s>", ncnn_layer_get_name(layer), ncnn_layer_get_type(layer));
+            mp_obj_exception_add_traceback(exc, qstr_from_strn(where.buf, where.len), 0, method);
+            vstr_clear(&where);
+        }
+        #endif
+        nlr_pop();
+    }  // else: no memory to annotate; the exception itself is kept all the same
+    if (ncnn_mp_current_call == NULL) {
+        // ncnn called back outside any call of ours (a Net torn down by a finaliser): report, go on.
+        mp_obj_print_exception(&mp_plat_print, exc);
+        return;
+    }
+    if (ncnn_mp_current_call->error == MP_OBJ_NULL) {
+        ncnn_mp_current_call->error = exc;
+    }
+}
+
+static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, const char *what) {
+    return mp_obj_new_exception_msg_varg(type, MP_ERROR_TEXT("%s.%q: %s"), mp_obj_get_type_str(instance), method, what);
+}
+
+// ---------------------------------------------------------------------------
+// Lent objects: wrapped for one callback, expired when it returns.
+
+typedef struct {
+    mp_obj_t small[6];
+    mp_obj_t *items;
+    size_t n, cap;
+} ncnn_mp_lent_t;
+
+static void ncnn_mp_lent_init(ncnn_mp_lent_t *lent) {
+    lent->items = lent->small;
+    lent->n = 0;
+    lent->cap = MP_ARRAY_SIZE(lent->small);
+}
+
+static mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
+    if (lent->n == lent->cap) {
+        mp_obj_t *more = m_new(mp_obj_t, lent->cap * 2);
+        memcpy(more, lent->items, lent->n * sizeof(mp_obj_t));
+        lent->items = more;
+        lent->cap *= 2;
+    }
+    lent->items[lent->n++] = obj;
+    return obj;
+}
+
+static void ncnn_mp_lent_expire(ncnn_mp_lent_t *lent) {
+    for (size_t i = 0; i < lent->n; i++) {
+        mp_obj_t o = lent->items[i];
+        if (mp_obj_is_type(o, &ncnn_mp_type_Mat)) {
+            ncnn_mp_mat_expire(o);
+        } else if (mp_obj_is_type(o, &ncnn_mp_type_Option)) {
+            ncnn_mp_option_expire(o);
+        } else if (mp_obj_is_type(o, &ncnn_mp_type_ParamDict)) {
+            ncnn_mp_paramdict_expire(o);
+        } else if (mp_obj_is_type(o, &ncnn_mp_type_ModelBin)) {
+            ncnn_mp_modelbin_expire(o);
+        }
+    }
+    lent->n = 0;
+}
+
+// ---------------------------------------------------------------------------
+// Calling the Python side.
+
+// The Python method `name` of the instance behind `layer`, or MP_OBJ_NULL in dest[0]
+// when the class does not define it (the Layer base's own method is found instead).
+static bool ncnn_mp_find_method(mp_obj_t instance, qstr name, const mp_obj_t base_method, mp_obj_t *dest) {
+    mp_load_method_maybe(instance, name, dest);
+    return dest[0] != MP_OBJ_NULL && dest[0] != base_method;
+}
+
+// The number of positional parameters of a Python function (self included), or -1
+// where it cannot be read (viper functions keep no signature).
+static int ncnn_mp_arity(mp_obj_t fun) {
+    if (mp_obj_is_type(fun, &mp_type_fun_bc)) {
+        const byte *ip = ((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(fun))->bytecode;
+        MP_BC_PRELUDE_SIG_DECODE(ip);
+        (void)n_state; (void)n_exc_stack; (void)scope_flags; (void)n_kwonly_args; (void)n_def_pos_args;
+        return n_pos_args;
+    }
+    #if MICROPY_EMIT_NATIVE
+    if (mp_obj_is_type(fun, &mp_type_fun_native)) {
+        const byte *ip = mp_obj_fun_native_get_prelude_ptr(MP_OBJ_TO_PTR(fun));
+        MP_BC_PRELUDE_SIG_DECODE(ip);
+        (void)n_state; (void)n_exc_stack; (void)scope_flags; (void)n_kwonly_args; (void)n_def_pos_args;
+        return n_pos_args;
+    }
+    #endif
+    return -1;
+}
+
+// What a load_param/load_model/create_pipeline/forward_inplace method returned: None or 0
+// is success; another int is ncnn's error code, reported as an exception naming the layer.
+static int ncnn_mp_status(mp_obj_t instance, qstr method, mp_obj_t r) {
+    if (r == mp_const_none) {
+        return 0;
+    }
+    if (!mp_obj_is_int(r) || mp_obj_is_bool(r)) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, method, "must return None or an int"));
+    }
+    mp_int_t code = mp_obj_get_int(r);
+    if (code != 0) {
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s.%q returned %d (a failure code)"),
+            mp_obj_get_type_str(instance), method, (int)code);
+    }
+    return 0;
+}
+
+// A handle ncnn may own and destroy, with the data of the Mat `out` a Python method
+// produced. It shares ncnn's reference-counted storage when the Mat owns such storage
+// outright, and is a copy otherwise (a Python buffer, an Allocator, a lent Mat).
+static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t out, ncnn_mp_lent_t *lent) {
+    if (mp_obj_cast_to_native_base(out, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) == MP_OBJ_NULL) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s.%q: a top blob must be a Mat, not %s"),
+            mp_obj_get_type_str(instance), method, mp_obj_get_type_str(out));
+    }
+    ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(out, "custom layer output");
+    for (size_t i = 0; i < lent->n; i++) {
+        if (lent->items[i] == MP_OBJ_FROM_PTR(m) && m->kind == NCNN_MP_MAT_BORROWED) {
+            nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
+                "returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)"));
+        }
+    }
+    if (ncnn_mat_get_dims(m->handle) == 0) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method, "produced an empty Mat"));
+    }
+    ncnn_mat_t h = m->handle;
+    int dims = ncnn_mat_get_dims(h);
+    bool shareable = m->kind != NCNN_MP_MAT_BORROWED && m->keep == MP_OBJ_NULL && m->allocator == NULL
+        && m->external == NULL;
+    ncnn_mat_t copy;
+    if (shareable) {
+        int w = ncnn_mat_get_w(h), hh = ncnn_mat_get_h(h), d = ncnn_mat_get_d(h), c = ncnn_mat_get_c(h);
+        copy = dims == 1 ? ncnn_mat_reshape_1d(h, w, NULL)
+            : dims == 2 ? ncnn_mat_reshape_2d(h, w, hh, NULL)
+            : dims == 3 ? ncnn_mat_reshape_3d(h, w, hh, c, NULL)
+            : ncnn_mat_reshape_4d(h, w, hh, d, c, NULL);
+    } else {
+        copy = ncnn_mat_clone(h, NULL);
+    }
+    if (ncnn_mat_get_data(copy) == NULL) {
+        ncnn_mat_destroy(copy);
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("custom layer output: ncnn could not allocate"));
+    }
+    return copy;
+}
+
+// One callback's frame: its layer, the Python instance behind it, the lent objects.
+typedef struct {
+    ncnn_layer_t layer;
+    mp_obj_t instance;
+    ncnn_mp_lent_t lent;
+} ncnn_mp_frame_t;
+
+// Finds the instance ncnn is calling. False when there is none, or when Python may not
+// run now: inside a garbage collection (a Net torn down by a finaliser) nothing may allocate.
+static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
+    f->layer = layer;
+    f->instance = gc_is_locked() ? MP_OBJ_NULL : ncnn_mp_root_get(layer);
+    ncnn_mp_lent_init(&f->lent);
+    return f->instance != MP_OBJ_NULL;
+}
+
+// Ends a callback: expires what was lent; keeps the exception, if any, for the public method.
+static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr method) {
+    ncnn_mp_lent_expire(&f->lent);
+    if (failed) {
+        ncnn_mp_keep_error(MP_OBJ_FROM_PTR(failed->ret_val), f->layer, method);
+        return -1;
+    }
+    return 0;
+}
+
+// The Layer base class's own function for `name`, straight from its table (a lookup
+// through the type would return a fresh self-checking wrapper, never equal to it).
+static mp_obj_t ncnn_mp_base_method(qstr name) {
+    mp_map_t *locals = &MP_OBJ_TYPE_GET_SLOT(&ncnn_mp_type_Layer, locals_dict)->map;
+    mp_map_elem_t *e = mp_map_lookup(locals, MP_OBJ_NEW_QSTR(name), MP_MAP_LOOKUP);
+    return e ? e->value : MP_OBJ_NULL;
+}
+
+// load_param / load_model / create_pipeline / destroy_pipeline: one lent argument, a status back.
+static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*wrap)(void *), void *arg) {
+    ncnn_mp_frame_t f;
+    if (!ncnn_mp_frame_open(&f, layer)) {
+        return method == MP_QSTR_destroy_pipeline ? 0 : -1;
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t dest[3];
+        if (ncnn_mp_find_method(f.instance, method, ncnn_mp_base_method(method), dest)) {
+            dest[2] = ncnn_mp_lend(&f.lent, wrap(arg));
+            ncnn_mp_status(f.instance, method, mp_call_method_n_kw(1, 0, dest));
+        }
+        nlr_pop();
+        return ncnn_mp_frame_close(&f, NULL, method);
+    }
+    return ncnn_mp_frame_close(&f, &nlr, method);
+}
+
+static mp_obj_t ncnn_mp_wrap_paramdict(void *p) {
+    return ncnn_mp_paramdict_wrap_borrowed(p);
+}
+static mp_obj_t ncnn_mp_wrap_modelbin(void *p) {
+    return ncnn_mp_modelbin_wrap_borrowed(p);
+}
+static mp_obj_t ncnn_mp_wrap_option(void *p) {
+    return ncnn_mp_option_wrap_borrowed(p);
+}
+
+static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) {
+    return ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_wrap_paramdict, pd);
+}
+static int ncnn_mp_tr_load_model(ncnn_layer_t layer, const ncnn_modelbin_t mb) {
+    return ncnn_mp_simple_callback(layer, MP_QSTR_load_model, ncnn_mp_wrap_modelbin, mb);
+}
+static int ncnn_mp_tr_create_pipeline(ncnn_layer_t layer, const ncnn_option_t opt) {
+    return ncnn_mp_simple_callback(layer, MP_QSTR_create_pipeline, ncnn_mp_wrap_option, opt);
+}
+static int ncnn_mp_tr_destroy_pipeline(ncnn_layer_t layer, const ncnn_option_t opt) {
+    return ncnn_mp_simple_callback(layer, MP_QSTR_destroy_pipeline, ncnn_mp_wrap_option, opt);
+}
+
+// A lent Mat for a bottom blob: ncnn's, read-only (other layers may read the same blob).
+static mp_obj_t ncnn_mp_lend_bottom(ncnn_mp_lent_t *lent, ncnn_mat_t h) {
+    mp_obj_t m = ncnn_mp_lend(lent, ncnn_mp_mat_wrap_borrowed(h));
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(m))->readonly = true;
+    return m;
+}
+
+// forward with n bottoms and n2 tops (n = n2 = 1 for a one_blob_only layer).
+// Two styles, told apart by the method's arity: forward(self, bottom, top, opt) -> int
+// fills the top Mat(s) it is given (CPython ncnn); forward(self, bottom, opt) returns
+// the top Mat, or a tuple/list of them (the earlier ncnn_mp).
+static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n, ncnn_mat_t *tops, int n2,
+    ncnn_option_t opt, bool single) {
+    for (int i = 0; i < n2; i++) {
+        tops[i] = NULL;
+    }
+    ncnn_mp_frame_t f;
+    int ret = -1;
+    nlr_buf_t nlr;
+    if (ncnn_mp_frame_open(&f, layer)) {
+        if (nlr_push(&nlr) == 0) {
+            mp_obj_t dest[5];
+            if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest)) {
+                nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward,
+                    "not defined (define forward, or set support_inplace and define forward_inplace)"));
+            }
+            mp_obj_t bottom;
+            if (single) {
+                bottom = ncnn_mp_lend_bottom(&f.lent, bottoms[0]);
+            } else {
+                bottom = mp_obj_new_list(n, NULL);
+                for (int i = 0; i < n; i++) {
+                    mp_obj_list_store(bottom, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_lend_bottom(&f.lent, bottoms[i]));
+                }
+            }
+            mp_obj_t o = ncnn_mp_lend(&f.lent, ncnn_mp_option_wrap_borrowed(opt));
+            dest[2] = bottom;
+            if (ncnn_mp_arity(dest[0]) == 4) {
+                // CPython style: the method fills top Mats made here (top.create / clone_from / ...).
+                mp_obj_t top = single ? MP_OBJ_NULL : mp_obj_new_list(n2, NULL);
+                mp_obj_t made[n2 > 0 ? n2 : 1];
+                for (int i = 0; i < n2; i++) {
+                    made[i] = ncnn_mp_mat_wrap_owned(ncnn_mat_create(), MP_OBJ_NULL, NULL, "custom layer top");
+                    if (single) {
+                        top = made[i];
+                    } else {
+                        mp_obj_list_store(top, MP_OBJ_NEW_SMALL_INT(i), made[i]);
+                    }
+                }
+                dest[3] = top;
+                dest[4] = o;
+                ncnn_mp_status(f.instance, MP_QSTR_forward, mp_call_method_n_kw(3, 0, dest));
+                for (int i = 0; i < n2; i++) {
+                    tops[i] = ncnn_mp_output_handle(f.instance, MP_QSTR_forward, made[i], &f.lent);
+                }
+            } else {
+                dest[3] = o;
+                mp_obj_t r = mp_call_method_n_kw(2, 0, dest);
+                size_t count = 1;
+                mp_obj_t *items = &r;
+                if (mp_obj_is_type(r, &mp_type_tuple) || mp_obj_is_type(r, &mp_type_list)) {
+                    mp_obj_get_array(r, &count, &items);
+                }
+                if (count != (size_t)n2) {
+                    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.forward: returned %d top blob(s), the net expects %d"),
+                        mp_obj_get_type_str(f.instance), (int)count, n2);
+                }
+                for (int i = 0; i < n2; i++) {
+                    tops[i] = ncnn_mp_output_handle(f.instance, MP_QSTR_forward, items[i], &f.lent);
+                }
+            }
+            nlr_pop();
+            ret = ncnn_mp_frame_close(&f, NULL, MP_QSTR_forward);
+        } else {
+            ret = ncnn_mp_frame_close(&f, &nlr, MP_QSTR_forward);
+        }
+    }
+    if (ret != 0) {
+        // ncnn takes and destroys every top handle whatever the return code.
+        for (int i = 0; i < n2; i++) {
+            if (tops[i]) {
+                ncnn_mat_destroy(tops[i]);
+            }
+            tops[i] = ncnn_mat_create();
+        }
+    }
+    return ret;
+}
+
+static int ncnn_mp_tr_forward_1(const ncnn_layer_t layer, const ncnn_mat_t bottom, ncnn_mat_t *top, const ncnn_option_t opt) {
+    return ncnn_mp_forward(layer, &bottom, 1, top, 1, opt, true);
+}
+
+static int ncnn_mp_tr_forward_n(const ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n, ncnn_mat_t *tops, int n2,
+    const ncnn_option_t opt) {
+    return ncnn_mp_forward(layer, bottoms, n, tops, n2, opt, false);
+}
+
+static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n, ncnn_option_t opt, bool single) {
+    ncnn_mp_frame_t f;
+    if (!ncnn_mp_frame_open(&f, layer)) {
+        return -1;
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t dest[4];
+        if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward_inplace, ncnn_mp_base_method(MP_QSTR_forward_inplace), dest)) {
+            nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward_inplace, "not defined"));
+        }
+        mp_obj_t arg;
+        if (single) {
+            arg = ncnn_mp_lend(&f.lent, ncnn_mp_mat_wrap_borrowed(blobs[0]));
+        } else {
+            arg = mp_obj_new_list(n, NULL);
+            for (int i = 0; i < n; i++) {
+                mp_obj_list_store(arg, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_lend(&f.lent, ncnn_mp_mat_wrap_borrowed(blobs[i])));
+            }
+        }
+        dest[2] = arg;
+        dest[3] = ncnn_mp_lend(&f.lent, ncnn_mp_option_wrap_borrowed(opt));
+        ncnn_mp_status(f.instance, MP_QSTR_forward_inplace, mp_call_method_n_kw(2, 0, dest));
+        nlr_pop();
+        return ncnn_mp_frame_close(&f, NULL, MP_QSTR_forward_inplace);
+    }
+    return ncnn_mp_frame_close(&f, &nlr, MP_QSTR_forward_inplace);
+}
+
+static int ncnn_mp_tr_forward_inplace_1(const ncnn_layer_t layer, ncnn_mat_t blob, const ncnn_option_t opt) {
+    return ncnn_mp_forward_inplace(layer, &blob, 1, opt, true);
+}
+
+static int ncnn_mp_tr_forward_inplace_n(const ncnn_layer_t layer, ncnn_mat_t *blobs, int n, const ncnn_option_t opt) {
+    return ncnn_mp_forward_inplace(layer, blobs, n, opt, false);
+}
+
+ncnn_layer_t ncnn_mp_trampoline_layer_create(void) {
+    ncnn_layer_t h = ncnn_layer_create();
+    h->load_param = ncnn_mp_tr_load_param;
+    h->load_model = ncnn_mp_tr_load_model;
+    h->create_pipeline = ncnn_mp_tr_create_pipeline;
+    h->destroy_pipeline = ncnn_mp_tr_destroy_pipeline;
+    h->forward_1 = ncnn_mp_tr_forward_1;
+    h->forward_n = ncnn_mp_tr_forward_n;
+    h->forward_inplace_1 = ncnn_mp_tr_forward_inplace_1;
+    h->forward_inplace_n = ncnn_mp_tr_forward_inplace_n;
+    return h;
+}
+
+// ---------------------------------------------------------------------------
+// Registration: the creator and destroyer ncnn calls while it loads and clears a Net.
+
+static int ncnn_mp_fail_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) {
+    (void)layer;
+    (void)pd;
+    return -1;
+}
+
+// What ncnn gets when the Python creator failed: ncnn dereferences whatever the creator
+// returns, so never NULL, but a layer whose load_param fails and so stops the load.
+static ncnn_layer_t ncnn_mp_failed_layer(void) {
+    ncnn_layer_t h = ncnn_layer_create();
+    h->load_param = ncnn_mp_fail_load_param;
+    return h;
+}
+
+// The checks a class must pass before ncnn gets its layer: the flags it set in
+// __init__ must be servable by the methods it defines.
+static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
+    mp_obj_t dest[2];
+    bool has_forward = ncnn_mp_find_method(instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest);
+    bool has_inplace = ncnn_mp_find_method(instance, MP_QSTR_forward_inplace,
+        ncnn_mp_base_method(MP_QSTR_forward_inplace), dest);
+    if (ncnn_layer_get_support_inplace(h) && !has_inplace) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward_inplace,
+            "missing, but support_inplace is True"));
+    }
+    if (!ncnn_layer_get_support_inplace(h) && !has_forward) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward,
+            "missing (or set support_inplace = True and define forward_inplace)"));
+    }
+    if (ncnn_layer_get_support_packing(h) || ncnn_layer_get_support_bf16_storage(h)
+        || ncnn_layer_get_support_fp16_storage(h) || ncnn_layer_get_support_vulkan(h)) {
+        // Allowed: the layer then receives packed / reduced-precision blobs and must handle them.
+    }
+}
+
+static ncnn_layer_t ncnn_mp_creator(void *userdata) {
+    ncnn_mp_factory_t *factory = userdata;
+    if (gc_is_locked()) {
+        return ncnn_mp_failed_layer();
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t instance = mp_call_function_0(factory->creator);
+        mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
+        if (native == MP_OBJ_NULL || !mp_obj_is_type(native, &ncnn_mp_type_Layer)
+            || !((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->custom) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("the creator registered for '%s' returned %s, "
+                "not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
+                factory->name, mp_obj_get_type_str(instance));
+        }
+        ncnn_mp_layer_obj_t *l = MP_OBJ_TO_PTR(native);
+        if (!l->owned || l->handle == NULL) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("the creator registered for '%s' returned a layer "
+                "instance that a Net already uses (return a new instance each time)"), factory->name);
+        }
+        // ncnn copies these flags from the layer right after this returns.
+        ncnn_mp_layer_copy_flags_from_instance(instance, l->handle);
+        ncnn_mp_check_layer_class(instance, l->handle);
+        ncnn_mp_root_add(l->handle, instance);
+        l->owned = false;  // ncnn destroys it (ncnn_mp_destroyer)
+        ncnn_mp_live_layers++;
+        nlr_pop();
+        return l->handle;
+    }
+    ncnn_mp_keep_error(MP_OBJ_FROM_PTR(nlr.ret_val), NULL, MP_QSTR___init__);
+    return ncnn_mp_failed_layer();
+}
+
+// May run inside a garbage collection (a Net torn down by a finaliser): no allocation.
+static void ncnn_mp_destroyer(ncnn_layer_t layer, void *userdata) {
+    (void)userdata;
+    mp_obj_t instance = ncnn_mp_root_get(layer);
+    if (instance != MP_OBJ_NULL) {
+        ncnn_mp_root_remove(layer);
+        mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
+        ((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->handle = NULL;
+        ncnn_mp_live_layers--;
+    }
+    ncnn_layer_destroy(layer);
+}
+
+void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where) {
+    if (!mp_obj_is_callable(creator)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: the creator must be a Layer subclass or a callable "
+            "returning a Layer instance, not %s"), where, mp_obj_get_type_str(creator));
+    }
+    const char *name = NULL;
+    int index = -1;
+    if (mp_obj_is_str(type)) {
+        #if NCNN_STRING
+        name = mp_obj_str_get_str(type);
+        if (name[0] == 0) {
+            ncnn_mp_raise_value(where, "the type name is empty");
+        }
+        #else
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (register by type index)");
+        #endif
+    } else if (mp_obj_is_int(type)) {
+        index = ncnn_mp_get_int_in(type, 0, INT32_MAX, where, "type index");
+    } else {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: type must be a name (str) or a type index (int), not %s"),
+            where, mp_obj_get_type_str(type));
+    }
+    // ncnn keeps the type name's pointer: the record holds a copy that lives with the net.
+    size_t len = name ? strlen(name) : 15;
+    ncnn_mp_factory_t *f = malloc(sizeof(*f) + len + 1);
+    if (f == NULL) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+    }
+    f->creator = creator;
+    f->next = net->factories;
+    if (name) {
+        memcpy(f->name, name, len + 1);
+    } else {
+        snprintf(f->name, len + 1, "#%d", index);  // for messages only
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        ncnn_mp_root_add(f, creator);
+        nlr_pop();
+    } else {
+        free(f);
+        nlr_jump(nlr.ret_val);
+    }
+    net->factories = f;
+    #if NCNN_STRING
+    if (name) {
+        ncnn_net_register_custom_layer_by_type(net->handle, f->name, ncnn_mp_creator, ncnn_mp_destroyer, f);
+        return;
+    }
+    #endif
+    ncnn_net_register_custom_layer_by_typeindex(net->handle, index, ncnn_mp_creator, ncnn_mp_destroyer, f);
+}
+
+// With the net destroyed: drop the records and their roots (no allocation: maybe in a finaliser).
+void ncnn_mp_free_factories(ncnn_mp_net_native_t *net) {
+    while (net->factories) {
+        ncnn_mp_factory_t *f = net->factories;
+        net->factories = f->next;
+        ncnn_mp_root_remove(f);
+        free(f);
+    }
+}
