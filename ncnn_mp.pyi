@@ -7,7 +7,7 @@ alive. Errors raise TypeError, ValueError, IndexError, OSError, MemoryError or
 NotImplementedError with a message of the form "Class.method: what was wrong".
 """
 
-from typing import Any, Sequence, final
+from typing import Any, Callable, Sequence, final, overload
 
 from typing_extensions import Buffer, Self
 
@@ -19,6 +19,9 @@ def version_number() -> int:
 
 def build_info() -> dict[str, bool]:
     """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...)."""
+
+def live_custom_layers() -> int:
+    """How many Python custom-layer instances ncnn holds now (leak checks)."""
 
 class Allocator:
     """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator)."""
@@ -179,8 +182,15 @@ class ParamDict:
         """The float at id, or default."""
     def get_array(self, id: int, default: Mat | None = None) -> Mat | None:
         """The array at id as a Mat (sharing the ParamDict's storage), or default."""
-    def get(self, id: int, default: int | float | Mat | None = ...) -> int | float | Mat | None:
-        """Read id as default's type (CPython ncnn); without default, as the type stored."""
+    @overload
+    def get(self, id: int, default: int) -> int:
+        """Read id as an int (CPython ncnn)."""
+    @overload
+    def get(self, id: int, default: float) -> float:
+        """Read id as a float (CPython ncnn)."""
+    @overload
+    def get(self, id: int, default: Mat | None = None) -> Mat | int | float | None:
+        """Read id as an array; without default, as the type stored."""
     def set_int(self, id: int, v: int) -> None:
         """Store an int."""
     def set_float(self, id: int, v: float) -> None:
@@ -255,17 +265,21 @@ class Layer:
     @staticmethod
     def type_to_index(type: str) -> int:
         """ncnn's index of a type name, -1 if none."""
-    def load_param(self, pd: ParamDict) -> None:
-        """Read the layer's parameters."""
-    def load_model(self, mb: ModelBin) -> None:
-        """Read the layer's weights (after load_param)."""
-    def create_pipeline(self, opt: Option) -> None:
+    def load_param(self, pd: ParamDict) -> int | None:
+        """Read the layer's parameters (a custom layer returns 0 or None for success)."""
+    def load_model(self, mb: ModelBin) -> int | None:
+        """Read the layer's weights, after load_param."""
+    def create_pipeline(self, opt: Option) -> int | None:
         """Prepare kernels for opt (forward does it on first use)."""
-    def destroy_pipeline(self, opt: Option) -> None:
+    def destroy_pipeline(self, opt: Option) -> int | None:
         """Release what create_pipeline prepared."""
-    def forward(self, bottom: Mat | Sequence[Mat], *args: Any) -> Any:
-        """forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple of Mats."""
-    def forward_inplace(self, blobs: Mat | Sequence[Mat], opt: Option) -> None:
+    def forward(self, bottom: Any, *args: Any) -> Any:
+        """forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple of Mats.
+
+        A custom layer defines forward(self, bottom, top, opt) -> int filling top
+        (CPython ncnn style), or forward(self, bottom, opt) returning the top Mat(s).
+        """
+    def forward_inplace(self, blobs: Any, opt: Option) -> int | None:
         """Run the layer overwriting its input(s)."""
     def get_bottom(self, i: int) -> int:
         """Blob index of the i-th bottom."""
@@ -335,3 +349,6 @@ class Net:
         """Names of all output blobs (CPython ncnn)."""
     def create_extractor(self) -> Extractor:
         """A new inference session; it keeps this Net alive."""
+    def register_custom_layer(self, type: str | int, creator: Callable[[], Layer]) -> None:
+        """Let ncnn create layers of `type` (a name, or a type index; a built-in one is replaced)
+        by calling creator (a Layer subclass, or a callable returning a new instance)."""

@@ -4,12 +4,15 @@
 
 MODEL_DIR holds what examples/make_digits_model.py wrote: the network
 (digits.param / digits.bin) and the held-out test images. `make demo` does both.
+The network's first layer, Standardize, is Python code (examples/digits_layers.py)
+that ncnn calls while it runs the model.
 """
 
 import sys
 import time
 
 import ncnn_mp
+from digits_layers import Standardize
 
 SHADES = " .:-=+*#%@"
 
@@ -37,6 +40,7 @@ def classify(net: ncnn_mp.Net, pixels: bytes) -> tuple[int, float]:
 def main(model_dir: str) -> None:
     net = ncnn_mp.Net()
     net.opt.num_threads = 1
+    net.register_custom_layer("Standardize", Standardize)  # before load_param: ncnn creates it then
     net.load_param(model_dir + "/digits.param")
     net.load_model(model_dir + "/digits.bin")
     with open(model_dir + "/digits_test.txt") as f:
@@ -48,6 +52,7 @@ def main(model_dir: str) -> None:
 
     print("ncnn_mp", ncnn_mp.version(), "- digits classifier, inputs", net.input_names(),
           "outputs", net.output_names())
+    print("custom layers written in Python, alive in the net:", ncnn_mp.live_custom_layers())
     correct = 0
     start = time.time_ns()
     predictions = []

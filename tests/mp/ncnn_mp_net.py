@@ -1,8 +1,19 @@
 # Net and Extractor on the project's digits model: loading every way, inference, lifetimes.
 import gc
 import os
+import sys
 
 import ncnn_mp
+
+sys.path.append("../../examples")
+from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
+
+
+def new_net():
+    n = ncnn_mp.Net()
+    n.register_custom_layer("Standardize", Standardize)
+    return n
+
 
 d = os.getenv("NCNN_MP_DIGITS")
 param, model = d + "/digits.param", d + "/digits.bin"
@@ -45,7 +56,7 @@ def check(label, f):
         print(label, "-> no error")
 
 
-net = ncnn_mp.Net()
+net = new_net()
 net.opt.num_threads = 1
 print(net, net.input_count, net.output_count)
 net.load_param(param)
@@ -68,19 +79,19 @@ loads = {
                                   n.load_model(ncnn_mp.DataReader(from_stdio=open(model, "rb")))),
 }
 for name, load in loads.items():
-    n = ncnn_mp.Net()
+    n = new_net()
     n.opt.num_threads = 1
     load(n)
     print(name, close(scores(n), ref))
 
 # Weightless: the structure with all-zero weights gives the uniform softmax.
-z = ncnn_mp.Net()
+z = new_net()
 z.load_param(param)
 z.load_model(ncnn_mp.DataReader(zeros=True))
 print("zeros", close(scores(z), [0.1] * 10))
 
 # An Extractor keeps its Net alive; the result keeps working after both are dropped.
-ex = ncnn_mp.Net()
+ex = new_net()
 ex.load_param(param)
 ex.load_model(model)
 ex = ex.create_extractor()
@@ -127,7 +138,7 @@ net.opt.set_workspace_allocator(None)
 o = ncnn_mp.Option()
 o.num_threads = 1
 o.use_winograd_convolution = False
-fresh = ncnn_mp.Net()
+fresh = new_net()
 fresh.opt = o
 o.num_threads = 3  # a copy: the net does not follow
 print("opt assigned", fresh.opt.use_winograd_convolution, fresh.option.num_threads)

@@ -1,8 +1,19 @@
 # Net, Extractor, DataReader, Option, Allocator: every misuse raises, the Net stays usable.
 import gc
 import os
+import sys
 
 import ncnn_mp
+
+sys.path.append("../../examples")
+from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
+
+
+def new_net():
+    n = ncnn_mp.Net()
+    n.register_custom_layer("Standardize", Standardize)
+    return n
+
 
 d = os.getenv("NCNN_MP_DIGITS")
 param, model = d + "/digits.param", d + "/digits.bin"
@@ -21,7 +32,7 @@ def check(label, f):
         print(label, "-> no error")
 
 
-net = ncnn_mp.Net()
+net = new_net()
 check("missing param file", lambda: net.load_param("/nonexistent/x.param"))
 check("missing model file", lambda: net.load_model("/nonexistent/x.bin"))
 check("param not text", lambda: net.load_param(b"\x00\x01garbage"))
@@ -35,6 +46,7 @@ check("load_param_mem int", lambda: net.load_param_mem(3))
 net.load_param(param_text)
 check("truncated weights", lambda: net.load_model(weights[:100]))
 check("empty weights", lambda: net.load_model(b""))
+check("weights cut inside fc1", lambda: net.load_model(weights[:600]))
 net.load_model(weights)
 
 ex = net.create_extractor()
