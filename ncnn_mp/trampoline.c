@@ -369,6 +369,12 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
             } else {
                 dest[3] = o;
                 mp_obj_t r = mp_call_method_n_kw(2, 0, dest);
+                if (mp_obj_is_int(r) && !mp_obj_is_bool(r)) {
+                    // A status instead of the top Mat(s): a failure code, or 0 with nothing to give.
+                    ncnn_mp_status(f.instance, MP_QSTR_forward, r);
+                    nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, f.instance, MP_QSTR_forward,
+                        "returned 0 but no top Mat (return the Mat, or define forward(self, bottom, top, opt))"));
+                }
                 size_t count = 1;
                 mp_obj_t *items = &r;
                 if (mp_obj_is_type(r, &mp_type_tuple) || mp_obj_is_type(r, &mp_type_list)) {
