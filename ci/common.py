@@ -41,9 +41,17 @@ PROFILES = load_toml("profiles.toml")
 
 
 def profile(name: str) -> dict:
+    """A profile's settings; `base = "other"` starts from another profile's, and
+    `extra_make_vars` are added to the base's make_vars."""
     if name not in PROFILES:
         fail(f"unknown build profile '{name}'", f"choose one of: {', '.join(PROFILES)}")
-    return PROFILES[name]
+    prof = dict(PROFILES[name])
+    if "base" in prof:
+        merged = profile(prof.pop("base"))
+        merged["make_vars"] = merged.get("make_vars", []) + prof.pop("extra_make_vars", [])
+        merged.update(prof)
+        prof = merged
+    return prof
 
 
 def cache_root() -> Path:

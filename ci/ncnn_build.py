@@ -44,7 +44,8 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         options.append(f"-DWITH_LAYER_{layer}=OFF")
     key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
                  (Path(__file__).parent / toolchain).read_text() if toolchain else "")
-    root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{profile_name}-{key}"
+    # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.
+    root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{key}"
     prefix = root / "install"
     if not build:
         return prefix

@@ -53,9 +53,12 @@ def run_demo(profile: str) -> int:
 
 
 def run_tests(profile: str, pytest_args: list[str]) -> int:
+    from firmware import build_firmware
+
     python, fw = setup(profile)
-    env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_PROFILE=profile,
-               NCNN_MP_DIGITS=str(digits_model(python)))
+    memcheck = build_firmware("memcheck")  # the MicroPython-side suite also runs under valgrind
+    env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_FIRMWARE_MEMCHECK=str(memcheck),
+               NCNN_MP_PROFILE=profile, NCNN_MP_DIGITS=str(digits_model(python)))
     say("running pytest")
     rc = subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env)
     if rc == 5:  # pytest ran no test: a selection matched nothing, which is not a failure of ours

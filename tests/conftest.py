@@ -26,16 +26,22 @@ class Result:
         return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
 
 
-class MicroPython:
-    """Runs scripts with the ncnn_mp firmware: `run` for a file, `run_source` for a string."""
+VALGRIND = ["valgrind", "-q", f"--suppressions={REPO / 'ci' / 'valgrind.supp'}", "--error-exitcode=99",
+            "--leak-check=full", "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]
 
-    def __init__(self, binary: Path, env: dict[str, str]) -> None:
+
+class MicroPython:
+    """Runs scripts with the ncnn_mp firmware: `run` for a file, `run_source` for a string.
+    With valgrind=True every run is under valgrind's memcheck (exit code 99 on a report)."""
+
+    def __init__(self, binary: Path, env: dict[str, str], valgrind: bool = False) -> None:
         self.binary = binary
         self.env = env
+        self.valgrind = valgrind
 
     def run(self, script: Path, *args: str, timeout: float = 120, heapsize: str | None = None,
             cwd: Path | None = None) -> Result:
-        cmd = [str(self.binary)]
+        cmd = (VALGRIND if self.valgrind else []) + [str(self.binary)]
         if heapsize:
             cmd += ["-X", f"heapsize={heapsize}"]
         cmd += [str(script), *args]
@@ -60,24 +66,34 @@ class MicroPython:
         return r.stdout
 
 
-def _firmware() -> Path:
-    given = os.environ.get("NCNN_MP_FIRMWARE")
+def _firmware(profile: str = "unix") -> Path:
+    given = os.environ.get(f"NCNN_MP_FIRMWARE_{profile.upper()}" if profile != "unix" else "NCNN_MP_FIRMWARE")
     if given:
         return Path(given)
     # pytest run directly: build (or reuse) the firmware the way `make test` does.
-    p = subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), "firmware"],
+    p = subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), "firmware", "--profile", profile],
                        stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
         pytest.exit("building the firmware failed (see above)", returncode=1)
     return Path(p.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="session")
-def micropython() -> MicroPython:
+def _script_env() -> dict[str, str]:
     env = dict(os.environ)
     env["NCNN_MP_SHARED_MODELS"] = str(SHARED_MODELS) if SHARED_MODELS.is_dir() else ""
     env.setdefault("NCNN_MP_DIGITS", str(REPO / "build" / "models" / "digits"))
-    return MicroPython(_firmware(), env)
+    return env
+
+
+@pytest.fixture(scope="session")
+def micropython() -> MicroPython:
+    return MicroPython(_firmware(), _script_env())
+
+
+@pytest.fixture(scope="session")
+def micropython_memcheck() -> MicroPython:
+    """The same firmware built for valgrind (profile memcheck), every run under memcheck."""
+    return MicroPython(_firmware("memcheck"), _script_env(), valgrind=True)
 
 
 @pytest.fixture(scope="session")
