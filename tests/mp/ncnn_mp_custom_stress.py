@@ -1,0 +1,86 @@
+# Stress: many extracts through several Python layers, hundreds of registered types,
+# garbage collection inside callbacks; neither ncnn_mp's held layers nor the heap grow.
+import gc
+
+import ncnn_mp
+
+
+class Inc(ncnn_mp.Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def forward_inplace(self, blob, opt):
+        blob[0] += 1
+
+
+class Copy(ncnn_mp.Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, opt):
+        return bottom.clone()
+
+
+class Collect(Inc):
+    def forward_inplace(self, blob, opt):
+        gc.collect()
+        blob[0] += 1
+
+
+PARAM = """7767517
+5 5
+Input   data 0 1 data 0=2
+Inc     a    1 1 data x1
+Copy    b    1 1 x1 x2
+Collect c    1 1 x2 x3
+Inc     d    1 1 x3 out
+"""
+net = ncnn_mp.Net()
+for name, cls in (("Inc", Inc), ("Copy", Copy), ("Collect", Collect)):
+    net.register_custom_layer(name, cls)
+net.load_param_mem(PARAM)
+net.load_model(b"")
+m = ncnn_mp.Mat(2)
+m.fill(0)
+
+
+def extracts(n):
+    total = 0.0
+    for _ in range(n):
+        ex = net.create_extractor()
+        ex.input("data", m)
+        total += ex.extract("out")[0]
+    return total
+
+
+N = 10000
+extracts(50)
+gc.collect()
+heap0 = gc.mem_alloc()
+print("extracts", extracts(N) == 3.0 * N)
+gc.collect()
+grown = gc.mem_alloc() - heap0
+print("heap did not grow", grown <= 256, "live layers", ncnn_mp.live_custom_layers())
+
+# 300 distinct types, each its own class, registered on one net and used once.
+lines = ["Input data 0 1 data 0=2"]
+big = ncnn_mp.Net()
+prev = "data"
+for i in range(300):
+    cls = type("T%d" % i, (Inc,), {})
+    big.register_custom_layer("T%d" % i, cls)
+    lines.append("T%d l%d 1 1 %s b%d" % (i, i, prev, i))
+    prev = "b%d" % i
+big.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), len(lines), "\n".join(lines)))
+big.load_model(b"")
+ex = big.create_extractor()
+ex.input("data", m)
+print("300 types", ex.extract(prev)[0], ncnn_mp.live_custom_layers())
+del big, ex
+net.clear()
+for _ in range(3):
+    gc.collect()
+print("after clear and drop", ncnn_mp.live_custom_layers())
