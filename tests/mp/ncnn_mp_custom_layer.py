@@ -4,17 +4,10 @@ import gc
 import struct
 
 import ncnn_mp
+from mptest import *  # noqa: F401,F403
 
 Layer = ncnn_mp.Layer
 
-
-def check(label, f):
-    try:
-        f()
-    except Exception as e:
-        print(label, "->", type(e).__name__ + ":", e)
-    else:
-        print(label, "-> no error")
 
 
 def values(m):

@@ -3,6 +3,7 @@ import gc
 import struct
 
 import ncnn_mp
+from mptest import *  # noqa: F401,F403
 
 Mat = ncnn_mp.Mat
 
@@ -14,14 +15,6 @@ def setitem(o, i, v):
 def delitem(o, i):
     del o[i]
 
-
-def check(label, f):
-    try:
-        f()
-    except Exception as e:
-        print(label, "->", type(e).__name__ + ":", e)
-    else:
-        print(label, "-> no error")
 
 
 check("negative w", lambda: Mat(-1))

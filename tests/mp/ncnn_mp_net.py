@@ -1,28 +1,13 @@
 # Net and Extractor on the project's digits model: loading every way, inference, lifetimes.
 import gc
-import os
-import sys
 
 import ncnn_mp
-
-sys.path.append("../../examples")
-from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
+from mptest import *  # noqa: F401,F403
 
 
-def new_net():
-    n = ncnn_mp.Net()
-    n.register_custom_layer("Standardize", Standardize)
-    return n
-
-
-d = os.getenv("NCNN_MP_DIGITS")
-param, model = d + "/digits.param", d + "/digits.bin"
-with open(param, "rb") as f:
-    param_text = f.read()
-with open(model, "rb") as f:
-    weights = f.read()
-with open(d + "/digits_test.bin", "rb") as f:
-    first = f.read(64)  # the first test image
+param, model = DIGITS_PARAM, DIGITS_MODEL
+param_text, weights = read(param), read(model)
+first = read(DIGITS + "/digits_test.bin")[:64]  # the first test image
 
 
 def image():
@@ -47,16 +32,8 @@ def close(a, b):
     return len(a) == len(b) and max(abs(x - y) for x, y in zip(a, b)) < 1e-5
 
 
-def check(label, f):
-    try:
-        f()
-    except Exception as e:
-        print(label, "->", type(e).__name__ + ":", e)
-    else:
-        print(label, "-> no error")
 
-
-net = new_net()
+net = digits_net()
 net.opt.num_threads = 1
 print(net, net.input_count, net.output_count)
 net.load_param(param)
@@ -79,19 +56,19 @@ loads = {
                                   n.load_model(ncnn_mp.DataReader(from_stdio=open(model, "rb")))),
 }
 for name, load in loads.items():
-    n = new_net()
+    n = digits_net()
     n.opt.num_threads = 1
     load(n)
     print(name, close(scores(n), ref))
 
 # Weightless: the structure with all-zero weights gives the uniform softmax.
-z = new_net()
+z = digits_net()
 z.load_param(param)
 z.load_model(ncnn_mp.DataReader(zeros=True))
 print("zeros", close(scores(z), [0.1] * 10))
 
 # An Extractor keeps its Net alive; the result keeps working after both are dropped.
-ex = new_net()
+ex = digits_net()
 ex.load_param(param)
 ex.load_model(model)
 ex = ex.create_extractor()
@@ -138,7 +115,7 @@ net.opt.set_workspace_allocator(None)
 o = ncnn_mp.Option()
 o.num_threads = 1
 o.use_winograd_convolution = False
-fresh = new_net()
+fresh = digits_net()
 fresh.opt = o
 o.num_threads = 3  # a copy: the net does not follow
 print("opt assigned", fresh.opt.use_winograd_convolution, fresh.option.num_threads)

@@ -1,38 +1,16 @@
 # Net, Extractor, DataReader, Option, Allocator: every misuse raises, the Net stays usable.
 import gc
-import os
-import sys
 
 import ncnn_mp
-
-sys.path.append("../../examples")
-from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
+from mptest import *  # noqa: F401,F403
 
 
-def new_net():
-    n = ncnn_mp.Net()
-    n.register_custom_layer("Standardize", Standardize)
-    return n
+param, model = DIGITS_PARAM, DIGITS_MODEL
+param_text, weights = read(param), read(model)
 
 
-d = os.getenv("NCNN_MP_DIGITS")
-param, model = d + "/digits.param", d + "/digits.bin"
-with open(param, "rb") as f:
-    param_text = f.read()
-with open(model, "rb") as f:
-    weights = f.read()
 
-
-def check(label, f):
-    try:
-        f()
-    except Exception as e:
-        print(label, "->", type(e).__name__ + ":", e)
-    else:
-        print(label, "-> no error")
-
-
-net = new_net()
+net = digits_net()
 check("missing param file", lambda: net.load_param("/nonexistent/x.param"))
 check("missing model file", lambda: net.load_model("/nonexistent/x.bin"))
 check("param not text", lambda: net.load_param(b"\x00\x01garbage"))
