@@ -1,10 +1,14 @@
 """The digits demo's custom layer, written once for both ncnn_mp (MicroPython) and the
 CPython `ncnn` wheel: the same source registers with either binding."""
 
-try:
-    import ncnn_mp as ncnn  # MicroPython firmware with ncnn_mp built in
-except ImportError:
-    import ncnn  # type: ignore[no-redef]  # CPython: the ncnn wheel
+import sys
+
+# By the interpreter, not by trying the import: in a checkout, CPython would find the
+# folder ncnn_mp/ (the C sources) and import it as an empty namespace package.
+if sys.implementation.name == "micropython":
+    import ncnn_mp as ncnn
+else:
+    import ncnn  # type: ignore[no-redef]  # the CPython wheel
 
 
 class Standardize(ncnn.Layer):
