@@ -1,6 +1,7 @@
 # ncnn_mp's entry points; each one fetches and builds whatever it needs first.
 #   make demo            build the Unix firmware with ncnn_mp and run the digits demo
 #   make test            the whole test suite (pytest + mypy)
+#   make bench-layers    what a custom layer written in Python costs (Markdown tables)
 #   make firmware        build the Unix firmware, print its path
 #   make firmware-path   print the path of the built Unix firmware
 # PROFILE=name picks a build profile from ci/profiles.toml (default: unix).
@@ -8,11 +9,13 @@ PYTHON ?= python3
 PROFILE ?= unix
 TOOL = $(PYTHON) ci/tool.py
 
-.PHONY: demo test firmware firmware-path
+.PHONY: demo test bench-layers firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
 	@$(TOOL) test --profile $(PROFILE) $(PYTEST_ARGS)
+bench-layers:
+	@$(TOOL) bench-layers --profile $(PROFILE)
 firmware:
 	@$(TOOL) firmware --profile $(PROFILE)
 firmware-path:

@@ -4,6 +4,7 @@
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
     python3 ci/tool.py firmware-path   print the path of the built firmware
+    python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
     python3 ci/tool.py ncnn            build (or reuse) ncnn, print its install prefix
     python3 ci/tool.py venv            create (or reuse) the test venv, print its python
 
@@ -69,10 +70,15 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
+def run_bench_layers(profile: str) -> int:
+    python, fw = setup(profile)
+    return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "firmware", "firmware-path", "ncnn", "venv"])
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "firmware", "firmware-path", "ncnn", "venv"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
     try:
@@ -80,6 +86,8 @@ def main(argv: list[str]) -> int:
             return run_demo(args.profile)
         if args.command == "test":
             return run_tests(args.profile, rest)
+        if args.command == "bench-layers":
+            return run_bench_layers(args.profile)
         if args.command == "firmware":
             from firmware import build_firmware
             print(build_firmware(args.profile))

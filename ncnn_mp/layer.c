@@ -138,7 +138,7 @@ static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
     self->stage = 1;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_param_obj, ncnn_mp_Layer_load_param);
+MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_param_obj, ncnn_mp_Layer_load_param);
 
 // Layer.load_model(mb: ModelBin) -> None   layer->load_model
 static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
@@ -154,7 +154,7 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     self->stage = 2;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_model_obj, ncnn_mp_Layer_load_model);
+MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_model_obj, ncnn_mp_Layer_load_model);
 
 // Layer.create_pipeline(opt: Option) -> None   layer->create_pipeline
 // The layer keeps a copy of opt: forward must run with the same pipeline flags,
@@ -174,7 +174,7 @@ static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in)
     ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_create_pipeline_obj, ncnn_mp_Layer_create_pipeline);
+MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_create_pipeline_obj, ncnn_mp_Layer_create_pipeline);
 
 // Layer.destroy_pipeline(opt: Option) -> None   layer->destroy_pipeline
 static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
@@ -190,7 +190,7 @@ static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_destroy_pipeline_obj, ncnn_mp_Layer_destroy_pipeline);
+MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_destroy_pipeline_obj, ncnn_mp_Layer_destroy_pipeline);
 
 // Before a forward: the steps ncnn's Net always runs, done here if the user skipped
 // them (a layer run without load_param/create_pipeline reads unset weights).
@@ -283,7 +283,7 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     m_del(mp_obj_t, out, n_top);
     return result;
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, 3, 4, ncnn_mp_Layer_forward);
+MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, 3, 4, ncnn_mp_Layer_forward);
 
 // Layer.forward_inplace(mat | [mats], opt) -> None   layer->forward_inplace_1 / _n
 static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, mp_obj_t opt_in) {
@@ -313,7 +313,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Layer_forward_inplace_obj, ncnn_mp_Layer_forward_inplace);
+MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Layer_forward_inplace_obj, ncnn_mp_Layer_forward_inplace);
 
 // The bottom or top blob i of a layer inside a Net.
 static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, const char *where) {

@@ -6,8 +6,10 @@
 // Largest storage ncnn_mp lets ncnn allocate for one Mat: ncnn indexes with int in places.
 #define NCNN_MP_MAT_MAX_BYTES ((size_t)INT32_MAX)
 
-static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(void) {
-    ncnn_mp_mat_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_mat_obj_t, &ncnn_mp_type_Mat);
+static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(bool finaliser) {
+    // A lent Mat owns nothing: it needs no finaliser, which makes it cheaper to make and to collect.
+    ncnn_mp_mat_obj_t *self = finaliser ? mp_obj_malloc_with_finaliser(ncnn_mp_mat_obj_t, &ncnn_mp_type_Mat)
+        : mp_obj_malloc(ncnn_mp_mat_obj_t, &ncnn_mp_type_Mat);
     self->handle = NULL;
     self->keep = MP_OBJ_NULL;
     self->allocator = NULL;
@@ -24,7 +26,7 @@ mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_alloca
     nlr_buf_t nlr;
     ncnn_mp_mat_obj_t *self;
     if (nlr_push(&nlr) == 0) {
-        self = ncnn_mp_mat_new();
+        self = ncnn_mp_mat_new(true);
         nlr_pop();
     } else {
         if (handle) {
@@ -42,7 +44,7 @@ mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_alloca
 }
 
 mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle) {
-    ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new();
+    ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new(false);
     self->kind = NCNN_MP_MAT_BORROWED;
     self->handle = handle;
     return MP_OBJ_FROM_PTR(self);

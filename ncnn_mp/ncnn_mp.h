@@ -230,6 +230,14 @@ mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle);
 void ncnn_mp_modelbin_expire(mp_obj_t obj);
 
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where);
+// The Layer base class's own methods: a Python subclass that does not override one
+// finds these, which is how the trampoline tells "not defined".
+extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_load_param_obj;
+extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_load_model_obj;
+extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_create_pipeline_obj;
+extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_destroy_pipeline_obj;
+extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_forward_inplace_obj;
+extern const mp_obj_fun_builtin_var_t ncnn_mp_Layer_forward_obj;
 // Sets the layer's support_* flags and one_blob_only from a Python instance's attributes.
 void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle);
 

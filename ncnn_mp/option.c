@@ -35,8 +35,10 @@ static const ncnn_mp_option_flag_t ncnn_mp_option_flags[] = {
 };
 #undef NCNN_MP_OPTION_FLAG
 
-static ncnn_mp_option_obj_t *ncnn_mp_option_new(const mp_obj_type_t *type) {
-    ncnn_mp_option_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_option_obj_t, type);
+static ncnn_mp_option_obj_t *ncnn_mp_option_new(const mp_obj_type_t *type, bool finaliser) {
+    // A lent Option owns nothing: no finaliser.
+    ncnn_mp_option_obj_t *self = finaliser ? mp_obj_malloc_with_finaliser(ncnn_mp_option_obj_t, type)
+        : mp_obj_malloc(ncnn_mp_option_obj_t, type);
     self->handle = NULL;
     self->net = NULL;
     self->blob_allocator = NULL;
@@ -84,7 +86,7 @@ ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
             *blob_allocator = self->net->blob_allocator;
             return self->handle;
         default: {
-            ncnn_mp_option_obj_t *copy = ncnn_mp_option_new(&ncnn_mp_type_Option);
+            ncnn_mp_option_obj_t *copy = ncnn_mp_option_new(&ncnn_mp_type_Option, true);
             copy->handle = ncnn_option_create();
             ncnn_mp_option_copy_flags(copy->handle, self->handle);
             *blob_allocator = NULL;
@@ -94,7 +96,7 @@ ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
 }
 
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
-    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option);
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option, true);
     self->kind = NCNN_MP_OPTION_NET_VIEW;
     self->net = ncnn_mp_net_native_ref(net);
     self->handle = ncnn_net_get_option(net->handle);
@@ -102,7 +104,7 @@ mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
 }
 
 mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle) {
-    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option);
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option, false);
     self->kind = NCNN_MP_OPTION_BORROWED;
     self->handle = handle;
     return MP_OBJ_FROM_PTR(self);
@@ -115,7 +117,7 @@ void ncnn_mp_option_expire(mp_obj_t obj) {
 // Option()   ncnn_option_create
 static mp_obj_t ncnn_mp_Option_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
     mp_arg_check_num(n_args, n_kw, 0, 0, false);
-    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(type);
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new(type, true);
     self->handle = ncnn_option_create();
     return MP_OBJ_FROM_PTR(self);
 }

@@ -261,12 +261,17 @@ static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr metho
     return 0;
 }
 
-// The Layer base class's own function for `name`, straight from its table (a lookup
-// through the type would return a fresh self-checking wrapper, never equal to it).
+// The Layer base class's own function for `name` (a lookup through the type would
+// return a fresh self-checking wrapper, never equal to what an instance finds).
 static mp_obj_t ncnn_mp_base_method(qstr name) {
-    mp_map_t *locals = &MP_OBJ_TYPE_GET_SLOT(&ncnn_mp_type_Layer, locals_dict)->map;
-    mp_map_elem_t *e = mp_map_lookup(locals, MP_OBJ_NEW_QSTR(name), MP_MAP_LOOKUP);
-    return e ? e->value : MP_OBJ_NULL;
+    switch (name) {
+        case MP_QSTR_load_param: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_load_param_obj);
+        case MP_QSTR_load_model: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_load_model_obj);
+        case MP_QSTR_create_pipeline: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_create_pipeline_obj);
+        case MP_QSTR_destroy_pipeline: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_destroy_pipeline_obj);
+        case MP_QSTR_forward_inplace: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_forward_inplace_obj);
+        default: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_forward_obj);
+    }
 }
 
 // load_param / load_model / create_pipeline / destroy_pipeline: one lent argument, a status back.
