@@ -93,7 +93,7 @@ def micropython() -> MicroPython:
 @pytest.fixture(scope="session")
 def micropython_memcheck() -> MicroPython:
     """The same firmware built for valgrind (profile memcheck), every run under memcheck."""
-    return MicroPython(_firmware("memcheck"), _script_env(), valgrind=True)
+    return MicroPython(_firmware("memcheck"), dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1"), valgrind=True)
 
 
 @pytest.fixture(scope="session")

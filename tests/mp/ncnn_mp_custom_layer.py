@@ -3,6 +3,8 @@
 import gc
 import struct
 
+import micropython
+
 import ncnn_mp
 from mptest import *  # noqa: F401,F403
 
@@ -338,3 +340,31 @@ def churn(n):
 before = churn(5)
 after = churn(50)
 print("no growth over 50 nets", after <= before, before <= 6)
+
+
+# MemoryError inside a callback: the same exception from extract, and the Net lives on.
+class Hungry(Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, opt):
+        micropython.heap_lock()
+        try:
+            return [0] * 1000  # allocation fails while the heap is locked
+        finally:
+            micropython.heap_unlock()
+
+
+net = make_net(P_ONE, {"Failing": Hungry})
+check("MemoryError in forward", lambda: run(net, {"data": mat(1, 2)}))
+
+# A Net whose load failed in a Python layer loads again, with a working class, and runs.
+net = ncnn_mp.Net()
+net.register_custom_layer("Failing", failing("load_model"))
+net.load_param_mem(P_ONE)
+check("load_model fails", lambda: net.load_model(b""))
+net.register_custom_layer("Failing", Double)
+net.load_param_mem(P_ONE)
+net.load_model(b"")
+print("same Net reloaded", values(run(net, {"data": mat(1, 2)})))
