@@ -119,6 +119,63 @@ class Mat:
     def cstep(self) -> int:
         """Elements from the start of one channel to the next."""
 
+    BORDER_CONSTANT: int
+    """copy_make_border: fill the border with v."""
+    BORDER_REPLICATE: int
+    """copy_make_border: repeat the edge."""
+    BORDER_REFLECT: int
+    """copy_make_border: mirror the Mat at its edge."""
+    PIXEL_RGB: int
+    """Pixels in RGB order (3 bytes each)."""
+    PIXEL_BGR: int
+    """Pixels in BGR order (3 bytes each)."""
+    PIXEL_GRAY: int
+    """Pixels in GRAY order (1 bytes each)."""
+    PIXEL_RGBA: int
+    """Pixels in RGBA order (4 bytes each)."""
+    PIXEL_BGRA: int
+    """Pixels in BGRA order (4 bytes each)."""
+    PIXEL_RGB2BGR: int
+    """Pixels in RGB order, read into (or written from) a Mat as BGR."""
+    PIXEL_RGB2GRAY: int
+    """Pixels in RGB order, read into (or written from) a Mat as GRAY."""
+    PIXEL_RGB2RGBA: int
+    """Pixels in RGB order, read into (or written from) a Mat as RGBA."""
+    PIXEL_RGB2BGRA: int
+    """Pixels in RGB order, read into (or written from) a Mat as BGRA."""
+    PIXEL_BGR2RGB: int
+    """Pixels in BGR order, read into (or written from) a Mat as RGB."""
+    PIXEL_BGR2GRAY: int
+    """Pixels in BGR order, read into (or written from) a Mat as GRAY."""
+    PIXEL_BGR2RGBA: int
+    """Pixels in BGR order, read into (or written from) a Mat as RGBA."""
+    PIXEL_BGR2BGRA: int
+    """Pixels in BGR order, read into (or written from) a Mat as BGRA."""
+    PIXEL_GRAY2RGB: int
+    """Pixels in GRAY order, read into (or written from) a Mat as RGB."""
+    PIXEL_GRAY2BGR: int
+    """Pixels in GRAY order, read into (or written from) a Mat as BGR."""
+    PIXEL_GRAY2RGBA: int
+    """Pixels in GRAY order, read into (or written from) a Mat as RGBA."""
+    PIXEL_GRAY2BGRA: int
+    """Pixels in GRAY order, read into (or written from) a Mat as BGRA."""
+    PIXEL_RGBA2RGB: int
+    """Pixels in RGBA order, read into (or written from) a Mat as RGB."""
+    PIXEL_RGBA2BGR: int
+    """Pixels in RGBA order, read into (or written from) a Mat as BGR."""
+    PIXEL_RGBA2GRAY: int
+    """Pixels in RGBA order, read into (or written from) a Mat as GRAY."""
+    PIXEL_RGBA2BGRA: int
+    """Pixels in RGBA order, read into (or written from) a Mat as BGRA."""
+    PIXEL_BGRA2RGB: int
+    """Pixels in BGRA order, read into (or written from) a Mat as RGB."""
+    PIXEL_BGRA2BGR: int
+    """Pixels in BGRA order, read into (or written from) a Mat as BGR."""
+    PIXEL_BGRA2GRAY: int
+    """Pixels in BGRA order, read into (or written from) a Mat as GRAY."""
+    PIXEL_BGRA2RGBA: int
+    """Pixels in BGRA order, read into (or written from) a Mat as RGBA."""
+
     def __init__(self, w: int = 0, h: int = 0, d: int = 0, c: int = 0, *, data: Buffer | None = None,
                  elemsize: int = 0, elempack: int = 0, allocator: Allocator | None = None) -> None:
         """Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c) as in ncnn's C++; data= wraps a buffer without copying."""
@@ -143,6 +200,50 @@ class Mat:
         """Fill the elements from packed bytes (the layout to_bytes() gives)."""
     def substract_mean_normalize(self, mean: Sequence[float] | Buffer | None, norm: Sequence[float] | Buffer | None) -> None:
         """Per channel: (x - mean) * norm; either may be None (ncnn's spelling)."""
+    def copy_make_border(self, top: int, bottom: int, left: int, right: int, type: int, v: float, opt: Option,
+                         *, front: int = -1, behind: int = -1) -> Mat:
+        """A copy with a border added (type: Mat.BORDER_*); front/behind pad the depth too."""
+    def copy_cut_border(self, top: int, bottom: int, left: int, right: int, opt: Option,
+                        *, front: int = -1, behind: int = -1) -> Mat:
+        """A copy with the borders cut off."""
+    @classmethod
+    def from_pixels(cls, pixels: Buffer, type: int, w: int, h: int, stride: int = 0,
+                    allocator: Allocator | None = None) -> Mat:
+        """A (w, h, channels) float Mat from 8-bit pixels (type: Mat.PIXEL_*; stride 0: packed rows)."""
+    @classmethod
+    def from_pixels_resize(cls, pixels: Buffer, type: int, w: int, h: int, target_w: int, target_h: int,
+                           stride: int = 0, allocator: Allocator | None = None) -> Mat:
+        """from_pixels, resized (bilinear) to target_w x target_h."""
+    @classmethod
+    def from_pixels_roi(cls, pixels: Buffer, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
+                        roih: int, stride: int = 0, allocator: Allocator | None = None) -> Mat:
+        """from_pixels of a region of interest."""
+    @classmethod
+    def from_pixels_roi_resize(cls, pixels: Buffer, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
+                               roih: int, target_w: int, target_h: int, stride: int = 0,
+                               allocator: Allocator | None = None) -> Mat:
+        """from_pixels of a region of interest, resized to target_w x target_h."""
+    def to_pixels(self, type: int, pixels: Buffer | None = None, stride: int = 0) -> Buffer:
+        """8-bit pixels from this Mat, into pixels (returned) or a new bytearray."""
+    def to_pixels_resize(self, type: int, target_w: int, target_h: int, pixels: Buffer | None = None,
+                         stride: int = 0) -> Buffer:
+        """to_pixels, resized to target_w x target_h."""
+    @staticmethod
+    def draw_rectangle(pixels: Buffer, w: int, h: int, channels: int, rx: int, ry: int, rw: int, rh: int,
+                       color: int, thickness: int) -> None:
+        """Draw on 8-bit pixels (color 0xAABBGGRR; thickness -1 fills); clipped to the image."""
+    @staticmethod
+    def draw_circle(pixels: Buffer, w: int, h: int, channels: int, cx: int, cy: int, radius: int, color: int,
+                    thickness: int) -> None:
+        """Draw a circle on 8-bit pixels; clipped to the image."""
+    @staticmethod
+    def draw_line(pixels: Buffer, w: int, h: int, channels: int, x0: int, y0: int, x1: int, y1: int,
+                  color: int, thickness: int) -> None:
+        """Draw a line on 8-bit pixels; clipped to the image."""
+    @staticmethod
+    def draw_text(pixels: Buffer, w: int, h: int, channels: int, text: str, x: int, y: int, fontpixelsize: int,
+                  color: int) -> None:
+        """Draw ASCII text on 8-bit pixels; clipped to the image."""
     def __getitem__(self, i: int) -> float:
         """The i-th float32 of the storage (CPython ncnn)."""
     def __setitem__(self, i: int, v: float) -> None:

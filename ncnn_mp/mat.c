@@ -473,6 +473,111 @@ static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_convert_packing_obj, ncnn_mp_Mat_convert_packing);
 
+// Mat.copy_make_border(top, bottom, left, right, type, v, opt, *, front=-1, behind=-1) -> Mat
+//   ncnn_copy_make_border / _3d (front/behind >= 0: the depth too)
+// Mat.copy_cut_border(top, bottom, left, right, opt, *, front=-1, behind=-1) -> Mat
+//   ncnn_copy_cut_border / _3d
+static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args, bool make) {
+    const char *where = make ? "Mat.copy_make_border" : "Mat.copy_cut_border";
+    enum { ARG_top, ARG_bottom, ARG_left, ARG_right, ARG_type, ARG_v, ARG_opt, ARG_front, ARG_behind };
+    static const mp_arg_t allowed_make[] = {
+        { MP_QSTR_top, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_bottom, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_left, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_right, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_type, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_v, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_opt, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_front, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
+        { MP_QSTR_behind, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed_make)];
+    if (make) {
+        mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_make), allowed_make, args);
+    } else {
+        // copy_cut_border has no type and v: the same table without those two rows.
+        static const mp_arg_t allowed_cut[] = {
+            { MP_QSTR_top, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+            { MP_QSTR_bottom, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+            { MP_QSTR_left, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+            { MP_QSTR_right, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+            { MP_QSTR_opt, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+            { MP_QSTR_front, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
+            { MP_QSTR_behind, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
+        };
+        mp_arg_val_t cut[MP_ARRAY_SIZE(allowed_cut)];
+        mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_cut), allowed_cut, cut);
+        for (int i = 0; i < 4; i++) {
+            args[i] = cut[i];
+        }
+        args[ARG_type].u_obj = MP_OBJ_NEW_SMALL_INT(0);
+        args[ARG_v].u_obj = MP_OBJ_NEW_SMALL_INT(0);
+        args[ARG_opt] = cut[4];
+        args[ARG_front] = cut[5];
+        args[ARG_behind] = cut[6];
+    }
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(pos_args[0], where);
+    ncnn_mat_t m = self->handle;
+    if (ncnn_mat_get_dims(m) == 0) {
+        ncnn_mp_raise_value(where, "the Mat is empty");
+    }
+    static const char *const names[] = { "top", "bottom", "left", "right" };
+    int b[6];
+    for (int i = 0; i < 4; i++) {
+        b[i] = ncnn_mp_get_int_in(args[i].u_obj, 0, 1 << 15, where, names[i]);
+    }
+    b[4] = ncnn_mp_get_int_in(args[ARG_front].u_obj, -1, 1 << 15, where, "front");
+    b[5] = ncnn_mp_get_int_in(args[ARG_behind].u_obj, -1, 1 << 15, where, "behind");
+    bool depth = b[4] >= 0 || b[5] >= 0;
+    b[4] = b[4] < 0 ? 0 : b[4];
+    b[5] = b[5] < 0 ? 0 : b[5];
+    int type = ncnn_mp_get_int_in(args[ARG_type].u_obj, 0, 2, where, "type");
+    float v = ncnn_mp_get_float(args[ARG_v].u_obj, where, "v");
+    int w = ncnn_mat_get_w(m), h = ncnn_mat_get_h(m), d = ncnn_mat_get_d(m);
+    // ncnn reads src rows and columns by index without checking them: a reflected or
+    // cut border as wide as the Mat would read outside it.
+    if ((make && type == 2) && (b[0] >= h || b[1] >= h || b[2] >= w || b[3] >= w || b[4] >= d || b[5] >= d)) {
+        ncnn_mp_raise_value(where, "a reflected border must be narrower than the Mat");
+    }
+    if (!make && (b[0] + b[1] >= h || b[2] + b[3] >= w || b[4] + b[5] >= d)) {
+        ncnn_mp_raise_value(where, "the borders cut away the whole Mat");
+    }
+    ncnn_mp_allocator_native_t *alloc;
+    ncnn_option_t opt = ncnn_mp_get_option_for_result(args[ARG_opt].u_obj, where, &alloc);
+    if (make) {  // the new Mat's storage stays within what ncnn_mp lets ncnn allocate
+        unsigned long long bytes = (unsigned long long)(w + b[2] + b[3]) * (h + b[0] + b[1]) * (d + b[4] + b[5])
+            * ncnn_mat_get_c(m) * ncnn_mat_get_elemsize(m);
+        if (bytes > NCNN_MP_MAT_MAX_BYTES) {
+            ncnn_mp_raise_value(where, "Mat too large (more than 2 GiB of storage)");
+        }
+    }
+    ncnn_mat_t dst = ncnn_mat_create();
+    if (make && depth) {
+        ncnn_copy_make_border_3d(m, dst, b[0], b[1], b[2], b[3], b[4], b[5], type, v, opt);
+    } else if (make) {
+        ncnn_copy_make_border(m, dst, b[0], b[1], b[2], b[3], type, v, opt);
+    } else if (depth) {
+        ncnn_copy_cut_border_3d(m, dst, b[0], b[1], b[2], b[3], b[4], b[5], opt);
+    } else {
+        ncnn_copy_cut_border(m, dst, b[0], b[1], b[2], b[3], opt);
+    }
+    if (ncnn_mat_get_dims(dst) == 0) {
+        ncnn_mat_destroy(dst);
+        ncnn_mp_raise_value(where, "ncnn could not make the new Mat (unsupported element size or shape)");
+    }
+    return ncnn_mp_mat_wrap_owned(dst, MP_OBJ_NULL, alloc, where);
+}
+
+static mp_obj_t ncnn_mp_Mat_copy_make_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    return ncnn_mp_mat_border(n_args, pos_args, kw_args, true);
+}
+static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_copy_make_border_obj, 8, ncnn_mp_Mat_copy_make_border);
+
+static mp_obj_t ncnn_mp_Mat_copy_cut_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    return ncnn_mp_mat_border(n_args, pos_args, kw_args, false);
+}
+static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_copy_cut_border_obj, 6, ncnn_mp_Mat_copy_cut_border);
+
 // Reads `n` floats from a sequence of numbers or a buffer of packed float32 into out;
 // None gives NULL (ncnn then skips that step).
 static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name) {
@@ -640,6 +745,28 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_to_bytes), MP_ROM_PTR(&ncnn_mp_Mat_to_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_bytes), MP_ROM_PTR(&ncnn_mp_Mat_from_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_substract_mean_normalize), MP_ROM_PTR(&ncnn_mp_Mat_substract_mean_normalize_obj) },
+    { MP_ROM_QSTR(MP_QSTR_copy_make_border), MP_ROM_PTR(&ncnn_mp_Mat_copy_make_border_obj) },
+    { MP_ROM_QSTR(MP_QSTR_copy_cut_border), MP_ROM_PTR(&ncnn_mp_Mat_copy_cut_border_obj) },
+    { MP_ROM_QSTR(MP_QSTR_BORDER_CONSTANT), MP_ROM_INT(NCNN_BORDER_CONSTANT) },
+    { MP_ROM_QSTR(MP_QSTR_BORDER_REPLICATE), MP_ROM_INT(NCNN_BORDER_REPLICATE) },
+    { MP_ROM_QSTR(MP_QSTR_BORDER_REFLECT), MP_ROM_INT(NCNN_BORDER_REFLECT) },
+    #if NCNN_PIXEL
+    { MP_ROM_QSTR(MP_QSTR_from_pixels), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_obj) },
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_obj) },
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_obj) },
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_resize_obj) },
+    { MP_ROM_QSTR(MP_QSTR_to_pixels), MP_ROM_PTR(&ncnn_mp_Mat_to_pixels_obj) },
+    { MP_ROM_QSTR(MP_QSTR_to_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_to_pixels_resize_obj) },
+    #define NCNN_MP_PIXEL_CONST(name, value) { MP_ROM_QSTR(MP_QSTR_PIXEL_##name), MP_ROM_INT(value) },
+    NCNN_MP_PIXEL_TYPES(NCNN_MP_PIXEL_CONST)
+    #undef NCNN_MP_PIXEL_CONST
+    #endif
+    #if NCNN_PIXEL_DRAWING
+    { MP_ROM_QSTR(MP_QSTR_draw_rectangle), MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_obj) },
+    { MP_ROM_QSTR(MP_QSTR_draw_circle), MP_ROM_PTR(&ncnn_mp_Mat_draw_circle_obj) },
+    { MP_ROM_QSTR(MP_QSTR_draw_line), MP_ROM_PTR(&ncnn_mp_Mat_draw_line_obj) },
+    { MP_ROM_QSTR(MP_QSTR_draw_text), MP_ROM_PTR(&ncnn_mp_Mat_draw_text_obj) },
+    #endif
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Mat_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Mat_locals, ncnn_mp_Mat_locals_table);

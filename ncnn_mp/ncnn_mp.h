@@ -207,6 +207,30 @@ ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
+// Mat's image functions (mat_pixels.c), for Mat's table in mat.c.
+#if NCNN_PIXEL
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_resize_obj;
+extern const mp_obj_fun_builtin_var_t ncnn_mp_Mat_to_pixels_obj;
+extern const mp_obj_fun_builtin_var_t ncnn_mp_Mat_to_pixels_resize_obj;
+// Mat.PIXEL_* constants: ncnn's formats, and format | target << 16 for conversions.
+#define NCNN_MP_PIXEL_TYPES(X) \
+    X(RGB, 1) X(BGR, 2) X(GRAY, 3) X(RGBA, 4) X(BGRA, 5) \
+    X(RGB2BGR, 1 | 2 << 16) X(RGB2GRAY, 1 | 3 << 16) X(RGB2RGBA, 1 | 4 << 16) X(RGB2BGRA, 1 | 5 << 16) \
+    X(BGR2RGB, 2 | 1 << 16) X(BGR2GRAY, 2 | 3 << 16) X(BGR2RGBA, 2 | 4 << 16) X(BGR2BGRA, 2 | 5 << 16) \
+    X(GRAY2RGB, 3 | 1 << 16) X(GRAY2BGR, 3 | 2 << 16) X(GRAY2RGBA, 3 | 4 << 16) X(GRAY2BGRA, 3 | 5 << 16) \
+    X(RGBA2RGB, 4 | 1 << 16) X(RGBA2BGR, 4 | 2 << 16) X(RGBA2GRAY, 4 | 3 << 16) X(RGBA2BGRA, 4 | 5 << 16) \
+    X(BGRA2RGB, 5 | 1 << 16) X(BGRA2BGR, 5 | 2 << 16) X(BGRA2GRAY, 5 | 3 << 16) X(BGRA2RGBA, 5 | 4 << 16)
+#endif
+#if NCNN_PIXEL_DRAWING
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_rectangle_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_circle_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_line_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_text_obj;
+#endif
+
 // Wrap a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's
 // C API returns NULL when allocation fails) raises MemoryError naming `where`.
 mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,

@@ -1,0 +1,282 @@
+// Mat's image side: pixels to and from Mats, and drawing on pixel buffers
+// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL.
+#include "ncnn_mp.h"
+
+#if NCNN_PIXEL
+
+// Channels of ncnn's pixel formats (NCNN_MAT_PIXEL_RGB = 1 .. BGRA = 5).
+static int ncnn_mp_pixel_channels(int format) {
+    static const int channels[] = { 0, 3, 3, 1, 4, 4 };
+    return format >= 1 && format <= 5 ? channels[format] : 0;
+}
+
+// Conversions ncnn's from_pixels / to_pixels implement (mat_pixel.cpp), as "from, to" pairs.
+static const uint8_t ncnn_mp_from_conversions[][2] = {
+    {1, 2}, {2, 1}, {1, 3}, {1, 4}, {2, 5}, {2, 3}, {2, 4}, {1, 5}, {3, 1}, {3, 2}, {3, 4}, {3, 5},
+    {4, 1}, {5, 2}, {4, 2}, {5, 1}, {4, 3}, {4, 5}, {5, 4}, {5, 3},
+};
+static const uint8_t ncnn_mp_to_conversions[][2] = {
+    {1, 2}, {2, 1}, {1, 4}, {2, 5}, {2, 4}, {1, 5}, {3, 4}, {3, 5}, {4, 5}, {5, 4},
+};
+
+// Checks a pixel type (a format, or format | target << 16) against the conversions ncnn
+// has; returns the source format's channels, and through *out_channels the target's.
+static int ncnn_mp_pixel_type(mp_obj_t type_in, bool to, int *out_channels, const char *where) {
+    int type = ncnn_mp_get_int_in(type_in, 1, INT32_MAX, where, "type");
+    int from = type & 0xffff, target = type >> 16;
+    int cin = ncnn_mp_pixel_channels(from);
+    bool ok = cin > 0 && (target == 0 || ncnn_mp_pixel_channels(target) > 0);
+    if (ok && target) {
+        ok = false;
+        size_t n = to ? MP_ARRAY_SIZE(ncnn_mp_to_conversions) : MP_ARRAY_SIZE(ncnn_mp_from_conversions);
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *c = to ? ncnn_mp_to_conversions[i] : ncnn_mp_from_conversions[i];
+            ok |= c[0] == from && c[1] == target;
+        }
+    }
+    if (!ok) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
+            where, type);
+    }
+    *out_channels = target ? ncnn_mp_pixel_channels(target) : cin;
+    return cin;
+}
+
+// Reads a pixel buffer argument: w x h pixels of `channels` bytes, rows `stride` bytes
+// apart (0: packed); checks it holds them all.
+static const uint8_t *ncnn_mp_pixels_in(mp_obj_t buf, int w, int h, int channels, int *stride, bool writable,
+    const char *where) {
+    mp_buffer_info_t info;
+    ncnn_mp_get_buffer(buf, &info, writable ? MP_BUFFER_RW : MP_BUFFER_READ, where, "pixels");
+    if (*stride == 0) {
+        *stride = w * channels;
+    }
+    if (*stride < w * channels) {
+        ncnn_mp_raise_value(where, "stride is shorter than a row of pixels");
+    }
+    size_t need = (size_t)*stride * (h - 1) + (size_t)w * channels;
+    if (info.len < need) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
+            where, (unsigned)info.len, w, h, (unsigned)need);
+    }
+    return info.buf;
+}
+
+static const int ncnn_mp_max_side = 1 << 15;
+
+// Mat.from_pixels(pixels, type, w, h, stride=0, allocator=None)
+// Mat.from_pixels_resize(pixels, type, w, h, target_w, target_h, stride=0, allocator=None)
+// Mat.from_pixels_roi(pixels, type, w, h, roix, roiy, roiw, roih, stride=0, allocator=None)
+// Mat.from_pixels_roi_resize(pixels, type, w, h, roix, roiy, roiw, roih, target_w, target_h, stride=0, allocator=None)
+//   -> Mat (classmethods)   ncnn_mat_from_pixels / _resize / _roi / _roi_resize
+typedef enum { NCNN_MP_PLAIN, NCNN_MP_RESIZE, NCNN_MP_ROI, NCNN_MP_ROI_RESIZE } ncnn_mp_from_kind_t;
+
+static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncnn_mp_from_kind_t kind, const char *where) {
+    // args[0] is the class; then pixels, type, w, h, [roi x4], [target w, h], [stride], [allocator]
+    size_t fixed = 5 + (kind >= NCNN_MP_ROI ? 4 : 0) + (kind == NCNN_MP_RESIZE || kind == NCNN_MP_ROI_RESIZE ? 2 : 0);
+    if (n_args < fixed || n_args > fixed + 2) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: takes %d to %d arguments"), where,
+            (int)fixed - 1, (int)fixed + 1);
+    }
+    int out_channels;
+    int cin = ncnn_mp_pixel_type(args[2], false, &out_channels, where);
+    int w = ncnn_mp_get_int_in(args[3], 1, ncnn_mp_max_side, where, "w");
+    int h = ncnn_mp_get_int_in(args[4], 1, ncnn_mp_max_side, where, "h");
+    size_t k = 5;
+    int roi[4] = { 0, 0, w, h };
+    if (kind >= NCNN_MP_ROI) {
+        static const char *const names[] = { "roix", "roiy", "roiw", "roih" };
+        for (int i = 0; i < 4; i++) {
+            roi[i] = ncnn_mp_get_int_in(args[k++], i < 2 ? 0 : 1, ncnn_mp_max_side, where, names[i]);
+        }
+        if (roi[0] + roi[2] > w || roi[1] + roi[3] > h) {
+            ncnn_mp_raise_value(where, "the region of interest reaches outside the image");
+        }
+    }
+    int tw = 0, th = 0;
+    if (kind == NCNN_MP_RESIZE || kind == NCNN_MP_ROI_RESIZE) {
+        tw = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_w");
+        th = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_h");
+    }
+    int stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
+    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(k < n_args ? args[k] : mp_const_none, where);
+    const uint8_t *px = ncnn_mp_pixels_in(args[1], w, h, cin, &stride, false, where);
+    ncnn_allocator_t a = alloc ? alloc->handle : NULL;
+    int type = mp_obj_get_int(args[2]);
+    ncnn_mat_t m;
+    switch (kind) {
+        case NCNN_MP_PLAIN: m = ncnn_mat_from_pixels(px, type, w, h, stride, a); break;
+        case NCNN_MP_RESIZE: m = ncnn_mat_from_pixels_resize(px, type, w, h, stride, tw, th, a); break;
+        case NCNN_MP_ROI: m = ncnn_mat_from_pixels_roi(px, type, w, h, stride, roi[0], roi[1], roi[2], roi[3], a); break;
+        default: m = ncnn_mat_from_pixels_roi_resize(px, type, w, h, stride, roi[0], roi[1], roi[2], roi[3], tw, th, a); break;
+    }
+    if (m && ncnn_mat_get_dims(m) == 0) {
+        ncnn_mat_destroy(m);
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not make the Mat"), where);
+    }
+    (void)out_channels;
+    return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, alloc, where);
+}
+
+static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_PLAIN, "Mat.from_pixels");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, 5, 7, ncnn_mp_Mat_from_pixels);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_from_pixels_resize(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_RESIZE, "Mat.from_pixels_resize");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, 7, 9, ncnn_mp_Mat_from_pixels_resize);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_from_pixels_roi(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_ROI, "Mat.from_pixels_roi");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_fun_obj, 9, 11, ncnn_mp_Mat_from_pixels_roi);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_roi_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_from_pixels_roi_resize(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_ROI_RESIZE, "Mat.from_pixels_roi_resize");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_resize_fun_obj, 11, 13, ncnn_mp_Mat_from_pixels_roi_resize);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_roi_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_resize_fun_obj));
+
+// Mat.to_pixels(type, pixels=None, stride=0) -> bytearray
+// Mat.to_pixels_resize(type, target_w, target_h, pixels=None, stride=0) -> bytearray
+//   ncnn_mat_to_pixels / _resize; into `pixels` when given (and returned), else a new bytearray.
+static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
+    ncnn_mat_t m = self->handle;
+    int out_channels;
+    int cin = ncnn_mp_pixel_type(args[1], true, &out_channels, where);
+    // ncnn reads one Mat channel per source channel: a mismatch would read past the Mat.
+    int dims = ncnn_mat_get_dims(m);
+    if ((dims != 3 && !(dims == 2 && cin == 1)) || ncnn_mat_get_c(m) != cin || ncnn_mat_get_elemsize(m) != 4
+        || ncnn_mat_get_elempack(m) != 1) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: needs a float32 Mat with %d channel(s) for that type"),
+            where, cin);
+    }
+    size_t k = 2;
+    int w = ncnn_mat_get_w(m), h = ncnn_mat_get_h(m);
+    if (resize) {
+        w = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_w");
+        h = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_h");
+    }
+    mp_obj_t out = k < n_args && args[k] != mp_const_none ? args[k] : MP_OBJ_NULL;
+    k++;
+    int stride = k < n_args ? ncnn_mp_get_int_in(args[k], 0, INT32_MAX, where, "stride") : 0;
+    if (out == MP_OBJ_NULL) {
+        size_t size = (size_t)(stride ? stride : w * out_channels) * h;
+        out = mp_obj_new_bytearray_by_ref(size, m_new0(uint8_t, size));
+    }
+    uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(out, w, h, out_channels, &stride, true, where);
+    int type = mp_obj_get_int(args[1]);
+    if (resize) {
+        ncnn_mat_to_pixels_resize(m, px, type, w, h, stride);
+    } else {
+        ncnn_mat_to_pixels(m, px, type, stride);
+    }
+    return out;
+}
+
+static mp_obj_t ncnn_mp_Mat_to_pixels(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_to_pixels(n_args, args, false, "Mat.to_pixels");
+}
+MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, 2, 4, ncnn_mp_Mat_to_pixels);
+
+static mp_obj_t ncnn_mp_Mat_to_pixels_resize(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_mat_to_pixels(n_args, args, true, "Mat.to_pixels_resize");
+}
+MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, 4, 6, ncnn_mp_Mat_to_pixels_resize);
+
+#if NCNN_PIXEL_DRAWING
+
+// Drawing on a pixel buffer of w x h pixels with `channels` (1..4) bytes each.
+// Mat.draw_rectangle(pixels, w, h, channels, rx, ry, rw, rh, color, thickness)   ncnn_draw_rectangle_c1..c4
+// Mat.draw_circle(pixels, w, h, channels, cx, cy, radius, color, thickness)       ncnn_draw_circle_c1..c4
+// Mat.draw_line(pixels, w, h, channels, x0, y0, x1, y1, color, thickness)         ncnn_draw_line_c1..c4
+// Mat.draw_text(pixels, w, h, channels, text, x, y, fontpixelsize, color)         ncnn_draw_text_c1..c4
+// ncnn clips every shape to the image, so only the buffer's size needs checking.
+typedef enum { NCNN_MP_RECT, NCNN_MP_CIRCLE, NCNN_MP_LINE, NCNN_MP_TEXT } ncnn_mp_shape_t;
+
+static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_t shape, const char *where) {
+    (void)n_args;
+    int w = ncnn_mp_get_int_in(args[1], 1, ncnn_mp_max_side, where, "w");
+    int h = ncnn_mp_get_int_in(args[2], 1, ncnn_mp_max_side, where, "h");
+    int ch = ncnn_mp_get_int_in(args[3], 1, 4, where, "channels");
+    int stride = 0;
+    uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(args[0], w, h, ch, &stride, true, where);
+    int v[5];
+    size_t n = shape == NCNN_MP_CIRCLE ? 3 : shape == NCNN_MP_TEXT ? 3 : 4;
+    size_t first = shape == NCNN_MP_TEXT ? 5 : 4;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = ncnn_mp_get_int_in(args[first + i], -ncnn_mp_max_side, ncnn_mp_max_side, where, "coordinate");
+    }
+    mp_obj_t color_in = args[first + n];
+    if (!mp_obj_is_int(color_in)) {
+        ncnn_mp_raise_type(where, "color must be an int (0xAABBGGRR, one byte per channel)");
+    }
+    unsigned int color = (unsigned int)mp_obj_int_get_truncated(color_in);
+    int thickness = shape == NCNN_MP_TEXT ? 0 : ncnn_mp_get_int_in(args[first + n + 1], -1, 1024, where, "thickness");
+    switch (shape) {
+        case NCNN_MP_RECT: {
+            void (*f[])(unsigned char *, int, int, int, int, int, int, unsigned int, int) = {
+                ncnn_draw_rectangle_c1, ncnn_draw_rectangle_c2, ncnn_draw_rectangle_c3, ncnn_draw_rectangle_c4 };
+            f[ch - 1](px, w, h, v[0], v[1], v[2], v[3], color, thickness);
+            break;
+        }
+        case NCNN_MP_CIRCLE: {
+            void (*f[])(unsigned char *, int, int, int, int, int, unsigned int, int) = {
+                ncnn_draw_circle_c1, ncnn_draw_circle_c2, ncnn_draw_circle_c3, ncnn_draw_circle_c4 };
+            f[ch - 1](px, w, h, v[0], v[1], v[2], color, thickness);
+            break;
+        }
+        case NCNN_MP_LINE: {
+            void (*f[])(unsigned char *, int, int, int, int, int, int, unsigned int, int) = {
+                ncnn_draw_line_c1, ncnn_draw_line_c2, ncnn_draw_line_c3, ncnn_draw_line_c4 };
+            f[ch - 1](px, w, h, v[0], v[1], v[2], v[3], color, thickness);
+            break;
+        }
+        default: {
+            if (v[2] < 1) {
+                ncnn_mp_raise_value(where, "fontpixelsize must be >= 1");
+            }
+            void (*f[])(unsigned char *, int, int, const char *, int, int, int, unsigned int) = {
+                ncnn_draw_text_c1, ncnn_draw_text_c2, ncnn_draw_text_c3, ncnn_draw_text_c4 };
+            f[ch - 1](px, w, h, mp_obj_str_get_str(args[4]), v[0], v[1], v[2], color);
+            break;
+        }
+    }
+    return mp_const_none;
+}
+
+static mp_obj_t ncnn_mp_Mat_draw_rectangle(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_draw(n_args, args, NCNN_MP_RECT, "Mat.draw_rectangle");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_rectangle_fun_obj, 10, 10, ncnn_mp_Mat_draw_rectangle);
+MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_rectangle_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_draw_circle(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_draw(n_args, args, NCNN_MP_CIRCLE, "Mat.draw_circle");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_circle_fun_obj, 9, 9, ncnn_mp_Mat_draw_circle);
+MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_circle_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_circle_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_draw_line(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_draw(n_args, args, NCNN_MP_LINE, "Mat.draw_line");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_line_fun_obj, 10, 10, ncnn_mp_Mat_draw_line);
+MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_line_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_line_fun_obj));
+
+static mp_obj_t ncnn_mp_Mat_draw_text(size_t n_args, const mp_obj_t *args) {
+    if (!mp_obj_is_str(args[4])) {
+        ncnn_mp_raise_type("Mat.draw_text", "text must be a str");
+    }
+    return ncnn_mp_draw(n_args, args, NCNN_MP_TEXT, "Mat.draw_text");
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_text_fun_obj, 9, 9, ncnn_mp_Mat_draw_text);
+MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_text_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_text_fun_obj));
+
+#endif // NCNN_PIXEL_DRAWING
+#endif // NCNN_PIXEL
