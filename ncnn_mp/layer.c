@@ -150,7 +150,11 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     if (self->stage < 1) {
         ncnn_mp_raise_value(where, "call load_param first: it tells the layer how many weights to read");
     }
-    ncnn_mp_layer_check_ret(self->handle->load_model(self->handle, ncnn_mp_get_modelbin_handle(mb, where)), where);
+    // ncnn's C API quirk: a built-in layer's load_model (__ncnn_layer_load_model) reads
+    // its argument as the C++ ModelBin itself, not as the ncnn_modelbin_t around it
+    // (custom layers get the ncnn_modelbin_t). Handing it the struct crashes in ncnn.
+    ncnn_modelbin_t h = ncnn_mp_get_modelbin_handle(mb, where);
+    ncnn_mp_layer_check_ret(self->handle->load_model(self->handle, (ncnn_modelbin_t)h->pthis), where);
     self->stage = 2;
     return mp_const_none;
 }
@@ -205,7 +209,7 @@ static ncnn_option_t ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, mp_obj_t opt
     }
     if (self->stage < 2) {
         ncnn_modelbin_t mb = ncnn_modelbin_create_from_mat_array(NULL, 0);
-        int ret = self->handle->load_model(self->handle, mb);
+        int ret = self->handle->load_model(self->handle, (ncnn_modelbin_t)mb->pthis);  // see Layer.load_model
         ncnn_modelbin_destroy(mb);
         if (ret != 0) {
             ncnn_mp_raise_value(where, "the layer needs weights: call load_model first");

@@ -1,10 +1,75 @@
 // ModelBin: where a layer's load_model reads its weights from (ncnn_modelbin_*).
+//
+// ncnn_modelbin_create_from_mat_array keeps a pointer into a std::vector local to
+// that function (dead once it returns), and its load() walks the array without a
+// bound: using it reads freed memory. ncnn_mp makes an empty one instead (which owns
+// no array) and points its load_1d/_2d/_3d callbacks, which the C++ object's own
+// load() calls, at a bounded array of its own below.
+#include <stdlib.h>
+
 #include "ncnn_mp.h"
+
+typedef struct _ncnn_mp_mat_array_t {
+    ncnn_modelbin_t handle;
+    ncnn_mat_t *mats;  // owned copies
+    size_t n, next;
+    struct _ncnn_mp_mat_array_t *link;
+} ncnn_mp_mat_array_t;
+
+// The arrays alive now, found by the ncnn_modelbin_t our callbacks receive.
+static ncnn_mp_mat_array_t *ncnn_mp_mat_arrays;
+
+// The next Mat of the array, as a new handle (ncnn takes it and destroys it). An empty
+// Mat when the array is used up or the Mat does not have the element count asked
+// for: the layer then fails its load_model instead of reading past the weights.
+static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count) {
+    ncnn_mp_mat_array_t *a = ncnn_mp_mat_arrays;
+    while (a && a->handle != mb) {
+        a = a->link;
+    }
+    if (a == NULL || a->next >= a->n) {
+        return ncnn_mat_create();
+    }
+    ncnn_mat_t m = a->mats[a->next++];
+    size_t have = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m) * ncnn_mat_get_c(m);
+    return have == count ? ncnn_mat_clone(m, NULL) : ncnn_mat_create();
+}
+
+static ncnn_mat_t ncnn_mp_mat_array_load_1d(const ncnn_modelbin_t mb, int w, int type) {
+    (void)type;
+    return ncnn_mp_mat_array_load(mb, (size_t)w);
+}
+
+static ncnn_mat_t ncnn_mp_mat_array_load_2d(const ncnn_modelbin_t mb, int w, int h, int type) {
+    (void)type;
+    return ncnn_mp_mat_array_load(mb, (size_t)w * h);
+}
+
+static ncnn_mat_t ncnn_mp_mat_array_load_3d(const ncnn_modelbin_t mb, int w, int h, int c, int type) {
+    (void)type;
+    return ncnn_mp_mat_array_load(mb, (size_t)w * h * c);
+}
+
+static void ncnn_mp_mat_array_free(ncnn_mp_mat_array_t *a) {
+    ncnn_mp_mat_array_t **link = &ncnn_mp_mat_arrays;
+    while (*link && *link != a) {
+        link = &(*link)->link;
+    }
+    if (*link) {
+        *link = a->link;
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        ncnn_mat_destroy(a->mats[i]);
+    }
+    free(a->mats);
+    free(a);
+}
 
 static ncnn_mp_modelbin_obj_t *ncnn_mp_modelbin_new(const mp_obj_type_t *type) {
     ncnn_mp_modelbin_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_modelbin_obj_t, type);
     self->handle = NULL;
     self->keep = MP_OBJ_NULL;
+    self->array = NULL;
     self->borrowed = false;
     return self;
 }
@@ -64,20 +129,31 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     size_t n;
     mp_obj_t *items;
     mp_obj_get_array(mats, &n, &items);
-    // Deep copies with ncnn's default allocator: ncnn keeps them for the ModelBin's
-    // life, which may outlast the Python buffers or Allocators of the Mats given.
-    ncnn_mat_t *copies = m_new0(ncnn_mat_t, n ? n : 1);
     for (size_t i = 0; i < n; i++) {  // check them all before copying any: nothing may leak
-        copies[i] = ncnn_mp_get_mat_handle(items[i], where);
+        ncnn_mp_get_mat_handle(items[i], where);
     }
+    ncnn_mp_mat_array_t *a = calloc(1, sizeof(*a));
+    ncnn_mat_t *copies = calloc(n ? n : 1, sizeof(ncnn_mat_t));
+    if (a == NULL || copies == NULL) {
+        free(a);
+        free(copies);
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+    }
+    // Deep copies with ncnn's default allocator: the ModelBin may outlast the Python
+    // buffers or Allocators of the Mats given.
     for (size_t i = 0; i < n; i++) {
-        copies[i] = ncnn_mat_clone(copies[i], NULL);
+        copies[i] = ncnn_mat_clone(ncnn_mp_get_mat_handle(items[i], where), NULL);
     }
-    self->handle = ncnn_modelbin_create_from_mat_array(copies, (int)n);
-    for (size_t i = 0; i < n; i++) {
-        ncnn_mat_destroy(copies[i]);  // the ModelBin holds its own references
-    }
-    m_del(ncnn_mat_t, copies, n ? n : 1);
+    a->mats = copies;
+    a->n = n;
+    a->handle = ncnn_modelbin_create_from_mat_array(NULL, 0);
+    a->handle->load_1d = ncnn_mp_mat_array_load_1d;
+    a->handle->load_2d = ncnn_mp_mat_array_load_2d;
+    a->handle->load_3d = ncnn_mp_mat_array_load_3d;
+    a->link = ncnn_mp_mat_arrays;
+    ncnn_mp_mat_arrays = a;
+    self->array = a;
+    self->handle = a->handle;
     return MP_OBJ_FROM_PTR(self);
 }
 
@@ -86,6 +162,10 @@ static mp_obj_t ncnn_mp_ModelBin_close(mp_obj_t self_in) {
     ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(self_in);
     if (!self->borrowed && self->handle) {
         ncnn_modelbin_destroy(self->handle);
+    }
+    if (self->array) {
+        ncnn_mp_mat_array_free(self->array);
+        self->array = NULL;
     }
     self->handle = NULL;
     return mp_const_none;

@@ -105,6 +105,7 @@ typedef struct _ncnn_mp_modelbin_obj_t {
     mp_obj_base_t base;
     ncnn_modelbin_t handle;  // NULL once closed, or once a lent ModelBin's callback returned
     mp_obj_t keep;           // the DataReader it reads through
+    struct _ncnn_mp_mat_array_t *array;  // from_mat_array: the Mats it serves (C heap, owned)
     bool borrowed;
 } ncnn_mp_modelbin_obj_t;
 
