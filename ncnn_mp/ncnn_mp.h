@@ -189,6 +189,9 @@ typedef struct _ncnn_mp_layer_obj_t {
     uint8_t stage;              // standalone use: 0 new, 1 params loaded, 2 weights loaded
     bool owned;                 // ncnn_mp destroys the handle (false once a Net owns it)
     bool custom;                // the base of a Python subclass (Layer() without a type)
+    // ncnn sizes a layer's bottom/top shape lists only after its load_param: until then
+    // reading one would index an empty std::vector.
+    bool shapes_ready;
 } ncnn_mp_layer_obj_t;
 
 // ---------------------------------------------------------------------------

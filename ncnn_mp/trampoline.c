@@ -304,7 +304,13 @@ static mp_obj_t ncnn_mp_wrap_option(void *p) {
 }
 
 static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) {
-    return ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_wrap_paramdict, pd);
+    int ret = ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_wrap_paramdict, pd);
+    mp_obj_t instance = ncnn_mp_root_get(layer);
+    if (instance != MP_OBJ_NULL) {  // ncnn sizes the shape lists once this returns
+        mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
+        ((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->shapes_ready = true;
+    }
+    return ret;
 }
 static int ncnn_mp_tr_load_model(ncnn_layer_t layer, const ncnn_modelbin_t mb) {
     return ncnn_mp_simple_callback(layer, MP_QSTR_load_model, ncnn_mp_wrap_modelbin, mb);

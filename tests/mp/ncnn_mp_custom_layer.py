@@ -368,3 +368,24 @@ net.register_custom_layer("Failing", Double)
 net.load_param_mem(P_ONE)
 net.load_model(b"")
 print("same Net reloaded", values(run(net, {"data": mat(1, 2)})))
+
+
+# Blob shapes (the .param's -23330 hints) are there from create_pipeline on.
+class Shapes(Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd):
+        check("  shape during load_param", lambda: self.get_bottom_shape(0))
+
+    def create_pipeline(self, opt):
+        print("  shapes in create_pipeline", self.get_bottom_shape(0), self.get_top_shape(0))
+
+    def forward_inplace(self, blob, opt):
+        pass
+
+
+make_net("7767517\n2 2\nInput data 0 1 data -23330=4,3,4,5,6 0=4 1=5 2=6\nShapes s 1 1 data out -23330=4,3,4,5,6\n",
+         {"Shapes": Shapes})
