@@ -143,6 +143,11 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (ncnn_mat_get_dims(mat->handle) == 0) {
         ncnn_mp_raise_value(where, "the Mat is empty");
     }
+    // ncnn's layers take float32 input and convert inside; other element sizes would be
+    // read as floats, past the end of the data.
+    if (ncnn_mat_get_elemsize(mat->handle) != 4u * ncnn_mat_get_elempack(mat->handle)) {
+        ncnn_mp_raise_value(where, "the Mat must hold float32 elements");
+    }
     if (mat->kind == NCNN_MP_MAT_BORROWED) {
         ncnn_mp_raise_value(where, "a Mat lent to a callback cannot be an input (clone() it)");
     }

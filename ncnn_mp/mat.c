@@ -461,9 +461,9 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_flatten_obj, ncnn_mp_Mat_flatten);
 static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_in, mp_obj_t opt_in) {
     const char *where = "Mat.convert_packing";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
-    int elempack = ncnn_mp_get_int_in(elempack_in, 1, 64, where, "elempack");
-    if (elempack & (elempack - 1)) {
-        ncnn_mp_raise_value(where, "elempack must be a power of two");
+    int elempack = ncnn_mp_get_int_in(elempack_in, 1, 16, where, "elempack");
+    if (elempack != 1 && elempack != 4 && elempack != 8 && elempack != 16) {
+        ncnn_mp_raise_value(where, "elempack must be 1, 4, 8 or 16 (the packings ncnn converts between)");
     }
     ncnn_mp_allocator_native_t *alloc;
     ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
