@@ -219,6 +219,14 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt.%q: the net's layers were prepared "
                 "with it when the model was loaded; set it before loading (or clear() first)"), attr);
         }
+        #if !NCNN_VULKAN
+        if ((attr == MP_QSTR_use_vulkan_compute || attr == MP_QSTR_use_shader_local_memory
+             || attr == MP_QSTR_use_cooperative_matrix) && mp_obj_is_true(dest[1])) {
+            // ncnn without Vulkan ignores these GPU switches: say so instead of pretending.
+            mp_raise_msg_varg(&mp_type_NotImplementedError,
+                MP_ERROR_TEXT("Option.%q: needs ncnn built with NCNN_VULKAN"), attr);
+        }
+        #endif
         if (flag) {
             flag->set(self->handle, mp_obj_is_true(dest[1]));
         } else {
