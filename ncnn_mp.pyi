@@ -118,6 +118,12 @@ class Mat:
     @property
     def cstep(self) -> int:
         """Elements from the start of one channel to the next."""
+    @property
+    def n(self) -> int:
+        """Batch count (1 unless made with n=)."""
+    @property
+    def nstep(self) -> int:
+        """Elements from the start of one batch to the next."""
 
     BORDER_CONSTANT: int
     """copy_make_border: fill the border with v."""
@@ -177,8 +183,11 @@ class Mat:
     """Pixels in BGRA order, read into (or written from) a Mat as RGBA."""
 
     def __init__(self, w: int = 0, h: int = 0, d: int = 0, c: int = 0, *, data: Buffer | None = None,
-                 elemsize: int = 0, elempack: int = 0, allocator: Allocator | None = None) -> None:
-        """Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c) as in ncnn's C++; data= wraps a buffer without copying."""
+                 elemsize: int = 0, elempack: int = 0, allocator: Allocator | None = None, n: int = 1) -> None:
+        """Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c) as in ncnn's C++; data= wraps a buffer
+        without copying; n= makes a batch of n such Mats."""
+    def batch(self, b: int) -> Mat:
+        """A view of batch b (sharing storage; it keeps this Mat alive)."""
     def fill(self, v: float) -> None:
         """Set every element to v (float32 Mats)."""
     def clone(self, allocator: Allocator | None = None) -> Mat:

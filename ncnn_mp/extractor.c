@@ -148,6 +148,12 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (ncnn_mat_get_elemsize(mat->handle) != 4u * ncnn_mat_get_elempack(mat->handle)) {
         ncnn_mp_raise_value(where, "the Mat must hold float32 elements");
     }
+    #if NCNN_BATCH
+    if (ncnn_mat_get_n(mat->handle) > 1) {
+        // Not every layer walks the batches of its input: feed them one batch(b) at a time.
+        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
+    }
+    #endif
     if (mat->kind == NCNN_MP_MAT_BORROWED) {
         ncnn_mp_raise_value(where, "a Mat lent to a callback cannot be an input (clone() it)");
     }

@@ -234,6 +234,11 @@ static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
     if (ncnn_mat_get_dims(h) == 0) {
         ncnn_mp_raise_value(where, "the input Mat is empty");
     }
+    #if NCNN_BATCH
+    if (ncnn_mat_get_n(h) > 1) {
+        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
+    }
+    #endif
     return h;
 }
 

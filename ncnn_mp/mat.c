@@ -84,22 +84,47 @@ static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *whe
     return self;
 }
 
-// Bytes from the first element to the last: channel padding (cstep) between
-// channels included, the padding after the last element left out.
+// A Mat's batch count and the elements from one batch to the next (ncnn's n / nstep;
+// without NCNN_BATCH every Mat is a single batch).
+static int ncnn_mp_mat_n(ncnn_mat_t m) {
+    #if NCNN_BATCH
+    return ncnn_mat_get_n(m) > 0 ? ncnn_mat_get_n(m) : 1;
+    #else
+    (void)m;
+    return 1;
+    #endif
+}
+
+static size_t ncnn_mp_mat_nstep(ncnn_mat_t m) {
+    #if NCNN_BATCH
+    return ncnn_mat_get_nstep(m);
+    #else
+    return ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m);
+    #endif
+}
+
+// Where channel `ch` of batch `b` starts.
+static uint8_t *ncnn_mp_mat_channel(ncnn_mat_t m, int b, int ch) {
+    return (uint8_t *)ncnn_mat_get_data(m)
+        + ((size_t)b * ncnn_mp_mat_nstep(m) + (size_t)ch * ncnn_mat_get_cstep(m)) * ncnn_mat_get_elemsize(m);
+}
+
+// Bytes from the first element to the last: the padding between channels (cstep)
+// and between batches (nstep) included, the padding after the last element left out.
 static size_t ncnn_mp_mat_nbytes(ncnn_mat_t m) {
     if (ncnn_mat_get_dims(m) <= 0 || ncnn_mat_get_data(m) == NULL) {
         return 0;
     }
     size_t plane = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m);
-    return ((size_t)(ncnn_mat_get_c(m) - 1) * ncnn_mat_get_cstep(m) + plane) * ncnn_mat_get_elemsize(m);
+    return ((size_t)(ncnn_mp_mat_n(m) - 1) * ncnn_mp_mat_nstep(m)
+        + (size_t)(ncnn_mat_get_c(m) - 1) * ncnn_mat_get_cstep(m) + plane) * ncnn_mat_get_elemsize(m);
 }
 
 // Checks a shape before ncnn sees it: every dimension of a `dims`-dimensional Mat
 // is at least 1 and the storage (with channel padding) stays below 2 GiB.
-static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shape, size_t elemsize, int elempack) {
+static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shape, size_t elemsize, int n) {
     static const char *const names[] = { "w", "h", "d", "c" };
-    (void)elempack;
-    unsigned long long total = elemsize;
+    unsigned long long total = elemsize * (unsigned long long)n;
     for (int i = 0; i < dims; i++) {
         if (shape[i] < 1) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s must be >= 1 (got %d)"),
@@ -114,8 +139,8 @@ static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shap
 
 // Creates an ncnn Mat of 1..4 dims (shape is w, h, [d,] c in ncnn's order).
 static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *shape, size_t elemsize, int elempack,
-    void *data, ncnn_allocator_t alloc) {
-    ncnn_mp_mat_check_shape(where, dims, shape, elemsize, elempack);
+    int n, void *data, ncnn_allocator_t alloc) {
+    ncnn_mp_mat_check_shape(where, dims, shape, elemsize, n);
     const int *s = shape;
     ncnn_mat_t m = NULL;
     if (data) {
@@ -127,11 +152,23 @@ static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *sha
         }
         return m;
     }
-    switch (dims) {
-        case 1: m = ncnn_mat_create_1d_elem(s[0], elemsize, elempack, alloc); break;
-        case 2: m = ncnn_mat_create_2d_elem(s[0], s[1], elemsize, elempack, alloc); break;
-        case 3: m = ncnn_mat_create_3d_elem(s[0], s[1], s[2], elemsize, elempack, alloc); break;
-        default: m = ncnn_mat_create_4d_elem(s[0], s[1], s[2], s[3], elemsize, elempack, alloc); break;
+    #if NCNN_BATCH
+    if (n > 1) {
+        switch (dims) {
+            case 1: m = ncnn_mat_create_1d_elem_batch(s[0], elemsize, elempack, n, alloc); break;
+            case 2: m = ncnn_mat_create_2d_elem_batch(s[0], s[1], elemsize, elempack, n, alloc); break;
+            case 3: m = ncnn_mat_create_3d_elem_batch(s[0], s[1], s[2], elemsize, elempack, n, alloc); break;
+            default: m = ncnn_mat_create_4d_elem_batch(s[0], s[1], s[2], s[3], elemsize, elempack, n, alloc); break;
+        }
+    } else
+    #endif
+    {
+        switch (dims) {
+            case 1: m = ncnn_mat_create_1d_elem(s[0], elemsize, elempack, alloc); break;
+            case 2: m = ncnn_mat_create_2d_elem(s[0], s[1], elemsize, elempack, alloc); break;
+            case 3: m = ncnn_mat_create_3d_elem(s[0], s[1], s[2], elemsize, elempack, alloc); break;
+            default: m = ncnn_mat_create_4d_elem(s[0], s[1], s[2], s[3], elemsize, elempack, alloc); break;
+        }
     }
     if (m && ncnn_mat_get_data(m) == NULL) {
         ncnn_mat_destroy(m);
@@ -176,7 +213,7 @@ static int ncnn_mp_mat_parse_shape(const char *where, mp_arg_val_t *whdc, int *s
 static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
     const char *where = "Mat()";
     (void)type;
-    enum { ARG_w, ARG_h, ARG_d, ARG_c, ARG_data, ARG_elemsize, ARG_elempack, ARG_allocator };
+    enum { ARG_w, ARG_h, ARG_d, ARG_c, ARG_data, ARG_elemsize, ARG_elempack, ARG_allocator, ARG_n };
     static const mp_arg_t allowed[] = {
         { MP_QSTR_w, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
         { MP_QSTR_h, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
@@ -186,6 +223,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         { MP_QSTR_elemsize, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
         { MP_QSTR_elempack, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
         { MP_QSTR_allocator, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+        { MP_QSTR_n, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(1)} },
     };
     if (n_args > 4) {
         ncnn_mp_raise_type(where, "at most 4 positional arguments (w, h, [d,] c)");
@@ -221,6 +259,15 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     }
     ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
     mp_obj_t data = args[ARG_data].u_obj;
+    int n = ncnn_mp_get_int_in(args[ARG_n].u_obj, 1, INT32_MAX, where, "n");
+    #if !NCNN_BATCH
+    if (n > 1) {
+        ncnn_mp_raise_not_built(where, "NCNN_BATCH");
+    }
+    #endif
+    if (n > 1 && data != mp_const_none) {
+        ncnn_mp_raise_value(where, "data= cannot hold a batch (ncnn's C API has no external batch Mats)");
+    }
     if (dims == 0) {
         if (data != mp_const_none) {
             ncnn_mp_raise_value(where, "data= needs a shape (w, and h, d, c as needed)");
@@ -228,7 +275,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         return ncnn_mp_mat_wrap_owned(ncnn_mat_create(), MP_OBJ_NULL, NULL, where);
     }
     if (data == mp_const_none) {
-        ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, NULL, alloc ? alloc->handle : NULL);
+        ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, n, NULL, alloc ? alloc->handle : NULL);
         return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, alloc, where);
     }
     // Zero-copy over a Python buffer, which the Mat keeps alive.
@@ -237,7 +284,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     if (readonly) {
         ncnn_mp_get_buffer(data, &info, MP_BUFFER_READ, where, "data");
     }
-    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, info.buf, NULL);
+    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, 1, info.buf, NULL);
     // ncnn rounds every channel (and a 1-D/2-D Mat's single plane) up to 16 bytes,
     // and fill() and some layers write that padding too: the buffer must hold it all.
     size_t need = ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m) * elemsize;
@@ -306,6 +353,9 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
         s[i] = ncnn_mp_get_int_in(args[1 + i], 1, INT32_MAX, where, names[n == 3 && i == 2 ? 3 : i]);
     }
     ncnn_mp_mat_check_shape(where, (int)n, s, ncnn_mat_get_elemsize(self->handle), 1);
+    if (ncnn_mp_mat_n(self->handle) > 1) {
+        ncnn_mp_raise_value(where, "reshape a batch one batch(b) at a time");
+    }
     ncnn_mat_t m;
     switch (n) {
         case 1: m = ncnn_mat_reshape_1d(self->handle, s[0], a); break;
@@ -342,12 +392,18 @@ static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_na
     ncnn_mp_allocator_native_assign(&self->allocator, alloc);
 }
 
-// Bytes of one channel without padding, and the number of channels.
+// Bytes of one channel without padding, and the number of channels (of all batches).
 static void ncnn_mp_mat_packed_layout(ncnn_mat_t m, size_t *plane, size_t *channels) {
     size_t elemsize = ncnn_mat_get_elemsize(m);
     int dims = ncnn_mat_get_dims(m);
     *plane = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * (dims == 4 ? ncnn_mat_get_d(m) : 1) * elemsize;
-    *channels = dims >= 3 ? (size_t)ncnn_mat_get_c(m) : 1;
+    *channels = (dims >= 3 ? (size_t)ncnn_mat_get_c(m) : 1) * (size_t)ncnn_mp_mat_n(m);
+}
+
+// Channel i counted over all batches (batch 0's channels first).
+static uint8_t *ncnn_mp_mat_nth_channel(ncnn_mat_t m, size_t i) {
+    int c = ncnn_mat_get_dims(m) >= 3 ? ncnn_mat_get_c(m) : 1;
+    return ncnn_mp_mat_channel(m, (int)(i / c), (int)(i % c));
 }
 
 // Mat.to_bytes() -> bytes   the elements packed, channel padding left out
@@ -361,7 +417,7 @@ static mp_obj_t ncnn_mp_Mat_to_bytes(mp_obj_t self_in) {
     vstr_t vstr;
     vstr_init_len(&vstr, plane * channels);
     for (size_t i = 0; i < channels; i++) {
-        memcpy(vstr.buf + i * plane, ncnn_mat_get_channel_data(self->handle, (int)i), plane);
+        memcpy(vstr.buf + i * plane, ncnn_mp_mat_nth_channel(self->handle, i), plane);
     }
     return mp_obj_new_bytes_from_vstr(&vstr);
 }
@@ -383,7 +439,7 @@ static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
             where, (unsigned)info.len, (unsigned)(plane * channels));
     }
     for (size_t i = 0; i < channels; i++) {
-        memmove(ncnn_mat_get_channel_data(self->handle, (int)i), (const uint8_t *)info.buf + i * plane, plane);
+        memmove(ncnn_mp_mat_nth_channel(self->handle, i), (const uint8_t *)info.buf + i * plane, plane);
     }
     return mp_const_none;
 }
@@ -439,7 +495,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     int elemsize = ncnn_mp_get_int_in(args[ARG_elemsize].u_obj, 1, 64, where, "elemsize");
     int elempack = ncnn_mp_get_int_in(args[ARG_elempack].u_obj, 1, 64, where, "elempack");
     ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
-    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, NULL, alloc ? alloc->handle : NULL);
+    ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, 1, NULL, alloc ? alloc->handle : NULL);
     ncnn_mp_mat_replace(pos_args[0], m, alloc, where);
     return mp_const_none;
 }
@@ -578,6 +634,28 @@ static mp_obj_t ncnn_mp_Mat_copy_cut_border(size_t n_args, const mp_obj_t *pos_a
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_copy_cut_border_obj, 6, ncnn_mp_Mat_copy_cut_border);
 
+// Mat.batch(b: int) -> Mat   a view of batch b (ncnn_mat_get_batch_data); it keeps this Mat alive
+static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
+    const char *where = "Mat.batch";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
+    ncnn_mat_t m = self->handle;
+    int dims = ncnn_mat_get_dims(m);
+    if (dims == 0) {
+        ncnn_mp_raise_value(where, "the Mat is empty");
+    }
+    int b = ncnn_mp_get_int_in(b_in, 0, ncnn_mp_mat_n(m) - 1, where, "b");
+    int shape[4] = { ncnn_mat_get_w(m), ncnn_mat_get_h(m), ncnn_mat_get_d(m), ncnn_mat_get_c(m) };
+    if (dims == 3) {
+        shape[2] = shape[3];
+    }
+    ncnn_mat_t v = ncnn_mp_mat_create(where, dims, shape, ncnn_mat_get_elemsize(m), ncnn_mat_get_elempack(m), 1,
+        ncnn_mp_mat_channel(m, b, 0), NULL);
+    mp_obj_t out = ncnn_mp_mat_wrap_owned(v, self_in, NULL, where);
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->readonly = self->readonly;
+    return out;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_batch_obj, ncnn_mp_Mat_batch);
+
 // Reads `n` floats from a sequence of numbers or a buffer of packed float32 into out;
 // None gives NULL (ncnn then skips that step).
 static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name) {
@@ -702,15 +780,19 @@ static void ncnn_mp_Mat_print(const mp_print_t *print, mp_obj_t self_in, mp_prin
         return;
     }
     ncnn_mat_t m = self->handle;
-    mp_printf(print, "<Mat dims=%d w=%d h=%d d=%d c=%d elemsize=%u elempack=%d cstep=%u>",
+    mp_printf(print, "<Mat dims=%d w=%d h=%d d=%d c=%d elemsize=%u elempack=%d cstep=%u",
         ncnn_mat_get_dims(m), ncnn_mat_get_w(m), ncnn_mat_get_h(m), ncnn_mat_get_d(m), ncnn_mat_get_c(m),
         (unsigned)ncnn_mat_get_elemsize(m), ncnn_mat_get_elempack(m), (unsigned)ncnn_mat_get_cstep(m));
+    if (ncnn_mp_mat_n(m) > 1) {
+        mp_printf(print, " n=%d nstep=%u", ncnn_mp_mat_n(m), (unsigned)ncnn_mp_mat_nstep(m));
+    }
+    mp_print_str(print, ">");
 }
 
 // Mat.dims w h d c elemsize elempack cstep: read-only ints   ncnn_mat_get_*
 static void ncnn_mp_Mat_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     static const qstr props[] = { MP_QSTR_dims, MP_QSTR_w, MP_QSTR_h, MP_QSTR_d, MP_QSTR_c,
-                                  MP_QSTR_elemsize, MP_QSTR_elempack, MP_QSTR_cstep };
+                                  MP_QSTR_elemsize, MP_QSTR_elempack, MP_QSTR_cstep, MP_QSTR_n, MP_QSTR_nstep };
     size_t i = 0;
     while (i < MP_ARRAY_SIZE(props) && props[i] != attr) {
         i++;
@@ -729,7 +811,9 @@ static void ncnn_mp_Mat_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         case 4: v = ncnn_mat_get_c(m); break;
         case 5: v = ncnn_mat_get_elemsize(m); break;
         case 6: v = ncnn_mat_get_elempack(m); break;
-        default: v = ncnn_mat_get_cstep(m); break;
+        case 7: v = ncnn_mat_get_cstep(m); break;
+        case 8: v = ncnn_mp_mat_n(m); break;
+        default: v = ncnn_mp_mat_nstep(m); break;
     }
     dest[0] = mp_obj_new_int(v);
 }
@@ -745,6 +829,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_to_bytes), MP_ROM_PTR(&ncnn_mp_Mat_to_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_bytes), MP_ROM_PTR(&ncnn_mp_Mat_from_bytes_obj) },
     { MP_ROM_QSTR(MP_QSTR_substract_mean_normalize), MP_ROM_PTR(&ncnn_mp_Mat_substract_mean_normalize_obj) },
+    { MP_ROM_QSTR(MP_QSTR_batch), MP_ROM_PTR(&ncnn_mp_Mat_batch_obj) },
     { MP_ROM_QSTR(MP_QSTR_copy_make_border), MP_ROM_PTR(&ncnn_mp_Mat_copy_make_border_obj) },
     { MP_ROM_QSTR(MP_QSTR_copy_cut_border), MP_ROM_PTR(&ncnn_mp_Mat_copy_cut_border_obj) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_CONSTANT), MP_ROM_INT(NCNN_BORDER_CONSTANT) },

@@ -65,6 +65,11 @@ check("mean str items", lambda: Mat(2, 1, 2).substract_mean_normalize(["a", "b"]
 check("normalize empty", lambda: Mat().substract_mean_normalize(None, None))
 check("fill int8 Mat", lambda: Mat(4, elemsize=1).fill(1))
 check("index int8 Mat", lambda: Mat(4, elemsize=1)[0])
+check("batch with data", lambda: Mat(4, data=bytearray(16), n=2))
+check("batch 0", lambda: Mat(4, n=0))
+check("batch index out of range", lambda: Mat(4, n=2).batch(2))
+check("batch of an empty Mat", lambda: Mat().batch(0))
+check("reshape a batch", lambda: Mat(4, n=2).reshape(2, 2))
 # A bytearray that grows may move: the Mat over it refuses instead of writing to freed memory.
 grow = bytearray(16)
 over = Mat(4, data=grow)
