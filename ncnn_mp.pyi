@@ -445,6 +445,12 @@ class Net:
         """Load the weights from a buffer (CPython ncnn)."""
     def clear(self) -> None:
         """Unload everything; Extractors made before stop working."""
+    def close(self) -> None:
+        """Release the net now (Extractors still alive hold it until they go)."""
+    def __enter__(self) -> Self:
+        """Use in a with block; close() at its end."""
+    def __exit__(self, *exc: object) -> None:
+        """close()."""
     def get_input_name(self, i: int) -> str:
         """Name of the i-th input blob."""
     def get_output_name(self, i: int) -> str:

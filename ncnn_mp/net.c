@@ -34,7 +34,11 @@ void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
 }
 
 ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where) {
-    return ncnn_mp_cast(obj, &ncnn_mp_type_Net, where);
+    ncnn_mp_net_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Net, where);
+    if (self->native == NULL) {
+        ncnn_mp_raise_value(where, "the Net was closed");
+    }
+    return self;
 }
 
 // Net()   ncnn_net_create
@@ -53,7 +57,8 @@ static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, s
 }
 
 // __del__: drops this object's reference; ncnn_net_destroy runs once no Extractor
-// or Option view uses the net any more.
+// or Option view uses the net any more. (Inside a collection ncnn_mp skips custom
+// layers' destroy_pipeline: no Python may run there.)
 static mp_obj_t ncnn_mp_Net_del(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = MP_OBJ_TO_PTR(self_in);
     ncnn_mp_net_native_unref(self->native);
@@ -61,6 +66,26 @@ static mp_obj_t ncnn_mp_Net_del(mp_obj_t self_in) {
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
+
+// Net.close() / with Net() as net: release the net now (custom layers' destroy_pipeline
+// runs, and its exceptions come out here); Extractors still alive keep it until they go.
+static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
+    ncnn_mp_net_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Net, "Net.close");
+    ncnn_mp_net_native_t *n = self->native;
+    self->native = NULL;
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
+    ncnn_mp_net_native_unref(n);
+    ncnn_mp_call_end(&call);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_close_obj, ncnn_mp_Net_close);
+
+static mp_obj_t ncnn_mp_Net_exit(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    return ncnn_mp_Net_close(args[0]);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Net_exit_obj, 4, 4, ncnn_mp_Net_exit);
 
 typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
 
@@ -333,6 +358,10 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
 static void ncnn_mp_Net_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     (void)kind;
     ncnn_mp_net_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->native == NULL) {
+        mp_print_str(print, "<Net closed>");
+        return;
+    }
     mp_printf(print, "<Net inputs=%d outputs=%d>", ncnn_net_get_input_count(self->native->handle),
         ncnn_net_get_output_count(self->native->handle));
 }
@@ -352,6 +381,9 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_output_names), MP_ROM_PTR(&ncnn_mp_Net_output_names_obj) },
     { MP_ROM_QSTR(MP_QSTR_create_extractor), MP_ROM_PTR(&ncnn_mp_Net_create_extractor_obj) },
     { MP_ROM_QSTR(MP_QSTR_register_custom_layer), MP_ROM_PTR(&ncnn_mp_Net_register_custom_layer_obj) },
+    { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Net_close_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Net_exit_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Net_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Net_locals, ncnn_mp_Net_locals_table);

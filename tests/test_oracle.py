@@ -8,6 +8,7 @@ from pathlib import Path
 
 import ncnn
 import numpy as np
+import pytest
 
 from conftest import REPO, MicroPython
 
@@ -160,7 +161,8 @@ def run_spec_wheel(spec: dict) -> list:
         cls = getattr(importlib.import_module(module), cls_name)
         assert net.register_custom_layer(type_name, creator_for(cls), lambda layer: None) == 0
     assert net.load_param(spec["param"]) == 0
-    assert net.load_model(spec["model"] if spec["model"] else ncnn.DataReaderFromEmpty()) == 0
+    empty = ncnn.DataReaderFromEmpty()  # the wheel crashes later unless Python keeps it alive
+    assert net.load_model(spec["model"] if spec["model"] else empty) == 0
     results = []
     for inputs in spec["runs"]:
         ex = net.create_extractor()
@@ -238,3 +240,60 @@ def test_multi_blob_and_reshaping_layers_match_wheel(micropython: MicroPython, t
     a, b, m = (np.array(spec["runs"][0][k][1], dtype=np.float32) for k in ("a", "b", "m"))
     assert np.allclose(ours[0][0], a + b, atol=1e-6) and np.allclose(ours[0][1], a - b, atol=1e-6)
     assert np.allclose(ours[0][2], m.reshape(2, 3).sum(axis=1) * 0.5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# ncnn's benchmark networks, weightless (DataReader(zeros=True)), as benchncnn runs them.
+
+BENCH_INPUTS = {"squeezenet": ("data", "output", 227), "mobilenet": ("data", "output", 224),
+                "mobilenet_v2": ("data", "output", 224), "resnet18": ("data", "output", 224),
+                "shufflenet_v2": ("data", "output", 224), "yolo-fastest-1.1": ("data", "output", 320),
+                "FastestDet": ("in0", "out0", 352)}
+
+MP_RUN_BENCH = """
+import ncnn_mp, json, sys
+param, in_name, out_name, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+net = ncnn_mp.Net()
+net.opt.num_threads = 1
+net.load_param(param)
+net.load_model(ncnn_mp.DataReader(zeros=True))
+x = ncnn_mp.Mat(size, size, 3)
+for c in range(3):
+    for i in range(size * size):
+        x[c * x.cstep + i] = ((i * 7 + c * 13) % 255) / 255.0
+ex = net.create_extractor()
+ex.input(in_name, x)
+out = ex.extract(out_name)
+print(json.dumps([out.dims, out.w, out.h, out.c, sum(out.to_bytes()) % 1000003]))
+"""
+
+
+@pytest.fixture(scope="module")
+def bench_dir() -> Path:
+    from conftest import SHARED_MODELS
+
+    d = SHARED_MODELS / "bench"
+    if not d.is_dir():
+        pytest.skip("../shared/models/bench is not here")
+    return d
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_INPUTS))
+def test_weightless_benchmark_net_runs_like_the_wheel(micropython: MicroPython, bench_dir: Path, name: str) -> None:
+    in_name, out_name, size = BENCH_INPUTS[name]
+    param = bench_dir / f"{name}.param"
+    ours = json.loads(micropython.check(MP_RUN_BENCH, str(param), in_name, out_name, str(size), timeout=300))
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    assert net.load_param(str(param)) == 0
+    empty = ncnn.DataReaderFromEmpty()  # the wheel crashes later unless Python keeps it alive
+    assert net.load_model(empty) == 0
+    idx = np.arange(size * size)
+    x = np.stack([((idx * 7 + c * 13) % 255) / 255.0 for c in range(3)]).astype(np.float32).reshape(3, size, size)
+    ex = net.create_extractor()
+    ex.input(in_name, ncnn.Mat(x))
+    ret, out = ex.extract(out_name)
+    assert ret == 0
+    # A detector with zero weights detects nothing: an empty Mat (np.array of which crashes the wheel).
+    packed = np.array(out, dtype=np.float32).tobytes() if out.dims else b""
+    assert ours == [out.dims, out.w, out.h, out.c, sum(packed) % 1000003]

@@ -142,4 +142,13 @@ check("closed extractor", lambda: e.extract("prob"))
 with ncnn_mp.Allocator() as a:
     pass
 check("closed allocator", lambda: ncnn_mp.Mat(2, allocator=a))
+with digits_net() as n:
+    n.load_param(param)
+    n.load_model(model)
+    survivor = n.create_extractor()
+check("closed Net", lambda: n.create_extractor())
+print("closed", repr(n))
+survivor.input("data", image())
+print("an Extractor outlives its closed Net", close(values(survivor.extract("prob")), ref))
+n.close()  # twice is fine
 print("OK")
