@@ -24,7 +24,8 @@ def _usermods_dir() -> Path:
 
 
 def _firmware_dir(profile_name: str, mp: Path, ncnn: Path) -> Path:
-    return BUILD / f"{profile_name}-{key_of(str(mp), str(ncnn))}"
+    # make does not notice changed flags: a change of make variables gets a fresh build folder.
+    return BUILD / f"{profile_name}-{key_of(str(mp), str(ncnn), profile(profile_name).get('make_vars', []))}"
 
 
 def firmware_path(profile_name: str = "unix") -> Path:
