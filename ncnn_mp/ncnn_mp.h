@@ -50,8 +50,6 @@ typedef struct _ncnn_mp_net_native_t {
     // Live extractors: a load or clear destroys them first (ncnn's Extractor
     // points into the net's blobs and local allocators).
     ncnn_mp_extractor_native_t *extractors;
-    // Bumped by every load and clear; an Option view or Extractor can tell the net changed.
-    unsigned int generation;
     // Layers were loaded (and prepared with the option's pipeline flags) since the last clear.
     bool loaded;
     ncnn_mp_factory_t *factories;

@@ -30,7 +30,6 @@ void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
             e->handle = NULL;
         }
     }
-    n->generation++;
 }
 
 ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where) {
