@@ -2,6 +2,7 @@
 #   make demo            build the Unix firmware with ncnn_mp and run the digits demo
 #   make test            the whole test suite (pytest + mypy)
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
+#   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
 #   make firmware        build the Unix firmware, print its path
 #   make firmware-path   print the path of the built Unix firmware
 # PROFILE=name picks a build profile from ci/profiles.toml (default: unix).
@@ -9,13 +10,17 @@ PYTHON ?= python3
 PROFILE ?= unix
 TOOL = $(PYTHON) ci/tool.py
 
-.PHONY: demo test bench-layers firmware firmware-path
+THREADS ?= 1
+
+.PHONY: demo test bench-layers bench-models firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
 	@$(TOOL) test --profile $(PROFILE) $(PYTEST_ARGS)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
+bench-models:
+	@$(TOOL) bench-models --profile $(PROFILE) $(THREADS)
 firmware:
 	@$(TOOL) firmware --profile $(PROFILE)
 firmware-path:

@@ -5,6 +5,7 @@
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
     python3 ci/tool.py firmware-path   print the path of the built firmware
     python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
+    python3 ci/tool.py bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn
     python3 ci/tool.py ncnn            build (or reuse) ncnn, print its install prefix
     python3 ci/tool.py venv            create (or reuse) the test venv, print its python
 
@@ -75,10 +76,19 @@ def run_bench_layers(profile: str) -> int:
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
 
 
+def run_bench_models(profile: str, threads: str) -> int:
+    from ncnn_build import ncnn_prefix
+
+    python, fw = setup(profile)
+    digits_model(python)
+    return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_models.py"), str(fw),
+                            str(ncnn_prefix(profile)), threads])
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "firmware", "firmware-path", "ncnn", "venv"])
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "firmware", "firmware-path", "ncnn", "venv"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
     try:
@@ -88,6 +98,8 @@ def main(argv: list[str]) -> int:
             return run_tests(args.profile, rest)
         if args.command == "bench-layers":
             return run_bench_layers(args.profile)
+        if args.command == "bench-models":
+            return run_bench_models(args.profile, rest[0] if rest else "1")
         if args.command == "firmware":
             from firmware import build_firmware
             print(build_firmware(args.profile))

@@ -1,0 +1,160 @@
+"""Whole-model latency: ncnn_mp against the CPython `ncnn` wheel and native ncnn (make bench-models).
+
+For ncnn's benchmark networks (weightless, as benchncnn runs them; from
+../shared/models/bench when present), MNIST and the project's digits model, the same
+extract loop (make an Extractor, input, extract) runs in:
+  (a) ncnn_mp on the Unix firmware, (b) the CPython wheel, (c) tests/bench/native_bench.c
+  linked against the very libncnn.a the firmware uses.
+Prints a Markdown table of min / median milliseconds and the ratios a/c and b/c, plus
+the MicroPython heap each ncnn_mp extract allocates.
+
+    python tests/bench/bench_models.py FIRMWARE NCNN_PREFIX [THREADS]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared" / "models"
+
+MP_LOOP = """
+import gc, sys, time, ncnn_mp
+param, model, in_name, out_name, w, h, c, threads, runs = sys.argv[1:]
+w, h, c, threads, runs = int(w), int(h), int(c), int(threads), int(runs)
+net = ncnn_mp.Net()
+net.opt.num_threads = threads
+if model.endswith("digits.bin"):
+    from digits_layers import Standardize  # the script runs from examples/
+    net.register_custom_layer("Standardize", Standardize)
+net.load_param(param)
+net.load_model(ncnn_mp.DataReader(zeros=True) if model == "-" else model)
+x = ncnn_mp.Mat(w, h, c)
+x.fill(0.5)
+def once():
+    ex = net.create_extractor()
+    ex.input(in_name, x)
+    ex.extract(out_name)
+times = []
+for i in range(runs + 3):
+    t0 = time.ticks_us()
+    once()
+    if i >= 3:
+        times.append(time.ticks_diff(time.ticks_us(), t0) / 1000)
+times.sort()
+gc.collect()
+gc.disable()
+before = gc.mem_alloc()
+for _ in range(10):
+    once()
+per_extract = (gc.mem_alloc() - before) // 10
+gc.enable()
+print(times[0], times[len(times) // 2], per_extract)
+"""
+
+PY_LOOP = """
+import sys, time, ncnn
+param, model, in_name, out_name, w, h, c, threads, runs = sys.argv[1:]
+w, h, c, threads, runs = int(w), int(h), int(c), int(threads), int(runs)
+net = ncnn.Net()
+net.opt.num_threads = threads
+made = []
+if model.endswith("digits.bin"):
+    from digits_layers import Standardize  # the script runs from examples/
+    def create():
+        layer = Standardize()
+        made.append(layer)
+        return layer
+    net.register_custom_layer("Standardize", create, lambda layer: None)
+net.load_param(param)
+empty = ncnn.DataReaderFromEmpty()
+net.load_model(empty if model == "-" else model)
+x = ncnn.Mat(w, h, c)
+x.fill(0.5)
+times = []
+for i in range(runs + 3):
+    t0 = time.perf_counter()
+    ex = net.create_extractor()
+    ex.input(in_name, x)
+    ex.extract(out_name)
+    if i >= 3:
+        times.append((time.perf_counter() - t0) * 1000)
+times.sort()
+print(times[0], times[len(times) // 2])
+"""
+
+
+def models() -> list[tuple[str, str, str, str, str, tuple[int, int, int]]]:
+    """name, param, model ('-' for zeros), input, output, (w, h, c)"""
+    out = []
+    digits = REPO / "build" / "models" / "digits"
+    out.append(("digits (Python layer)", str(digits / "digits.param"), str(digits / "digits.bin"), "data", "prob",
+                (8, 8, 1)))
+    if (SHARED / "mnist" / "mnist.param").exists():
+        out.append(("mnist", str(SHARED / "mnist" / "mnist.param"), str(SHARED / "mnist" / "mnist.bin"), "data", "fc",
+                    (28, 28, 1)))
+    bench = {"squeezenet": 227, "mobilenet": 224, "mobilenet_v2": 224, "resnet18": 224, "shufflenet_v2": 224,
+             "yolo-fastest-1.1": 320}
+    for name, size in bench.items():
+        p = SHARED / "bench" / f"{name}.param"
+        if p.exists():
+            out.append((name, str(p), "-", "data", "output", (size, size, 3)))
+    if (SHARED / "bench" / "FastestDet.param").exists():
+        out.append(("FastestDet", str(SHARED / "bench" / "FastestDet.param"), "-", "in0", "out0", (352, 352, 3)))
+    return out
+
+
+def run_script(cmd: list[str], script: str, args: list[str]) -> list[float]:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", dir=REPO / "examples", delete=False) as f:
+        f.write(script)
+    try:
+        p = subprocess.run([*cmd, f.name, *args], capture_output=True, text=True, check=True)
+        return [float(v) for v in p.stdout.split()]
+    finally:
+        os.unlink(f.name)
+
+
+def native(prefix: str) -> str:
+    exe = REPO / "build" / "native_bench"
+    src = Path(__file__).with_name("native_bench.c")
+    lib = Path(prefix) / "lib" / "libncnn.a"
+    if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, lib.stat().st_mtime):
+        subprocess.run(["cc", "-O2", "-o", str(exe), str(src), f"-I{prefix}/include", str(lib),
+                        "-lstdc++", "-lm", "-lpthread"], check=True)
+    return str(exe)
+
+
+def main(firmware: str, prefix: str, threads: int) -> None:
+    exe = native(prefix)
+    print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}, {os.cpu_count()} cores, {threads} thread(s); "
+          "milliseconds per extract, min / median")
+    print()
+    print("| model | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) | a/c median | b/c median | ncnn_mp heap per extract |")
+    print("|---|---|---|---|---|---|---|")
+    for name, param, model, inp, outp, (w, h, c) in models():
+        quick = w * h * c < 10000
+        runs = "200" if quick else "15"
+        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), runs]
+        nat = subprocess.run([exe, *args] if not model.endswith("digits.bin") else ["true"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        mp_min, mp_med, heap = run_script([firmware], MP_LOOP, args)
+        py_min, py_med = run_script([sys.executable], PY_LOOP, args)
+        if nat:
+            n_min, n_med = float(nat[0]), float(nat[1])
+            ratios = f"{mp_med / n_med:.3f} | {py_med / n_med:.3f}"
+            native_cell = f"{n_min:.3f} / {n_med:.3f}"
+        else:  # a Python layer: native C has none to run
+            ratios, native_cell = "- | -", "-"
+        print(f"| {name} | {native_cell} | {mp_min:.3f} / {mp_med:.3f} | {py_min:.3f} / {py_med:.3f} | {ratios} "
+              f"| {int(heap)} B |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 1)
