@@ -79,9 +79,12 @@ def run_bench_layers(profile: str) -> int:
 def run_bench_models(profile: str, threads: str) -> int:
     from ncnn_build import ncnn_prefix
 
+    from firmware import build_firmware
+
     python, fw = setup(profile)
     digits_model(python)
-    return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_models.py"), str(fw),
+    plain = build_firmware("plain")  # the size baseline
+    return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_models.py"), str(fw), str(plain),
                             str(ncnn_prefix(profile)), threads])
 
 

@@ -5,15 +5,18 @@ For ncnn's benchmark networks (weightless, as benchncnn runs them; from
 extract loop (make an Extractor, input, extract) runs in:
   (a) ncnn_mp on the Unix firmware, (b) the CPython wheel, (c) tests/bench/native_bench.c
   linked against the very libncnn.a the firmware uses.
-Prints a Markdown table of min / median milliseconds and the ratios a/c and b/c, plus
-the MicroPython heap each ncnn_mp extract allocates.
+Prints Markdown tables: min / median milliseconds and the ratios a/c and b/c, the
+MicroPython heap each ncnn_mp extract allocates; instructions per extract under
+valgrind --tool=callgrind for MNIST (stable on a noisy machine); peak RSS and the time
+from process start to the first MNIST result; firmware sizes.
 
-    python tests/bench/bench_models.py FIRMWARE NCNN_PREFIX [THREADS]
+    python tests/bench/bench_models.py FIRMWARE PLAIN_FIRMWARE NCNN_PREFIX [THREADS]
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -109,14 +112,53 @@ def models() -> list[tuple[str, str, str, str, str, tuple[int, int, int]]]:
     return out
 
 
-def run_script(cmd: list[str], script: str, args: list[str]) -> list[float]:
+def run_measured(cmd: list[str]) -> tuple[str, float, int]:
+    """stdout, wall seconds, and peak RSS (KiB) of one process."""
+    # GNU time forks the program itself: Linux carries the peak RSS over fork and exec,
+    # so measured from here it would start at this (large) Python process's.
+    with tempfile.NamedTemporaryFile("r") as rss:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M", *cmd], capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError(f"{cmd} exited {p.returncode}: {p.stderr[-500:]}")
+        return p.stdout, wall, int(rss.read().split()[-1])
+
+
+def with_script(script: str) -> str:
+    # Written into examples/ so that both interpreters find digits_layers next to it.
     with tempfile.NamedTemporaryFile("w", suffix=".py", dir=REPO / "examples", delete=False) as f:
         f.write(script)
+    return f.name
+
+
+def run_script(cmd: list[str], script: str, args: list[str]) -> list[float]:
+    path = with_script(script)
     try:
-        p = subprocess.run([*cmd, f.name, *args], capture_output=True, text=True, check=True)
-        return [float(v) for v in p.stdout.split()]
+        return [float(v) for v in run_measured([*cmd, path, *args])[0].split()]
     finally:
-        os.unlink(f.name)
+        os.unlink(path)
+
+
+def callgrind(cmd: list[str]) -> int:
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg", *cmd],
+                           capture_output=True, text=True, check=True)
+        return int(re.search(r"Collected : (\d+)", p.stderr).group(1))  # type: ignore[union-attr]
+
+
+def per_extract_instructions(cmd: list[str], script: str | None, args: list[str], few: int = 10,
+                             many: int = 40) -> float:
+    """(instructions with `many` timed runs - with `few`) / (many - few): start-up and loading cancel out."""
+    path = with_script(script) if script else None
+    try:
+        def count(runs: int) -> int:
+            a = args[:-1] + [str(runs)]
+            return callgrind([*cmd, path, *a] if path else [*cmd, *a])
+        return (count(many) - count(few)) / (many - few)
+    finally:
+        if path:
+            os.unlink(path)
 
 
 def native(prefix: str) -> str:
@@ -129,7 +171,7 @@ def native(prefix: str) -> str:
     return str(exe)
 
 
-def main(firmware: str, prefix: str, threads: int) -> None:
+def main(firmware: str, plain: str, prefix: str, threads: int) -> None:
     exe = native(prefix)
     print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}, {os.cpu_count()} cores, {threads} thread(s); "
           "milliseconds per extract, min / median")
@@ -152,9 +194,54 @@ def main(firmware: str, prefix: str, threads: int) -> None:
             ratios, native_cell = "- | -", "-"
         print(f"| {name} | {native_cell} | {mp_min:.3f} / {mp_med:.3f} | {py_min:.3f} / {py_med:.3f} | {ratios} "
               f"| {int(heap)} B |")
+    print()
+    print("| instructions per extract (callgrind) | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) |")
+    print("|---|---|---|---|")
+    for name, param, model, inp, outp, (w, h, c) in models():
+        if name not in ("mnist", "squeezenet"):
+            continue
+        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "1"]
+        few, many = (10, 40) if name == "mnist" else (1, 3)
+        ins = [per_extract_instructions([exe], None, args, few, many),
+               per_extract_instructions([firmware], MP_LOOP, args, few, many),
+               per_extract_instructions([sys.executable], PY_LOOP, args, few, many)]
+        print(f"| {name} | {ins[0]:,.0f} | {ins[1]:,.0f} ({ins[1] / ins[0]:.4f}x) | {ins[2]:,.0f} ({ins[2] / ins[0]:.4f}x) |")
+    mnist = [m for m in models() if m[0] == "mnist"]
+    if mnist:
+        _, param, model, inp, outp, (w, h, c) = mnist[0]
+        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "1"]
+        print()
+        print("| MNIST, one process each | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) |")
+        print("|---|---|---|---|")
+        starts = []
+        for cmd, script in (([exe], None), ([firmware], MP_LOOP), ([sys.executable], PY_LOOP)):
+            path = with_script(script) if script else None
+            try:
+                runs = [run_measured([*cmd, *([path] if path else []), *args])[1:] for _ in range(3)]
+                best = (min(t for t, _ in runs), max(r for _, r in runs))
+            finally:
+                if path:
+                    os.unlink(path)
+            starts.append(best)
+        print("| start to first result, ms (best of 3; load + 1 extract) | "
+              + " | ".join(f"{t * 1000:.0f}" for t, _ in starts) + " |")
+        print("| peak RSS, KiB | " + " | ".join(f"{r:,}" for _, r in starts) + f" |")
+        print(f"| ncnn_mp RSS / wheel RSS | | {starts[1][1] / starts[2][1]:.2f} | |")
+    print()
+    print("| Unix firmware | text | data | bss |")
+    print("|---|---|---|---|")
+    for label, path in (("without ncnn_mp", plain), ("with ncnn_mp (full desktop ncnn)", firmware)):
+        text, data, bss = subprocess.run(["size", path], capture_output=True, text=True,
+                                         check=True).stdout.splitlines()[1].split()[:3]
+        print(f"| {label} | {int(text):,} | {int(data):,} | {int(bss):,} |")
+    objs = sorted((Path(firmware).parent / "ncnn_mp" / "ncnn_mp").glob("*.o"))
+    if objs:
+        lines = subprocess.run(["size", *map(str, objs)], capture_output=True, text=True, check=True).stdout
+        total = [sum(int(line.split()[i]) for line in lines.splitlines()[1:]) for i in range(3)]
+        print(f"| of which ncnn_mp's own code | {total[0]:,} | {total[1]:,} | {total[2]:,} |")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 1)
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) == 5 else 1)
