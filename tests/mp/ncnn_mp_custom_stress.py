@@ -92,4 +92,5 @@ del big, ex
 net.clear()
 for _ in range(3):
     gc.collect()
-print("after clear and drop", ncnn_mp.live_custom_layers())
+# The GC scans the C stack conservatively: a stale word may keep the last net alive.
+print("after clear and drop", ncnn_mp.live_custom_layers() <= 1)
