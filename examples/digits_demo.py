@@ -27,14 +27,15 @@ def classify(net: ncnn_mp.Net, pixels: bytes) -> tuple[int, float]:
     floats = memoryview(image)  # the Mat's own storage, as float32: no copy
     for i in range(64):
         floats[i] = pixels[i]
-    ex = net.create_extractor()
-    ex.input("data", image)
-    prob = memoryview(ex.extract("prob"))
-    best = 0
-    for k in range(1, 10):
-        if prob[k] > prob[best]:
-            best = k
-    return best, prob[best]
+    # A with block frees the Extractor's blobs at once, not at the next garbage collection.
+    with net.create_extractor() as ex:
+        ex.input("data", image)
+        prob = memoryview(ex.extract("prob"))
+        best = 0
+        for k in range(1, 10):
+            if prob[k] > prob[best]:
+                best = k
+        return best, prob[best]
 
 
 def main(model_dir: str) -> None:

@@ -5,10 +5,11 @@ For ncnn's benchmark networks (weightless, as benchncnn runs them; from
 extract loop (make an Extractor, input, extract) runs in:
   (a) ncnn_mp on the Unix firmware, (b) the CPython wheel, (c) tests/bench/native_bench.c
   linked against the very libncnn.a the firmware uses.
-Prints Markdown tables: min / median milliseconds and the ratios a/c and b/c, the
-MicroPython heap each ncnn_mp extract allocates; instructions per extract under
-valgrind --tool=callgrind for MNIST (stable on a noisy machine); peak RSS and the time
-from process start to the first MNIST result; firmware sizes.
+Prints Markdown tables: min / median milliseconds and the ratios a/c and b/c, peak RSS
+of each process, the MicroPython heap each ncnn_mp extract allocates; instructions per
+extract under valgrind --tool=callgrind for MNIST and SqueezeNet (1 thread only: the
+stable figure on a noisy machine); the time from process start to the first MNIST
+result; firmware sizes. Saves a PNG chart and prints its path.
 
     python tests/bench/bench_models.py FIRMWARE PLAIN_FIRMWARE NCNN_PREFIX [THREADS]
 """
@@ -40,9 +41,11 @@ net.load_model(ncnn_mp.DataReader(zeros=True) if model == "-" else model)
 x = ncnn_mp.Mat(w, h, c)
 x.fill(0.5)
 def once():
-    ex = net.create_extractor()
-    ex.input(in_name, x)
-    ex.extract(out_name)
+    # Closed at once, as the native loop destroys its extractor: an Extractor left to the
+    # garbage collector holds its blobs until a collection (about twice the RSS here).
+    with net.create_extractor() as ex:
+        ex.input(in_name, x)
+        ex.extract(out_name)
 times = []
 for i in range(runs + 3):
     t0 = time.ticks_us()
@@ -132,12 +135,40 @@ def with_script(script: str) -> str:
     return f.name
 
 
-def run_script(cmd: list[str], script: str, args: list[str]) -> list[float]:
+def run_script(cmd: list[str], script: str, args: list[str]) -> tuple[list[float], int]:
+    """The numbers the script printed, and its peak RSS in KiB."""
     path = with_script(script)
     try:
-        return [float(v) for v in run_measured([*cmd, path, *args])[0].split()]
+        out, _, rss = run_measured([*cmd, path, *args])
+        return [float(v) for v in out.split()], rss
     finally:
         os.unlink(path)
+
+
+def chart(rows: list[tuple[str, float, float, float]], threads: int) -> Path:
+    """Median milliseconds per model for the three, relative to native ncnn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r[0] for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    width = 0.27
+    for k, (label, colour) in enumerate((("native ncnn", "#555555"), ("ncnn_mp", "#d95f02"),
+                                         ("CPython wheel", "#1b9e77"))):
+        ax.bar([i + (k - 1) * width for i in range(len(rows))], [r[1 + k] / r[1] for r in rows], width,
+               label=label, color=colour)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(rows)), names, rotation=20, ha="right")
+    ax.set_ylabel("median extract time / native")
+    ax.set_title(f"ncnn_mp vs native ncnn vs the CPython wheel, {threads} thread(s), {time.strftime('%Y-%m-%d')}")
+    ax.legend()
+    fig.tight_layout()
+    out = REPO / "build" / "bench" / f"models-{threads}t.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
 
 
 def callgrind(cmd: list[str]) -> int:
@@ -176,29 +207,36 @@ def main(firmware: str, plain: str, prefix: str, threads: int) -> None:
     print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}, {os.cpu_count()} cores, {threads} thread(s); "
           "milliseconds per extract, min / median")
     print()
-    print("| model | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) | a/c median | b/c median | ncnn_mp heap per extract |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) | a/c median | b/c median "
+          "| peak RSS MiB c / a / b | ncnn_mp heap per extract |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows = []
     for name, param, model, inp, outp, (w, h, c) in models():
         quick = w * h * c < 10000
         runs = "200" if quick else "15"
         args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), runs]
-        nat = subprocess.run([exe, *args] if not model.endswith("digits.bin") else ["true"],
-                             capture_output=True, text=True, check=True).stdout.split()
-        mp_min, mp_med, heap = run_script([firmware], MP_LOOP, args)
-        py_min, py_med = run_script([sys.executable], PY_LOOP, args)
+        python_layer = model.endswith("digits.bin")  # native C has no Python layer to run
+        nat, _, n_rss = run_measured([exe, *args]) if not python_layer else ("", 0.0, 0)
+        (mp_min, mp_med, heap), a_rss = run_script([firmware], MP_LOOP, args)
+        (py_min, py_med), b_rss = run_script([sys.executable], PY_LOOP, args)
+        mib = f"{n_rss / 1024:.1f} / {a_rss / 1024:.1f} / {b_rss / 1024:.1f}" if nat else \
+            f"- / {a_rss / 1024:.1f} / {b_rss / 1024:.1f}"
         if nat:
-            n_min, n_med = float(nat[0]), float(nat[1])
+            n_min, n_med = (float(v) for v in nat.split())
             ratios = f"{mp_med / n_med:.3f} | {py_med / n_med:.3f}"
             native_cell = f"{n_min:.3f} / {n_med:.3f}"
-        else:  # a Python layer: native C has none to run
+            rows.append((name, n_med, mp_med, py_med))
+        else:
             ratios, native_cell = "- | -", "-"
         print(f"| {name} | {native_cell} | {mp_min:.3f} / {mp_med:.3f} | {py_min:.3f} / {py_med:.3f} | {ratios} "
-              f"| {int(heap)} B |")
+              f"| {mib} | {int(heap)} B |")
+    print()
+    print(f"chart: {chart(rows, threads)}")
     print()
     print("| instructions per extract (callgrind) | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) |")
     print("|---|---|---|---|")
     for name, param, model, inp, outp, (w, h, c) in models():
-        if name not in ("mnist", "squeezenet"):
+        if name not in ("mnist", "squeezenet") or threads != 1:
             continue
         args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "1"]
         few, many = (10, 40) if name == "mnist" else (1, 3)
