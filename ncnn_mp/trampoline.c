@@ -494,7 +494,8 @@ static ncnn_layer_t ncnn_mp_failed_layer(void) {
 }
 
 // The checks a class must pass before ncnn gets its layer: the flags it set in
-// __init__ must be servable by the methods it defines.
+// __init__ must be servable by the methods it defines. (support_packing and the
+// fp16/bf16 flags are the class's promise to handle such blobs; nothing to check.)
 static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
     mp_obj_t dest[2];
     bool has_forward = ncnn_mp_find_method(instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest);
@@ -507,10 +508,6 @@ static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
     if (!ncnn_layer_get_support_inplace(h) && !has_forward) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward,
             "missing (or set support_inplace = True and define forward_inplace)"));
-    }
-    if (ncnn_layer_get_support_packing(h) || ncnn_layer_get_support_bf16_storage(h)
-        || ncnn_layer_get_support_fp16_storage(h) || ncnn_layer_get_support_vulkan(h)) {
-        // Allowed: the layer then receives packed / reduced-precision blobs and must handle them.
     }
 }
 
