@@ -68,11 +68,6 @@ static mp_obj_t ncnn_mp_Allocator_close(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Allocator_close_obj, ncnn_mp_Allocator_close);
 
-static mp_obj_t ncnn_mp_Allocator_exit(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    return ncnn_mp_Allocator_close(args[0]);
-}
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Allocator_exit_obj, 4, 4, ncnn_mp_Allocator_exit);
 
 static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     (void)kind;
@@ -85,7 +80,7 @@ static const mp_rom_map_elem_t ncnn_mp_Allocator_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
     { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Allocator_exit_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Allocator_locals, ncnn_mp_Allocator_locals_table);
 

@@ -65,3 +65,12 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
             mp_obj_get_type_str(obj));
     }
 }
+
+// __exit__(exc_type, exc, tb) for every class with close(): `with` blocks release at their end.
+static mp_obj_t ncnn_mp_exit_closes(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    mp_obj_t close[2];
+    mp_load_method(args[0], MP_QSTR_close, close);
+    return mp_call_method_n_kw(0, 0, close);
+}
+MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_exit_closes_obj, 4, 4, ncnn_mp_exit_closes);

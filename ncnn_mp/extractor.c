@@ -65,26 +65,31 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Extractor_close_obj, ncnn_mp_Extractor_close);
 
-static mp_obj_t ncnn_mp_Extractor_exit(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    return ncnn_mp_Extractor_close(args[0]);
-}
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Extractor_exit_obj, 4, 4, ncnn_mp_Extractor_exit);
 
-// Hands one Mat to ncnn under `key` (a blob name or index).
-static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t mat, const char *where) {
+// A blob key: its index for an int, -1 for a name (str); anything else is a TypeError.
+static int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
     if (mp_obj_is_int(key)) {
-        return ncnn_extractor_input_index(ex, ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index"), mat);
+        return ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index");
     }
     if (!mp_obj_is_str(key)) {
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
             where, mp_obj_get_type_str(key));
     }
-    #if NCNN_STRING
-    return ncnn_extractor_input(ex, mp_obj_str_get_str(key), mat);
-    #else
+    #if !NCNN_STRING
     ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
     #endif
+    return -1;
+}
+
+// Hands one Mat to ncnn under `key` (a blob name or index).
+static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t mat, const char *where) {
+    int index = ncnn_mp_blob_key(key, where);
+    #if NCNN_STRING
+    if (index < 0) {
+        return ncnn_extractor_input(ex, mp_obj_str_get_str(key), mat);
+    }
+    #endif
+    return ncnn_extractor_input_index(ex, index, mat);
 }
 
 // Extractor.set_option(opt: Option) -> None
@@ -198,20 +203,11 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
 static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
     ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
-    if (!mp_obj_is_int(key) && !mp_obj_is_str(key)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
-            where, mp_obj_get_type_str(key));
-    }
+    int index = ncnn_mp_blob_key(key, where);
     if (ncnn_net_get_input_count(self->native->net->handle) == 0) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
     ncnn_mp_extractor_check_inputs(self, where);
-    #if !NCNN_STRING
-    if (!mp_obj_is_int(key)) {
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
-    }
-    #endif
-    int index = mp_obj_is_int(key) ? ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index") : -1;
     ncnn_mat_t out = NULL;
     int ret;
     // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
@@ -255,7 +251,7 @@ static const mp_rom_map_elem_t ncnn_mp_Extractor_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
     { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Extractor_exit_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Extractor_locals, ncnn_mp_Extractor_locals_table);
 

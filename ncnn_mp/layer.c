@@ -324,9 +324,11 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
 }
 MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Layer_forward_inplace_obj, ncnn_mp_Layer_forward_inplace);
 
-// The bottom or top blob i of a layer inside a Net.
-static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, bool shape, const char *where) {
+// The bottom or top blob i of a layer inside a Net; *handle is the layer's.
+static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, bool shape, const char *where,
+    ncnn_layer_t *handle) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_layer(self_in, where);
+    *handle = self->handle;
     if (shape && self->custom && !self->shapes_ready) {
         ncnn_mp_raise_value(where, "ncnn knows the blob shapes only after load_param returns");
     }
@@ -344,14 +346,16 @@ static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, b
 
 // Layer.get_bottom(i) / get_top(i) -> int (blob index)   ncnn_layer_get_bottom / _top
 static mp_obj_t ncnn_mp_Layer_get_bottom(mp_obj_t self_in, mp_obj_t i) {
-    int k = ncnn_mp_layer_blob_index(self_in, i, false, false, "Layer.get_bottom");
-    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_bottom(ncnn_mp_get_layer(self_in, "Layer.get_bottom")->handle, k));
+    ncnn_layer_t h;
+    int k = ncnn_mp_layer_blob_index(self_in, i, false, false, "Layer.get_bottom", &h);
+    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_bottom(h, k));
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_obj, ncnn_mp_Layer_get_bottom);
 
 static mp_obj_t ncnn_mp_Layer_get_top(mp_obj_t self_in, mp_obj_t i) {
-    int k = ncnn_mp_layer_blob_index(self_in, i, true, false, "Layer.get_top");
-    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_top(ncnn_mp_get_layer(self_in, "Layer.get_top")->handle, k));
+    ncnn_layer_t h;
+    int k = ncnn_mp_layer_blob_index(self_in, i, true, false, "Layer.get_top", &h);
+    return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_top(h, k));
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_obj, ncnn_mp_Layer_get_top);
 
@@ -364,18 +368,20 @@ static mp_obj_t ncnn_mp_shape_tuple(int dims, int w, int h, int c) {
 // The shapes written in the .param (shape hints); all 0 when the file has none.
 static mp_obj_t ncnn_mp_Layer_get_bottom_shape(mp_obj_t self_in, mp_obj_t i) {
     const char *where = "Layer.get_bottom_shape";
-    int k = ncnn_mp_layer_blob_index(self_in, i, false, true, where);
+    ncnn_layer_t layer;
+    int k = ncnn_mp_layer_blob_index(self_in, i, false, true, where, &layer);
     int dims = 0, w = 0, h = 0, c = 0;
-    ncnn_blob_get_bottom_shape(ncnn_mp_get_layer(self_in, where)->handle, k, &dims, &w, &h, &c);
+    ncnn_blob_get_bottom_shape(layer, k, &dims, &w, &h, &c);
     return ncnn_mp_shape_tuple(dims, w, h, c);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_shape_obj, ncnn_mp_Layer_get_bottom_shape);
 
 static mp_obj_t ncnn_mp_Layer_get_top_shape(mp_obj_t self_in, mp_obj_t i) {
     const char *where = "Layer.get_top_shape";
-    int k = ncnn_mp_layer_blob_index(self_in, i, true, true, where);
+    ncnn_layer_t layer;
+    int k = ncnn_mp_layer_blob_index(self_in, i, true, true, where, &layer);
     int dims = 0, w = 0, h = 0, c = 0;
-    ncnn_blob_get_top_shape(ncnn_mp_get_layer(self_in, where)->handle, k, &dims, &w, &h, &c);
+    ncnn_blob_get_top_shape(layer, k, &dims, &w, &h, &c);
     return ncnn_mp_shape_tuple(dims, w, h, c);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_shape_obj, ncnn_mp_Layer_get_top_shape);

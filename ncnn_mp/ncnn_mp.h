@@ -313,6 +313,9 @@ float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
 // The buffer of `obj`, TypeError naming `where` and `name` if it has none.
 void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
 
+// __exit__ shared by the classes that have close().
+extern const mp_obj_fun_builtin_var_t ncnn_mp_exit_closes_obj;
+
 // A C int argument that must lie in [lo, hi].
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
 

@@ -80,11 +80,6 @@ static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_close_obj, ncnn_mp_Net_close);
 
-static mp_obj_t ncnn_mp_Net_exit(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    return ncnn_mp_Net_close(args[0]);
-}
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Net_exit_obj, 4, 4, ncnn_mp_Net_exit);
 
 typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
 
@@ -382,7 +377,7 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_register_custom_layer), MP_ROM_PTR(&ncnn_mp_Net_register_custom_layer_obj) },
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Net_close_obj) },
     { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Net_exit_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Net_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Net_locals, ncnn_mp_Net_locals_table);
