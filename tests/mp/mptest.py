@@ -1,5 +1,7 @@
 # Helpers the MicroPython-side test scripts share (not a test: no ncnn_mp_ prefix).
+import gc
 import os
+import struct
 import sys
 
 import ncnn_mp
@@ -16,6 +18,34 @@ def check(label, f):
         print(label, "->", type(e).__name__ + ":", e)
     else:
         print(label, "-> no error")
+
+
+def mat(*xs):
+    """A 1-D Mat holding xs."""
+    m = ncnn_mp.Mat(len(xs))
+    for i, x in enumerate(xs):
+        m[i] = x
+    return m
+
+
+def packed(m):
+    """A float32 Mat's elements in order, channel padding left out, rounded to 4 places."""
+    data = m.to_bytes()
+    return [round(x, 4) for x in struct.unpack("<%df" % (len(data) // 4), data)]
+
+
+def scrub(depth=40):
+    """Overwrite the C stack below the caller: the GC scans it conservatively, and words
+    left over from earlier calls would otherwise keep dropped Nets alive."""
+    return scrub(depth - 1) + 1 if depth else 0
+
+
+def settle():
+    """Collect everything unreachable; return how many Python layers ncnn still holds."""
+    scrub()
+    for _ in range(3):
+        gc.collect()
+    return ncnn_mp.live_custom_layers()
 
 
 def digits_net():

@@ -16,13 +16,6 @@ def values(m):
     return [round(x, 4) for x in memoryview(m)]
 
 
-def mat(*xs):
-    m = ncnn_mp.Mat(len(xs))
-    for i, x in enumerate(xs):
-        m[i] = x
-    return m
-
-
 def make_net(param, layers, weights=b""):
     net = ncnn_mp.Net()
     for name, cls in layers.items():

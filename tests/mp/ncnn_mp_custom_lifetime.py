@@ -4,7 +4,7 @@
 import gc
 
 import ncnn_mp
-from mptest import check
+from mptest import check, settle
 
 
 class Plus(ncnn_mp.Layer):
@@ -36,12 +36,6 @@ def first(net):
     x.fill(0)
     ex.input("data", x)
     return ex.extract("out")[0]
-
-
-def settle():
-    for _ in range(3):
-        gc.collect()
-    return ncnn_mp.live_custom_layers()
 
 
 def no_leak():

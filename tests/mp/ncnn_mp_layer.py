@@ -3,22 +3,12 @@
 import struct
 
 import ncnn_mp
-from mptest import check
+from mptest import check, mat
+from mptest import packed as values
 
 Layer, Mat = ncnn_mp.Layer, ncnn_mp.Mat
 opt = ncnn_mp.Option()
 opt.num_threads = 1
-
-
-def mat(*xs):
-    m = Mat(len(xs))
-    for i, x in enumerate(xs):
-        m[i] = x
-    return m
-
-
-def values(m):
-    return [round(x, 4) for x in struct.unpack("<%df" % (len(m.to_bytes()) // 4), m.to_bytes())]
 
 
 relu = Layer("ReLU")

@@ -3,13 +3,10 @@ import struct
 
 import ncnn_mp
 from mptest import check
+from mptest import packed as floats
 
 Mat = ncnn_mp.Mat
 opt = ncnn_mp.Option()
-
-
-def floats(m):
-    return [round(x, 3) for x in struct.unpack("<%df" % (len(m.to_bytes()) // 4), m.to_bytes())]
 
 
 rgb = bytes([10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120])  # 2x2 RGB, row by row

@@ -3,7 +3,7 @@ import gc
 import os
 
 import ncnn_mp
-from mptest import DIGITS_MODEL, DIGITS_PARAM, digits_net, read
+from mptest import DIGITS_MODEL, DIGITS_PARAM, digits_net, read, settle
 
 
 def rss_kib():
@@ -28,19 +28,19 @@ def cycle(n):
         m.fill(out[0])
         if i % 2:
             ex.close()
-    gc.collect()
-    gc.collect()
 
 
 N = 1000 if os.getenv("NCNN_MP_UNDER_VALGRIND") == "1" else 10000
 # Warm up with as many cycles as are measured: tables that only grow to a high-water
 # mark (the GC root dict of custom layers holds every Net not yet collected) get there.
 cycle(N)
+settle()
 heap0, rss0 = gc.mem_alloc(), rss_kib()
 cycle(N)
+settle()
 heap_grown, rss_grown = gc.mem_alloc() - heap0, rss_kib() - rss0
 # The GC's own bookkeeping moves the figure by a few KiB either way; a leak of one small
 # object per cycle would add 160 KiB here.
 print("heap did not grow", heap_grown <= 4096)
 print("RSS did not grow", rss_grown <= 256 or os.getenv("NCNN_MP_UNDER_VALGRIND") == "1")
-print("live custom layers", ncnn_mp.live_custom_layers() <= 1)
+print("live custom layers", settle() <= 1)
