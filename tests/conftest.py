@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ class Result:
         return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
 
 
+NO_ASLR = ["setarch", "-R"] if shutil.which("setarch") else []
 VALGRIND = ["valgrind", "-q", f"--suppressions={REPO / 'ci' / 'valgrind.supp'}", "--error-exitcode=99",
             "--leak-check=full", "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]
 
@@ -41,7 +43,9 @@ class MicroPython:
 
     def run(self, script: Path, *args: str, timeout: float = 120, heapsize: str | None = None,
             cwd: Path | None = None) -> Result:
-        cmd = (VALGRIND if self.valgrind else []) + [str(self.binary)]
+        # Without address randomisation: ncnn_mp keys its GC roots by C-heap addresses, so
+        # with it the heap's bookkeeping (and the soak test's heap figure) varies by run.
+        cmd = NO_ASLR + (VALGRIND if self.valgrind else []) + [str(self.binary)]
         if heapsize:
             cmd += ["-X", f"heapsize={heapsize}"]
         cmd += [str(script), *args]
