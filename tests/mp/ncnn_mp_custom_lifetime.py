@@ -52,35 +52,41 @@ print("20 live nets", [first(n) for n in nets][::5], ncnn_mp.live_custom_layers(
 del nets
 print(no_leak())
 
-# Re-registration: the last creator registered for a type wins.
-net = ncnn_mp.Net()
-net.register_custom_layer("Plus", Plus)
-net.register_custom_layer("Plus", lambda: Plus(10))
-net.load_param_mem(param("Plus"))
-net.load_model(b"")
-print("re-registered", first(net))
+# Each scenario runs in a function: temporaries left in the module's own frame would be
+# scanned by the conservative GC and could keep a dropped Net alive.
+def scenarios():
+    # Re-registration: the last creator registered for a type wins.
+    net = ncnn_mp.Net()
+    net.register_custom_layer("Plus", Plus)
+    net.register_custom_layer("Plus", lambda: Plus(10))
+    net.load_param_mem(param("Plus"))
+    net.load_model(b"")
+    print("re-registered", first(net))
 
-long_name = "L" * 255  # ncnn's param parser reads type names up to 255 characters
-print("long type name", first(net_with(long_name, Plus)))
-check("creator returns None", lambda: net_with("Plus", lambda: None))
-print("still fine", first(net_with("Plus", Plus)))
+    long_name = "L" * 255  # ncnn's param parser reads type names up to 255 characters
+    print("long type name", first(net_with(long_name, Plus)))
+    check("creator returns None", lambda: net_with("Plus", lambda: None))
+    print("still fine", first(net_with("Plus", Plus)))
 
-# A Net dropped while its Extractor lives on, and the other way round.
-net = net_with("Plus", Plus)
-ex = net.create_extractor()
-del net
-gc.collect()
-x = ncnn_mp.Mat(1)
-x.fill(5)
-ex.input("data", x)
-print("extractor outlives net", ex.extract("out")[0])
-del ex
-net = net_with("Plus", Plus)
-ex = net.create_extractor()
-del ex
-gc.collect()
-print("net outlives extractor", first(net))
-del net
+    # A Net dropped while its Extractor lives on, and the other way round.
+    net = net_with("Plus", Plus)
+    ex = net.create_extractor()
+    del net
+    gc.collect()
+    x = ncnn_mp.Mat(1)
+    x.fill(5)
+    ex.input("data", x)
+    print("extractor outlives net", ex.extract("out")[0])
+    del ex
+    net = net_with("Plus", Plus)
+    ex = net.create_extractor()
+    del ex
+    gc.collect()
+    print("net outlives extractor", first(net))
+    del net
+
+
+scenarios()
 print(no_leak())
 
 
