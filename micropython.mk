@@ -32,3 +32,10 @@ SRC_USERMOD_C += \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
+
+# Test firmware only (ci/profiles.toml): the GC's conservative stack scan made readable
+# to valgrind and AddressSanitizer. Why and how: ci/checked_gc_scan.c.
+ifeq ($(NCNN_MP_CHECKED_GC_SCAN),1)
+SRC_USERMOD_C += $(NCNN_MP_DIR)/ci/checked_gc_scan.c
+LDFLAGS_USERMOD += -Wl,--wrap=gc_collect_root
+endif

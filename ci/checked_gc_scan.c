@@ -1,0 +1,55 @@
+// Linked into test firmware only (the memcheck and sanitizer profiles, through
+// NCNN_MP_CHECKED_GC_SCAN=1 in micropython.mk): never part of ncnn_mp itself.
+//
+// Why: MicroPython's GC scans the C stack conservatively, reading every word between
+// the stack pointer and the stack top, padding and never-written locals included.
+// When such a garbage word happens to point at a heap block, memcheck records the
+// block's mark bit as "depending on an uninitialised value"; the taint then spreads
+// through the allocation table into later gc_alloc/m_malloc/mp_map calls far from the
+// GC, and a run fails or passes depending on what the stack held (seen in CI, not
+// locally). AddressSanitizer likewise flags the scan's reads of other frames' redzones.
+//
+// How: the linker wraps gc_collect_root (-Wl,--wrap=gc_collect_root). Each root
+// region handed over from another file (the register-and-stack scan, other threads)
+// is copied word by word, without instrumentation, into a buffer memcheck is told
+// holds defined values, and the real gc_collect_root scans the copy. The GC sees the
+// same words; only the tools' bookkeeping changes.
+
+#include <stddef.h>
+#include <valgrind/memcheck.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NCNN_MP_NO_ASAN __attribute__((no_sanitize_address))
+#endif
+#endif
+#if !defined(NCNN_MP_NO_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define NCNN_MP_NO_ASAN __attribute__((no_sanitize_address))
+#endif
+#ifndef NCNN_MP_NO_ASAN
+#define NCNN_MP_NO_ASAN
+#endif
+
+#define CHUNK_WORDS 256
+
+void __real_gc_collect_root(void **ptrs, size_t len);
+void __wrap_gc_collect_root(void **ptrs, size_t len);
+
+static void *chunk[CHUNK_WORDS];
+
+NCNN_MP_NO_ASAN static void copy_words(void **dst, void *const volatile *src, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+    }
+}
+
+void __wrap_gc_collect_root(void **ptrs, size_t len) {
+    while (len > 0) {
+        size_t n = len < CHUNK_WORDS ? len : CHUNK_WORDS;
+        copy_words(chunk, ptrs, n);
+        VALGRIND_MAKE_MEM_DEFINED(chunk, n * sizeof(void *));
+        __real_gc_collect_root(chunk, n);
+        ptrs += n;
+        len -= n;
+    }
+}
