@@ -6,6 +6,8 @@
 # NCNN_MP_LIBS are the libraries linked after libncnn.a (C++ runtime, libm, threads).
 # NCNN_MP_LIBS_VAR picks the link variable: ports that link with -nostdlib and put
 # LDFLAGS before the objects (ports/qemu) need the libraries in LIBS instead.
+# NCNN_MP_LDFLAGS (more link flags) and NCNN_MP_PORT_SRC (C files of the checkout, e.g. a
+# bare-metal board's glue) are for targets that need them; ci/profiles.toml sets both.
 NCNN_MP_DIR := $(USERMOD_DIR)
 
 ifeq ($(NCNN_DIR),)
@@ -31,11 +33,11 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
+ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
+# ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.
+override LIBS += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
+else
 $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
-
-# Test firmware only (ci/profiles.toml): the GC's conservative stack scan made readable
-# to valgrind and AddressSanitizer. Why and how: ci/checked_gc_scan.c.
-ifeq ($(NCNN_MP_CHECKED_GC_SCAN),1)
-SRC_USERMOD_C += $(NCNN_MP_DIR)/ci/checked_gc_scan.c
-LDFLAGS_USERMOD += -Wl,--wrap=gc_collect_root
 endif
+LDFLAGS_USERMOD += $(NCNN_MP_LDFLAGS)
+SRC_USERMOD_C += $(addprefix $(NCNN_MP_DIR)/,$(NCNN_MP_PORT_SRC))

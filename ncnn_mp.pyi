@@ -23,6 +23,9 @@ def build_info() -> dict[str, bool]:
 def live_custom_layers() -> int:
     """How many Python custom-layer instances ncnn holds now (leak checks)."""
 
+CUSTOM_BIT: int
+"""ncnn's LayerType::CustomBit (256): binary params (load_param_bin) give custom layer type n as CUSTOM_BIT | n."""
+
 class Allocator:
     """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator)."""
 

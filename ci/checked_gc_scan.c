@@ -1,5 +1,5 @@
-// Linked into test firmware only (the memcheck and sanitizer profiles, through
-// NCNN_MP_CHECKED_GC_SCAN=1 in micropython.mk): never part of ncnn_mp itself.
+// Linked into test firmware only (the memcheck and sanitizer profiles in ci/profiles.toml
+// set NCNN_MP_PORT_SRC and NCNN_MP_LDFLAGS for it): never part of ncnn_mp itself.
 //
 // Why: MicroPython's GC scans the C stack conservatively, reading every word between
 // the stack pointer and the stack top, padding and never-written locals included.

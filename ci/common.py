@@ -16,6 +16,8 @@ from typing import Iterable, NoReturn
 REPO = Path(__file__).resolve().parent.parent
 CI = REPO / "ci"
 BUILD = REPO / "build"  # per-checkout outputs (firmware, generated models); gitignored
+# The team's models (MNIST, benchmark structures) beside the checkout; never copied into it.
+SHARED_MODELS = REPO.parent / "shared" / "models"
 
 
 class SetupError(Exception):
@@ -41,14 +43,16 @@ PROFILES = load_toml("profiles.toml")
 
 
 def profile(name: str) -> dict:
-    """A profile's settings; `base = "other"` starts from another profile's, and
-    `extra_make_vars` are added to the base's make_vars."""
+    """A profile's settings; `base = "other"` starts from another profile's, and a
+    list `extra_<key>` is added to the base's list `<key>` (e.g. extra_make_vars)."""
     if name not in PROFILES:
         fail(f"unknown build profile '{name}'", f"choose one of: {', '.join(PROFILES)}")
     prof = dict(PROFILES[name])
     if "base" in prof:
         merged = profile(prof.pop("base"))
-        merged["make_vars"] = merged.get("make_vars", []) + prof.pop("extra_make_vars", [])
+        for key in [k for k in prof if k.startswith("extra_")]:
+            base_key = key[len("extra_"):]
+            merged[base_key] = merged.get(base_key, []) + prof.pop(key)
         merged.update(prof)
         prof = merged
     return prof

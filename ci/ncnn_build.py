@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 from common import PINS, cache_root, fail, key_of, locked, profile, run, say
-from sources import ncnn_source
+from sources import ensure_debian_packages, ncnn_source
 
 
 def _compiler_id(prof: dict) -> str:
@@ -28,6 +29,19 @@ def check_prefix(prefix: Path, origin: str) -> Path:
     return prefix
 
 
+def _only_layers(keep: list[str]) -> list[str]:
+    """-DWITH_LAYER_<name>=ON for the layers kept and =OFF for every other layer ncnn has
+    (the list read from ncnn's own src/CMakeLists.txt, so a new release's layers are covered)."""
+    text = (ncnn_source() / "src" / "CMakeLists.txt").read_text()
+    known = re.findall(r"^ncnn_add_layer\((\w+)", text, re.M)
+    unknown = sorted(set(keep) - set(known))
+    if unknown:
+        fail(f"ncnn_layers names layers ncnn {PINS['ncnn']['version']} does not have: {', '.join(unknown)}",
+             "fix the list in ci/profiles.toml")
+    # ncnn's option is named after the lower-cased class (cmake/ncnn_add_layer.cmake).
+    return [f"-DWITH_LAYER_{name.lower()}={'ON' if name in keep else 'OFF'}" for name in known]
+
+
 def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into
     the cache (with build=False, only where it would be)."""
@@ -35,13 +49,15 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     if override:
         return check_prefix(Path(override).resolve(), "NCNN_DIR=")
     prof = profile(profile_name)
+    if build and "debian_packages" in prof:  # a cross toolchain
+        ensure_debian_packages(prof["debian_packages"])
     # ncnn's CMakeLists stamps today's date as the version unless told the release's.
     options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]
     toolchain = prof.get("ncnn_toolchain")
     if toolchain:
         options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")
-    for layer in prof.get("ncnn_layers_off", []):
-        options.append(f"-DWITH_LAYER_{layer}=OFF")
+    if "ncnn_layers" in prof:
+        options += _only_layers(prof["ncnn_layers"])
     key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
                  (Path(__file__).parent / toolchain).read_text() if toolchain else "")
     # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
-from common import PINS, cache_root, fail, key_of, run, say
+from common import BUILD, PINS, REPO, cache_root, fail, key_of, run, say
 
 
 def venv_python() -> Path:
@@ -30,3 +31,15 @@ def venv_python() -> Path:
         log=cache_root() / "logs" / "venv-install.log", progress=r"^(Collecting|Installing) .*")
     (root / ".done").touch()
     return python
+
+
+def digits_model(python: Path | None = None) -> Path:
+    """The demo's digits model (examples/make_digits_model.py), trained once into build/models."""
+    out = BUILD / "models" / "digits"
+    script = REPO / "examples" / "make_digits_model.py"
+    stamp = out / "digits.param.bin"  # the last file the script writes
+    if not stamp.exists() or stamp.stat().st_mtime < max(p.stat().st_mtime for p in script.parent.glob("*.py")):
+        say("training the digits classifier and exporting it to ncnn's format")
+        if subprocess.call([str(python or venv_python()), str(script), str(out)]) != 0:
+            fail("generating the demo model failed", "see the Python traceback above")
+    return out

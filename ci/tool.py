@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BUILD, REPO, SetupError, fail, say  # noqa: E402
+from common import REPO, SetupError, fail, say  # noqa: E402
+from testenv import digits_model  # noqa: E402
 
 
 def setup(profile: str) -> tuple[Path, Path]:
@@ -34,17 +35,6 @@ def setup(profile: str) -> tuple[Path, Path]:
     ensure_debian_packages()
     python = venv_python()
     return python, build_firmware(profile)
-
-
-def digits_model(python: Path) -> Path:
-    out = BUILD / "models" / "digits"
-    script = REPO / "examples" / "make_digits_model.py"
-    stamp = out / "digits.bin"
-    if not stamp.exists() or stamp.stat().st_mtime < script.stat().st_mtime:
-        say("training the digits classifier and exporting it to ncnn's format")
-        if subprocess.call([str(python), str(script), str(out)]) != 0:
-            fail("generating the demo model failed", "see the Python traceback above")
-    return out
 
 
 def run_demo(profile: str) -> int:

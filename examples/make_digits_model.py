@@ -10,6 +10,8 @@ scale stored in the .bin like any layer's weights. The model sees raw pixels (0.
 
 writes OUTDIR/digits.param, OUTDIR/digits.bin, and OUTDIR/digits_test.bin (the
 held-out test images as 64 bytes each, followed by one label byte each) plus
+OUTDIR/digits.param.bin (the binary params, for ncnn built with NCNN_STRING=OFF: blob
+0 is the input, blob 5 the output, Standardize is custom type ncnn_mp.CUSTOM_BIT | 0),
 OUTDIR/digits_test.txt (the count and the accuracy scikit-learn reached on it) and
 OUTDIR/digits_test_proba.f32 (scikit-learn's probabilities for them, float32).
 """
@@ -25,6 +27,9 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).parent))
+from ncnn_param_to_bin import convert  # noqa: E402
 
 HIDDEN = 32
 PARAM = """7767517
@@ -77,6 +82,8 @@ def main(outdir: Path) -> None:
         f.write(y_test.astype(np.uint8).tobytes())
     (outdir / "digits_test.txt").write_text(f"{len(y_test)} {accuracy:.6f}\n")
     (outdir / "digits_test_proba.f32").write_bytes(np.asarray(proba, dtype="<f4").tobytes())
+    param_bin, _, _ = convert((outdir / "digits.param").read_text())
+    (outdir / "digits.param.bin").write_bytes(param_bin)  # last: build scripts take it as the stamp
     print(f"wrote {outdir}/digits.param, digits.bin ({len(y_test)} test images, "
           f"scikit-learn accuracy {accuracy:.4f})")
 

@@ -43,6 +43,8 @@ static const mp_rom_map_elem_t ncnn_mp_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_version_number), MP_ROM_PTR(&ncnn_mp_version_number_obj) },
     { MP_ROM_QSTR(MP_QSTR_build_info), MP_ROM_PTR(&ncnn_mp_build_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_live_custom_layers), MP_ROM_PTR(&ncnn_mp_live_custom_layers_obj) },
+    // ncnn::LayerType::CustomBit: binary params number custom layer types CUSTOM_BIT | n
+    { MP_ROM_QSTR(MP_QSTR_CUSTOM_BIT), MP_ROM_INT(1 << 8) },
     { MP_ROM_QSTR(MP_QSTR_Allocator), MP_ROM_PTR(&ncnn_mp_type_Allocator) },
     { MP_ROM_QSTR(MP_QSTR_Option), MP_ROM_PTR(&ncnn_mp_type_Option) },
     { MP_ROM_QSTR(MP_QSTR_Mat), MP_ROM_PTR(&ncnn_mp_type_Mat) },

@@ -52,6 +52,9 @@ typedef struct _ncnn_mp_net_native_t {
     ncnn_mp_extractor_native_t *extractors;
     // Layers were loaded (and prepared with the option's pipeline flags) since the last clear.
     bool loaded;
+    // load_model succeeded since the last param load or clear: only then may ncnn run the
+    // net (a layer whose load_model or create_pipeline never ran crashes in forward).
+    bool ready;
     ncnn_mp_factory_t *factories;
 } ncnn_mp_net_native_t;
 

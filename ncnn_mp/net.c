@@ -147,8 +147,10 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
+    self->native->ready = false;
     int ret = ncnn_mp_net_run_loader(self->native->handle, kind, path, dr);
     self->native->loaded = true;  // even a failed load may have prepared some layers
+    self->native->ready = kind == NCNN_MP_LOAD_MODEL && ret == 0 && call.error == MP_OBJ_NULL;
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
@@ -214,6 +216,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_call_begin(&call);
     ncnn_net_clear(self->native->handle);
     self->native->loaded = false;
+    self->native->ready = false;
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
@@ -301,7 +304,11 @@ static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_
 
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
-    ncnn_mp_get_net(self_in, "Net.create_extractor");
+    const char *where = "Net.create_extractor";
+    if (!ncnn_mp_get_net(self_in, where)->native->ready) {
+        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
+            "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
+    }
     return ncnn_mp_extractor_new(self_in);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_create_extractor);

@@ -15,6 +15,7 @@
 //   GC root, keyed by the address of the C record ncnn holds, and dropped without
 //   allocating (a Net may be destroyed from a finaliser, inside a collection).
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "py/gc.h"

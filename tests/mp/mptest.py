@@ -55,11 +55,20 @@ def digits_net():
     return n
 
 
-DIGITS = os.getenv("NCNN_MP_DIGITS") or "../../build/models/digits"
+# A bare-metal board (the QEMU firmware) has no environment and no filesystem: the files
+# the scripts read are frozen into its firmware as ncnn_mp_files.FILES (ci/firmware.py).
+ON_MCU = not hasattr(os, "getenv")
+getenv = (lambda name: None) if ON_MCU else os.getenv
+
+DIGITS = getenv("NCNN_MP_DIGITS") or "../../build/models/digits"
 DIGITS_PARAM = DIGITS + "/digits.param"
 DIGITS_MODEL = DIGITS + "/digits.bin"
 
 
 def read(path):
+    if ON_MCU:
+        from ncnn_mp_files import FILES
+
+        return FILES[path.rsplit("/", 1)[-1]]
     with open(path, "rb") as f:
         return f.read()
