@@ -467,7 +467,7 @@ class Net:
     def output_names(self) -> list[str]:
         """Names of all output blobs (CPython ncnn)."""
     def create_extractor(self) -> Extractor:
-        """A new inference session; it keeps this Net alive."""
+        """A new inference session (once load_model has succeeded); it keeps this Net alive."""
     def register_custom_layer(self, type: str | int, creator: Callable[[], Layer]) -> None:
         """Let ncnn create layers of `type` (a name, or a type index; a built-in one is replaced)
         by calling creator (a Layer subclass, or a callable returning a new instance)."""

@@ -1,0 +1,834 @@
+"""Loader fuzzer: real models, mutated, through load_param / load_param_bin / load_model /
+extract on the Unix firmware. Every case must end in success or a Python exception, and a
+Net that saw a failure must still load the real model and give the right answer.
+
+    python tests/fuzz/loader_fuzz.py --cases 100000 --seed 1 [--jobs 2] [--batch 400]
+
+The models: the project's digits model (build/models/digits, with its Python layer) and,
+when ../shared/models is here, MNIST and ncnn's benchmark nets (weightless: their
+weights come from DataReader(zeros=True)). Mutations: token swaps, huge or negative
+counts, dims and parameter values, unknown or swapped layer types, missing blobs,
+forward references (cycles), duplicated or dropped lines, truncation, random bytes; the
+binary param format; truncated, resized and overwritten weights. Case `i` of seed `s` is
+the same on every run (its own random.Random), whatever the batch size.
+
+A process that crashes or hangs is replayed to find the case (or the shortest run of
+cases) that does it, the case is shrunk, saved under tests/fuzz/regressions/ and
+reported; tests/test_fuzz_loader.py replays every saved case. Patterns of ncnn's own
+faults that ncnn_mp cannot guard against (KNOWN_NCNN_ISSUES.md) are not run, only counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import random
+import re
+import struct
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fuzzlib import (ADDRESS_SPACE, FUZZ, MicroPython, Run, address_space_limit, backtrace, digits_dir,  # noqa: E402
+                     firmware, first_memory_error, regressions, run_batch, save_regression, shared_models, shrink)
+
+RUNNER = FUZZ / "loader_runner.py"
+
+# ncnn's built-in layer types (src/layer_type_enum.h of the pinned ncnn).
+LAYER_TYPES = """AbsVal ArgMax BatchNorm Bias BNLL Concat Convolution Crop Deconvolution Dropout Eltwise ELU
+Embed Exp Flatten InnerProduct Input Log LRN MemoryData MVN Pooling Power PReLU Proposal Reduction ReLU Reshape
+ROIPooling Scale Sigmoid Slice Softmax Split SPP TanH Threshold Tile RNN LSTM BinaryOp UnaryOp
+ConvolutionDepthWise Padding Squeeze ExpandDims Normalize Permute PriorBox DetectionOutput Interp
+DeconvolutionDepthWise ShuffleChannel InstanceNorm Clip Reorg YoloDetectionOutput Quantize Dequantize
+Yolov3DetectionOutput PSROIPooling ROIAlign Packing Requantize Cast HardSigmoid SELU HardSwish Noop PixelShuffle
+DeepCopy Mish StatisticsPooling Swish Gemm GroupNorm LayerNorm Softplus GRU MultiHeadAttention GELU Convolution1D
+Pooling1D ConvolutionDepthWise1D Convolution3D ConvolutionDepthWise3D Pooling3D MatMul Deconvolution1D
+DeconvolutionDepthWise1D Deconvolution3D DeconvolutionDepthWise3D Einsum DeformableConv2D GLU Fold Unfold
+GridSample CumulativeSum CopyTo Erf Diag CELU Shrink RMSNorm Spectrogram InverseSpectrogram Flip SDPA
+RotaryEmbed""".split()
+
+# The Python layers the runner registers (by name, and by type index 256 + i for binary params).
+CUSTOM_TYPES = ["Standardize"]
+CUSTOM_BIT = 256
+
+INTS = [0, 1, -1, 2, 3, 4, 5, 7, 8, 16, 31, 32, 33, 255, 256, 1023, 1024, 4096, 65535, 65536, 1 << 20, 1 << 24,
+        2**31 - 1, -(2**31), 2**31, 2**32, 10**12, -2, -3, -233, -23300, -23330, -23400, 100000, 99999999]
+FLOATS = ["0.0", "-0.0", "0.5", "-1.5", "1e30", "-1e30", "1e-40", "3.4e38", "1e39", "nan", "inf", "-inf", "1.", ".5"]
+JUNK = ["", "=", ",", "1,", "1,,2", ",1", "0x10", "+5", "--1", "1e", ".", "\u00e4", "\"abc\"", "\"", "a=b", "1=2=3",
+        "-23300=", "-23300=2,1", "-23300=-1", "-23300=99999999,1", "0=1,2,3", "0=1.5,2", "0=\"s\"", "0=abc", "-0=1"]
+
+
+def interesting_int(rng: random.Random) -> int:
+    return rng.choice(INTS) if rng.random() < 0.8 else rng.randint(-70000, 70000)
+
+
+def interesting_value(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.6:
+        return str(interesting_int(rng))
+    if r < 0.85:
+        return rng.choice(FLOATS)
+    n = rng.choice([0, 1, 2, 3, 5, 9, 40])
+    return ",".join(str(interesting_int(rng)) for _ in range(n)) or "1,"
+
+
+# ---------------------------------------------------------------------------
+# The models.
+
+Lines = list[list[str]]  # a .param as tokens: [magic], [layer_count, blob_count], then one list per layer
+
+
+def parse_param(text: str) -> Lines:
+    return [line.split() for line in text.splitlines() if line.strip()]
+
+
+def render(lines: Lines) -> str:
+    return "".join(" ".join(toks) + "\n" for toks in lines)
+
+
+def layer_parts(toks: list[str]) -> tuple[list[str], list[str], list[str]] | None:
+    """(bottoms, tops, params) of a layer line, None if its counts are not sane."""
+    try:
+        nb, nt = int(toks[2]), int(toks[3])
+    except (IndexError, ValueError):
+        return None
+    if nb < 0 or nt < 0 or 4 + nb + nt > len(toks):
+        return None
+    return toks[4:4 + nb], toks[4 + nb:4 + nb + nt], toks[4 + nb + nt:]
+
+
+@dataclass
+class Family:
+    """One real model: the cases of a family are mutations of it."""
+
+    name: str
+    param_path: Path
+    bin_path: Path | None  # None: weightless, loaded from DataReader(zeros=True)
+    shape: list[int]
+    weight: float  # how often cases pick it
+    lines: Lines = field(default_factory=list)
+    input: str = ""
+    outputs: list[str] = field(default_factory=list)
+    blobs: list[str] = field(default_factory=list)
+    custom: list[str] = field(default_factory=list)
+    bin_size: int = 0
+
+    def __post_init__(self) -> None:
+        self.lines = parse_param(self.param_path.read_text())
+        consumed, produced = set(), []
+        for toks in self.lines[2:]:
+            parts = layer_parts(toks)
+            assert parts, f"{self.param_path}: cannot parse {toks}"
+            bottoms, tops, _ = parts
+            consumed.update(bottoms)
+            produced += tops
+            if toks[0] == "Input" and not self.input:
+                self.input = tops[0]
+            if toks[0] in CUSTOM_TYPES and toks[0] not in self.custom:
+                self.custom.append(toks[0])
+        self.outputs = [b for b in produced if b not in consumed]
+        self.blobs = produced
+        self.bin_size = self.bin_path.stat().st_size if self.bin_path else 0
+
+    def info(self) -> dict[str, Any]:
+        """What the runner needs to know of the family."""
+        return {"param": str(self.param_path), "bin": str(self.bin_path) if self.bin_path else None,
+                "custom": self.custom, "input": self.input, "shape": self.shape, "outputs": self.outputs}
+
+
+BENCH_WEIGHTS = {"squeezenet": 0.10, "mobilenet": 0.06, "mobilenet_v2": 0.07, "resnet18": 0.03,
+                 "shufflenet_v2": 0.08, "yolo-fastest-1.1": 0.08, "FastestDet": 0.08}
+
+
+def discover_families(digits: Path | None = None, shared: Path | None = None) -> dict[str, Family]:
+    """The models that are here: digits always (it is generated), the shared ones if present."""
+    fams: dict[str, Family] = {}
+    digits = digits or digits_dir()
+    if (digits / "digits.param").exists():
+        fams["digits"] = Family("digits", digits / "digits.param", digits / "digits.bin", [8, 8, 1], 0.22)
+    shared = shared if shared is not None else shared_models()
+    if shared and (shared / "mnist" / "mnist.param").exists():
+        fams["mnist"] = Family("mnist", shared / "mnist" / "mnist.param", shared / "mnist" / "mnist.bin", [28, 28, 1], 0.28)
+    for name, w in BENCH_WEIGHTS.items():
+        p = shared / "bench" / f"{name}.param" if shared else None
+        if p and p.exists():
+            fams[name] = Family(name, p, None, [32, 32, 3], w)
+    return fams
+
+
+# ---------------------------------------------------------------------------
+# Mutations of the param text (on tokens) and of binary data.
+
+def pick_layer(rng: random.Random, lines: Lines) -> list[str] | None:
+    return rng.choice(lines[2:]) if len(lines) > 2 else None
+
+
+def m_number(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """A number anywhere (header, counts, a parameter's value or array element) becomes an odd one."""
+    spots = [(i, j) for i, toks in enumerate(lines) for j, t in enumerate(toks) if any(ch.isdigit() for ch in t)]
+    if not spots:
+        return
+    i, j = rng.choice(spots)
+    tok = lines[i][j]
+    if "=" in tok:
+        key, _, value = tok.partition("=")
+        if "," in value and rng.random() < 0.6:
+            items = value.split(",")
+            items[rng.randrange(len(items))] = str(interesting_int(rng))
+            value = ",".join(items)
+        else:
+            value = interesting_value(rng)
+        lines[i][j] = key + "=" + value
+    else:
+        lines[i][j] = str(interesting_int(rng))
+
+
+def m_header(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """The layer or blob count, or the magic number, is off."""
+    if len(lines) < 2 or len(lines[1]) < 2:
+        return
+    r = rng.random()
+    if r < 0.1:
+        lines[0] = [rng.choice(["7767516", "0", "-7767517", "7767517 7767517", "77675170"])]
+        return
+    k = rng.randrange(2)
+    n = int(lines[1][k]) if lines[1][k].lstrip("-").isdigit() else 1
+    lines[1][k] = str(rng.choice([n + 1, n - 1, n * 2, 0, -1, 1, interesting_int(rng)]))
+
+
+def m_param_key(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """A parameter's id changes (out of range, array ids, junk), or a parameter is added or dropped."""
+    toks = pick_layer(rng, lines)
+    if toks is None:
+        return
+    parts = layer_parts(toks)
+    nparams = len(parts[2]) if parts else 0
+    first = len(toks) - nparams
+    r = rng.random()
+    if r < 0.4 and nparams:
+        j = first + rng.randrange(nparams)
+        _, _, value = toks[j].partition("=")
+        key = rng.choice(["-1", "32", "31", "30", "-23300", "-23331", "-23332", "-23400", "99999", "x", "",
+                          str(rng.randrange(32)), str(-23300 - rng.randrange(32))])
+        toks[j] = key + "=" + value
+    elif r < 0.8:
+        key = rng.choice([str(rng.randrange(32)), str(-23300 - rng.randrange(32))])
+        value = interesting_value(rng)
+        if key.startswith("-"):  # old-style array: count, then the elements
+            n = rng.choice([0, 1, 2, 4, 8, interesting_int(rng)])
+            value = ",".join([str(n)] + [str(interesting_int(rng)) for _ in range(max(0, min(n, 9)))])
+        toks.insert(rng.randint(first, len(toks)), key + "=" + value)
+    elif nparams:
+        del toks[first + rng.randrange(nparams)]
+
+
+def m_junk_token(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    toks = pick_layer(rng, lines) or lines[0]
+    toks.insert(rng.randint(0, len(toks)), rng.choice(JUNK))
+
+
+def m_layer_type(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """A layer becomes another built-in type (keeping its blobs and params), or an unknown one."""
+    toks = pick_layer(rng, lines)
+    if toks is None:
+        return
+    r = rng.random()
+    if r < 0.8:
+        toks[0] = rng.choice(LAYER_TYPES)
+    elif r < 0.9:
+        toks[0] = rng.choice(CUSTOM_TYPES)
+    else:
+        toks[0] = rng.choice(["NoSuchLayer", "relu", "Input2", "x" * 300, "Convolution\x00", "3"])
+
+
+def m_layer_counts(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """A layer's bottom or top count no longer matches its blob names."""
+    toks = pick_layer(rng, lines)
+    if toks is None or len(toks) < 4:
+        return
+    k = rng.choice([2, 3])
+    n = int(toks[k]) if toks[k].lstrip("-").isdigit() else 1
+    toks[k] = str(rng.choice([n + 1, n - 1, 0, -1, 2, 3, interesting_int(rng)]))
+
+
+def m_blobs(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """Blob wiring: a bottom nobody produces, a bottom produced later (a cycle), a top
+    named like an existing blob, a layer consuming its own top."""
+    layers = [t for t in lines[2:] if layer_parts(t)]
+    if not layers:
+        return
+    toks = rng.choice(layers)
+    bottoms, tops, _ = layer_parts(toks)  # type: ignore[misc]
+    all_tops = [b for t in layers for b in layer_parts(t)[1]]  # type: ignore[index]
+    r = rng.random()
+    if bottoms and r < 0.3:
+        toks[4 + rng.randrange(len(bottoms))] = rng.choice(["missing_blob", "", "x" * 300])
+    elif bottoms and r < 0.6 and all_tops:
+        toks[4 + rng.randrange(len(bottoms))] = rng.choice(all_tops)  # maybe later: a forward edge
+    elif tops and r < 0.8 and all_tops:
+        toks[4 + len(bottoms) + rng.randrange(len(tops))] = rng.choice(all_tops)
+    elif bottoms and tops:
+        toks[4 + rng.randrange(len(bottoms))] = tops[0]
+
+
+def m_lines(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """A layer line is dropped, duplicated, moved, or borrowed from another model."""
+    if len(lines) <= 2:
+        return
+    i = rng.randrange(2, len(lines))
+    r = rng.random()
+    if r < 0.3:
+        del lines[i]
+    elif r < 0.5:
+        lines.insert(rng.randrange(2, len(lines) + 1), list(lines[i]))
+    elif r < 0.75:
+        j = rng.randrange(2, len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+    else:
+        other = rng.choice(fams).lines
+        if len(other) > 2:
+            lines.insert(i, list(rng.choice(other[2:])))
+
+
+def m_token_swap(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    spots = [(i, j) for i, toks in enumerate(lines) for j in range(len(toks))]
+    (i1, j1), (i2, j2) = rng.choice(spots), rng.choice(spots)
+    lines[i1][j1], lines[i2][j2] = lines[i2][j2], lines[i1][j1]
+
+
+def m_shape_hint(rng: random.Random, lines: Lines, fams: list[Family]) -> None:
+    """ncnn's shape hints (-23330=...) and the Input's declared dims go wrong."""
+    toks = pick_layer(rng, lines)
+    if toks is None:
+        return
+    n = rng.choice([1, 2, 3, 4, 5, 8])
+    dims = [str(rng.choice([1, 2, 3, 4, 5, -1, 0, 227, 65536, interesting_int(rng)])) for _ in range(n)]
+    toks.append("-23330=" + ",".join([str(rng.choice([n, n - 1, n + 1, interesting_int(rng)]))] + dims))
+
+
+MUTATORS: list[tuple[float, Callable[[random.Random, Lines, list[Family]], None]]] = [
+    (0.24, m_number), (0.06, m_header), (0.12, m_param_key), (0.04, m_junk_token), (0.12, m_layer_type),
+    (0.07, m_layer_counts), (0.12, m_blobs), (0.10, m_lines), (0.06, m_token_swap), (0.07, m_shape_hint),
+]
+
+
+def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
+    """Raw damage: truncation, random bytes overwritten or inserted, NULs and CRs."""
+    b = bytearray(data)
+    r = rng.random()
+    if r < 0.35:
+        return bytes(b[:rng.randint(0, len(b))])
+    n = rng.choice([1, 1, 2, 4, 16, 64])
+    junk = bytes(rng.choice([rng.randrange(256), 0, 13, 10, 32, 61, 44, 45]) for _ in range(n))
+    at = rng.randint(0, len(b))
+    if r < 0.7:
+        b[at:at + n] = junk
+    else:
+        b[at:at] = junk
+    return bytes(b)
+
+
+def mutate_words(rng: random.Random, data: bytes) -> bytes:
+    """Binary damage on 4-byte words: odd ints or floats, truncation, random bytes."""
+    b = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        r = rng.random()
+        if r < 0.15 or len(b) < 4:
+            b = b[:rng.randint(0, len(b))]
+        elif r < 0.75:
+            at = rng.randrange(len(b) // 4) * 4
+            if rng.random() < 0.8:
+                b[at:at + 4] = struct.pack("<i", max(-(2**31), min(2**31 - 1, interesting_int(rng))))
+            else:
+                b[at:at + 4] = struct.pack("<f", float(rng.choice(["nan", "inf", "1e30", "-1", "0.5"])))
+        else:
+            at = rng.randint(0, len(b))
+            b[at:at] = bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 8])))
+    return bytes(b)
+
+
+def is_float_token(v: str) -> bool:
+    return any(ch in v for ch in ".eE") or v in ("nan", "inf", "-inf")
+
+
+def to_param_bin(lines: Lines, typeindex: dict[str, int]) -> bytes | None:
+    """The binary param (.param.bin) of a text param, or None where the text cannot say it."""
+    def value(v: str) -> bytes:
+        return struct.pack("<f", float(v)) if is_float_token(v) else struct.pack("<i", int(v))
+    try:
+        out = [struct.pack("<iii", int(lines[0][0]), int(lines[1][0]), int(lines[1][1]))]
+        slots: dict[str, int] = {}
+        nslot = 0
+        for toks in lines[2:]:
+            parts = layer_parts(toks)
+            if parts is None or toks[0] not in typeindex:
+                return None
+            bottoms, tops, params = parts
+            words = [typeindex[toks[0]], len(bottoms), len(tops)]
+            for b in bottoms:
+                if b not in slots:
+                    slots[b], nslot = nslot, nslot + 1
+                words.append(slots[b])
+            for t in tops:
+                slots[t], nslot = nslot, nslot + 1
+                words.append(slots[t])
+            out.append(struct.pack("<%di" % len(words), *words))
+            for p in params:
+                key, _, v = p.partition("=")
+                k = int(key)
+                if k <= -23300:
+                    items = v.split(",")
+                    out.append(struct.pack("<ii", k, int(items[0])) + b"".join(value(x) for x in items[1:]))
+                elif "," in v:
+                    items = [x for x in v.split(",") if x]
+                    out.append(struct.pack("<ii", -23300 - k, len(items)) + b"".join(value(x) for x in items))
+                else:
+                    out.append(struct.pack("<i", k) + value(v))
+            out.append(struct.pack("<i", -233))
+        return b"".join(out)
+    except (ValueError, IndexError, OverflowError, struct.error):
+        return None
+
+
+def weight_ops(rng: random.Random, size: int) -> list[list[Any]]:
+    """How to damage a weights file of `size` bytes (the runner applies these to the real file)."""
+    ops: list[list[Any]] = []
+    tags = ["47 6b 30 01", "83 8b 34 01", "38 4b 0d 00", "56 c0 02 00", "01 00 00 00", "ff ff ff ff"]  # fp16, bf16, int8, ...
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        r = rng.random()
+        if r < 0.3:
+            ops.append(["trunc", rng.randint(0, size)])
+        elif r < 0.55:  # a weight blob's 4-byte tag: ncnn's fp16 / bf16 / int8 / quantized formats
+            ops.append(["set", rng.randrange(0, max(size, 4), 4), rng.choice(tags).replace(" ", "")])
+        elif r < 0.7:
+            ops.append(["set", rng.randrange(max(size, 1)), bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 16]))).hex()])
+        elif r < 0.8:
+            ops.append(["ins", rng.randrange(max(size, 1)), bytes(rng.randrange(256) for _ in range(rng.choice([1, 3, 4, 64]))).hex()])
+        elif r < 0.88:
+            ops.append(["del", rng.randrange(max(size, 1)), rng.choice([1, 4, 100, 4096])])
+        elif r < 0.95:
+            ops.append(["ext", bytes(rng.randrange(256) for _ in range(rng.choice([1, 4, 1024]))).hex()])
+        else:
+            ops.append(["rand", bytes(rng.randrange(256) for _ in range(rng.choice([0, 3, 4, 64, 1100]))).hex()])
+    return ops
+
+
+# ---------------------------------------------------------------------------
+# Cases.
+
+@dataclass
+class Case:
+    header: dict[str, Any]
+    param: bytes
+
+    @property
+    def id(self) -> int:
+        return int(self.header["id"])
+
+    def encode(self) -> bytes:
+        return json.dumps(dict(self.header, np=len(self.param))).encode() + b"\n" + self.param
+
+    def to_json(self) -> dict[str, Any]:
+        try:
+            text = self.param.decode()
+            return {"header": self.header, "param_text": text}
+        except UnicodeDecodeError:
+            return {"header": self.header, "param_base64": base64.b64encode(self.param).decode()}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Case:
+        param = d["param_text"].encode() if "param_text" in d else base64.b64decode(d["param_base64"])
+        return Case(dict(d["header"]), param)
+
+
+def choose(rng: random.Random, weighted: dict[str, float]) -> str:
+    return rng.choices(list(weighted), weights=list(weighted.values()))[0]
+
+
+def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid: int) -> Case:
+    rng = random.Random(f"loader-{seed}-{cid}")
+    fam = fams[choose(rng, {k: f.weight for k, f in fams.items()})]
+    lines = [list(t) for t in fam.lines]
+    muts = []
+    for _ in range(rng.choice([0, 1, 1, 1, 2, 2, 3, 5])):
+        mutator = rng.choices([m for _, m in MUTATORS], weights=[w for w, _ in MUTATORS])[0]
+        mutator(rng, lines, list(fams.values()))
+        muts.append(mutator.__name__[2:])
+    pk = "bin" if rng.random() < 0.15 else "text"
+    param = None
+    if pk == "bin":
+        param = to_param_bin(lines, typeindex)
+        if param is not None and rng.random() < 0.7:
+            param = mutate_words(rng, param)
+            muts.append("words")
+    if param is None:
+        pk = "text"
+        param = render(lines).encode()
+        if rng.random() < 0.15:
+            param = mutate_bytes(rng, param)
+            muts.append("bytes")
+    via = choose(rng, {"buf": 0.4, "mem": 0.2 if pk == "text" else 0, "dr": 0.25, "path": 0.15})
+    if fam.bin_path:
+        model = choose(rng, {"good": 0.45, "mut": 0.45, "none": 0.05, "zeros": 0.05})
+    else:
+        model = choose(rng, {"zeros": 0.85, "mut": 0.1, "none": 0.05})
+    shape = fam.shape
+    if rng.random() < 0.1:
+        shape = [rng.choice([1, 2, 3, 7, 8, 16, 28, 33]) for _ in range(rng.randint(1, 4))]
+    name = fam.input if rng.random() < 0.93 else rng.choice(fam.blobs + ["nope", ""])
+    r = rng.random()
+    outs = [fam.outputs[0]] if r < 0.8 else fam.outputs if r < 0.9 else [rng.choice(fam.blobs + ["nope"])]
+    header = {
+        "id": cid, "fam": fam.name, "muts": muts, "pk": pk, "via": via,
+        "model": model, "mvia": choose(rng, {"buf": 0.5, "dr": 0.3, "path": 0.2}),
+        "mops": weight_ops(rng, fam.bin_size) if model == "mut" else [],
+        "opt": [rng.random() < 0.3, rng.random() < 0.7, rng.random() < 0.7],
+        "in": [name, shape] if rng.random() < 0.97 else None, "out": outs,
+        "force": rng.random() < 0.3, "fresh": rng.random() < 0.2,
+        "check": cid % 25 == 0 or rng.random() < 0.05, "gc": rng.random() < 0.1,
+    }
+    return Case(header, param)
+
+
+# ---------------------------------------------------------------------------
+# Running cases; when a process dies, finding the case and where it crashed.
+
+# Crashes inside ncnn itself (KNOWN_NCNN_ISSUES.md): ncnn's layers trust the shapes
+# and parameters a model gives them, and c_api.h shows the binding neither a net's layers
+# nor its blob shapes, so no check of ncnn_mp's can make a malformed model safe there.
+# A crash whose innermost frame of our code is ncnn's (ncnn::...), reached through ncnn
+# running a layer, is known: the key is the issue heading in KNOWN_NCNN_ISSUES.md. A
+# crash anywhere else (ncnn_mp, MicroPython, ncnn's C API, ncnn's loaders) is a finding.
+KNOWN_CLASSES = {
+    "N1": ("ncnn::NetPrivate::do_forward_layer", "ncnn::NetPrivate::forward_layer"),  # a layer's forward
+    "N2": ("ncnn::Net::load_model",),  # a layer's load_model or create_pipeline
+}
+# Where a crash only shows that the heap was already damaged: valgrind finds the writer.
+HEAP_VICTIMS = re.compile(r"^ncnn::(PoolAllocator::|UnlockedPoolAllocator::|fastFree|fastMalloc|Mat::release|"
+                          r"NetPrivate::do_forward_layer|NetPrivate::forward_layer|Extractor::)")
+
+
+def known_class(site: str, frames: list[str]) -> str:
+    if not site.startswith("ncnn::"):
+        return ""
+    for key, entries in KNOWN_CLASSES.items():
+        if any(re.search(re.escape(e) + r" ?\(", f) for f in frames for e in entries):
+            return key
+    return ""
+
+
+# Case numbers of the CI budget (seed 1) known to crash inside ncnn, with their site:
+# skipped rather than run, so that the short CI run needs neither gdb nor replays.
+# `loader_fuzz.py --write-known` refreshes it after the generator changes.
+KNOWN_CASES_FILE = FUZZ / "loader_known_crashes.json"
+
+
+def normalise_site(site: str) -> str:
+    """ncnn::ConvolutionDepthWise_x86_avx::forward -> ncnn::ConvolutionDepthWise::forward."""
+    return re.sub(r"_(?:x86|arm|mips|loongarch|riscv|vulkan)\w*?(?=::)", "", site)
+
+
+def known_cases(seed: int) -> dict[int, str]:
+    if not KNOWN_CASES_FILE.exists():
+        return {}
+    data = json.loads(KNOWN_CASES_FILE.read_text())
+    return {int(k): v for k, v in data.get(str(seed), {}).items()}
+
+
+def batch_payload(fams: dict[str, Family], cases: list[Case]) -> bytes:
+    head = json.dumps({"families": {k: f.info() for k, f in fams.items()}}).encode() + b"\n"
+    return head + b"".join(c.encode() for c in cases)
+
+
+def run_cases(mp: MicroPython, fams: dict[str, Family], cases: list[Case], timeout: float | None = None) -> Run:
+    slow = 40 if mp.valgrind else 1
+    return run_batch(mp, RUNNER, batch_payload(fams, cases), timeout or slow * (30 + 0.25 * len(cases)))
+
+
+def bad(run: Run) -> str | None:
+    """What is wrong with a finished run: it died, or a Net failed its health check."""
+    if run.died:
+        return run.how()
+    unhealthy = [f"{cid} {v}" for cid, v in run.health.items() if v != "ok"]
+    if unhealthy:
+        return "Net unusable after a failure: " + "; ".join(unhealthy[:3])
+    if run.done != "0":
+        return f"{run.done} custom layer(s) still alive at the end"
+    return None
+
+
+@dataclass
+class Finding:
+    how: str
+    cases: list[Case]
+    site: str = ""      # where it crashed (gdb), normalised
+    known: str = ""     # the KNOWN_NCNN_ISSUES.md heading when the site is a known ncnn fault
+    path: Path | None = None
+
+    def describe(self) -> str:
+        where = f" at {self.site}" if self.site else ""
+        saved = f" -> {self.path}" if self.path else ""
+        return f"{self.how}{where}: case(s) {[c.id for c in self.cases]}{saved}"
+
+
+@dataclass
+class Stats:
+    cases: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    exceptions: Counter[str] = field(default_factory=Counter)
+    known: Counter[str] = field(default_factory=Counter)  # known ncnn crash site -> cases
+    known_cases: dict[int, str] = field(default_factory=dict)
+    health_checks: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    processes: int = 0
+    seconds: float = 0.0
+
+    def add(self, run: Run) -> None:
+        self.processes += 1
+        self.health_checks += len(run.health)
+        for outcome in run.results.values():
+            self.cases += 1
+            first = outcome.split("/")[0]
+            self.outcomes["ok" if first == "ok" else first.split(":")[0] + " failed"] += 1
+            for part in outcome.split("/"):
+                if part != "ok" and not part.endswith(":ok"):
+                    self.exceptions[part.split(":")[1]] += 1
+
+    def report(self) -> str:
+        crashed = sum(self.known.values())
+        out = [f"loader fuzzer: {self.cases + crashed} cases ({self.cases} ended normally, {crashed} crashed inside ncnn "
+               f"at a known site) in {self.processes} processes, {self.seconds:.0f} s; {self.health_checks} health checks"]
+        out.append("outcomes (first failing stage): " + ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common()))
+        out.append("exceptions by type (every stage tried): " + ", ".join(f"{k} {v}" for k, v in self.exceptions.most_common()))
+        out.append("known ncnn crashes by site: " + (", ".join(f"{k} {v}" for k, v in self.known.most_common()) or "none"))
+        out.append(f"findings: {len(self.findings)}")
+        out += ["  " + f.describe() for f in self.findings]
+        return "\n".join(out)
+
+
+def type_indexes(mp: MicroPython) -> dict[str, int]:
+    """ncnn's type index of every layer type (from the firmware itself), custom ones at 256 + i."""
+    src = "import json, ncnn_mp\nprint(json.dumps({t: ncnn_mp.Layer.type_to_index(t) for t in %r}))\n" % LAYER_TYPES
+    table = {k: v for k, v in json.loads(mp.check(src)).items() if v >= 0}
+    table.update({t: CUSTOM_BIT + i for i, t in enumerate(CUSTOM_TYPES)})
+    return table
+
+
+def shrink_param(param: bytes, fails: Callable[[bytes], bool]) -> bytes:
+    """Fewer layer lines (the header's layer count kept in step), then fewer parameters."""
+    text = param.decode(errors="surrogateescape")
+    lines = text.splitlines()
+    head = lines[1].split() if len(lines) > 1 else []
+    if len(head) == 2 and all(t.lstrip("-").isdigit() for t in head):
+        def render_(ls: list[str]) -> bytes:
+            return "\n".join([lines[0], f"{len(ls)} {head[1]}"] + ls).encode(errors="surrogateescape") + b"\n"
+        body = shrink(lines[2:], lambda ls: fails(render_(ls)), budget=150)
+        for i, line in enumerate(body):  # then each layer's parameters, one at a time
+            toks = line.split()
+            parts = layer_parts(toks)
+            j = len(toks) - len(parts[2]) if parts else len(toks)
+            while j < len(toks):
+                fewer = toks[:j] + toks[j + 1:]
+                if fails(render_(body[:i] + [" ".join(fewer)] + body[i + 1:])):
+                    toks = fewer
+                    body[i] = " ".join(toks)
+                else:
+                    j += 1
+        return render_(body)
+    keep = shrink(text.splitlines(keepends=True), lambda ls: fails("".join(ls).encode(errors="surrogateescape")), budget=150)
+    return "".join(keep).encode(errors="surrogateescape")
+
+
+class LoaderFuzzer:
+    """Runs cases of one seed and looks into every process that dies.
+
+    sym: the same firmware built with symbols (profile memcheck), for gdb's backtraces;
+    without it a crash cannot be told known, and every crash is a finding."""
+
+    def __init__(self, mp: MicroPython, fams: dict[str, Family], seed: int, sym: MicroPython | None = None,
+                 minimise: bool = False, save: bool = True, log: Callable[[str], None] = lambda s: None) -> None:
+        self.mp, self.fams, self.seed, self.sym = mp, fams, seed, sym
+        self.minimise, self.save, self.log = minimise, save, log
+        self.typeindex = type_indexes(mp)
+        self.stats = Stats()
+        self.skip = known_cases(seed)
+
+    def case(self, cid: int) -> Case:
+        return make_case(self.fams, self.typeindex, self.seed, cid)
+
+    def fails_like(self, how: str) -> Callable[[list[Case]], bool]:
+        kind = how.split(" ")[0]
+
+        def fails(cs: list[Case]) -> bool:
+            b = bad(run_cases(self.mp, self.fams, cs, timeout=60))
+            return b is not None and b.split(" ")[0] == kind
+        return fails
+
+    def locate(self, cases: list[Case], run: Run, how: str) -> list[Case]:
+        """The case, or the shortest run of cases before it, that goes wrong the same way."""
+        ids = [c.id for c in cases]
+        suspect = run.suspect()
+        upto = ids.index(suspect) + 1 if suspect is not None else len(cases)
+        if how.startswith("Net unusable"):
+            upto = ids.index(min(cid for cid, v in run.health.items() if v != "ok")) + 1
+        prefix = cases[:upto]
+        fails = self.fails_like(how)
+        k = 1
+        while k < len(prefix) and not fails(prefix[-k:]):  # an earlier case may have set it up
+            k *= 4
+        window = prefix[-k:]
+        return window if len(window) == 1 else shrink(window, fails, budget=40)
+
+    def classify(self, culprit: list[Case]) -> tuple[str, str]:
+        """(site, known issue key or "") of a reproducible crash, through gdb (and valgrind)."""
+        if self.sym is None:
+            return "", ""
+        payload = batch_payload(self.fams, culprit)
+        bt = backtrace(self.sym, RUNNER, payload)
+        victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site) or len(culprit) > 1
+        if victim or not known_class(normalise_site(bt.site), bt.frames):
+            first = first_memory_error(self.sym, RUNNER, payload)
+            if first is not None and first.frames:
+                bt = first
+        site = normalise_site(bt.site)
+        return site, known_class(site, bt.frames)
+
+    def shrink_cases(self, cases: list[Case], how: str) -> list[Case]:
+        fails = self.fails_like(how)
+        for i, c in enumerate(cases):
+            def swap(h: dict[str, Any], p: bytes) -> list[Case]:
+                return cases[:i] + [Case(h, p)] + cases[i + 1:]
+            for model in ("none", "zeros"):  # weights that need no model file
+                h = dict(c.header, model=model, mops=[])
+                if c.header["model"] != model and fails(swap(h, c.param)):
+                    c = Case(h, c.param)
+            if c.header["pk"] == "text":
+                c = Case(c.header, shrink_param(c.param, lambda p: fails(swap(c.header, p))))
+            cases = swap(c.header, c.param)
+        return cases
+
+    def investigate(self, cases: list[Case], run: Run, how: str) -> None:
+        self.log(f"cases {cases[0].id}..{cases[-1].id}: {how}; locating the case")
+        culprit = self.locate(cases, run, how)
+        f = Finding(how, culprit)
+        if not how.startswith(("Net unusable", "hang")) and "alive at the end" not in how:
+            f.site, f.known = self.classify(culprit)
+        if f.known:  # counted, not shrunk: KNOWN_NCNN_ISSUES.md has small reproducers
+            self.stats.known[f"{f.known} {f.site}"] += 1
+            for c in culprit:
+                self.stats.known_cases[c.id] = f"{f.known} {f.site}"
+            self.log(f"  known ncnn fault {f.known}: {f.describe()}")
+            return
+        if self.minimise:
+            f.cases = self.shrink_cases(culprit, how)
+        if self.save:
+            f.path = save_regression(f"loader-{self.seed}-{culprit[-1].id}", {
+                "found": f.how, "site": f.site, "seed": self.seed,
+                "families": sorted({c.header["fam"] for c in f.cases}),
+                "cases": [c.to_json() for c in f.cases]})
+        self.stats.findings.append(f)
+        self.log("  FINDING " + f.describe())
+
+    def run_batch(self, cases: list[Case]) -> None:
+        """Run cases in as many processes as it takes: after a death, on from the next case."""
+        while cases:
+            run = run_cases(self.mp, self.fams, cases)
+            self.stats.add(run)
+            how = bad(run)
+            if how is None:
+                return
+            self.investigate(cases, run, how)
+            suspect = run.suspect()
+            if not run.died or suspect is None:
+                return
+            cases = cases[[c.id for c in cases].index(suspect) + 1:]
+
+    def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1) -> Stats:
+        t0 = time.monotonic()
+        batches = []
+        for first in range(start, start + count, batch):
+            ids = range(first, min(first + batch, start + count))
+            for cid in ids:
+                if cid in self.skip:
+                    self.stats.known[self.skip[cid]] += 1
+                    self.stats.known_cases[cid] = self.skip[cid]
+            batches.append([self.case(cid) for cid in ids if cid not in self.skip])
+        if jobs == 1:
+            for cases in batches:
+                self.run_batch(cases)
+                self.progress(t0)
+        else:
+            # Batches run side by side; a batch whose process died is looked into afterwards, alone.
+            def first_pass(cases: list[Case]) -> tuple[list[Case], Run]:
+                return cases, run_cases(self.mp, self.fams, cases)
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for cases, run in pool.map(first_pass, batches):
+                    if bad(run) is None:
+                        self.stats.add(run)
+                    else:
+                        self.run_batch(cases)
+                    self.progress(t0)
+        self.stats.seconds = time.monotonic() - t0
+        return self.stats
+
+    def progress(self, t0: float) -> None:
+        if self.stats.processes % 10 == 0:
+            self.log(f"{self.stats.cases} cases, {sum(self.stats.known.values())} known ncnn crashes, "
+                     f"{len(self.stats.findings)} findings, {time.monotonic() - t0:.0f} s")
+
+
+def replay(mp: MicroPython, fams: dict[str, Family], path: Path) -> str | None:
+    """Run a saved regression; what goes wrong, or None."""
+    data = json.loads(path.read_text())
+    return bad(run_cases(mp, fams, [Case.from_json(c) for c in data["cases"]]))
+
+
+def write_known(seed: int, found: dict[int, str]) -> None:
+    data = json.loads(KNOWN_CASES_FILE.read_text()) if KNOWN_CASES_FILE.exists() else {}
+    data[str(seed)] = {str(k): v for k, v in sorted(found.items())}
+    KNOWN_CASES_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="first case number")
+    ap.add_argument("--batch", type=int, default=400, help="cases per MicroPython process")
+    ap.add_argument("--jobs", type=int, default=1, help="processes at a time")
+    ap.add_argument("--no-save", action="store_true", help="do not write regressions")
+    ap.add_argument("--no-minimise", action="store_true", help="do not shrink what is found")
+    ap.add_argument("--write-known", action="store_true", help=f"record the known crashes in {KNOWN_CASES_FILE.name}")
+    ap.add_argument("--replay", type=Path, nargs="*", help="run saved regression files (all: no file named) instead")
+    args = ap.parse_args(argv)
+    mp = firmware()
+    fams = discover_families()
+    print("families:", ", ".join(fams), flush=True)
+    with address_space_limit(ADDRESS_SPACE):  # for every process started from here (and the threads)
+        if args.replay is not None:
+            failed = 0
+            for p in args.replay or regressions("loader"):
+                how = replay(mp, fams, p)
+                print(p.name, how or "ok")
+                failed += how is not None
+            return 1 if failed else 0
+        fz = LoaderFuzzer(mp, fams, args.seed, sym=firmware(valgrind=True), minimise=not args.no_minimise,
+                          save=not args.no_save, log=lambda s: print(s, flush=True))
+        if args.write_known:
+            fz.skip = {}
+        stats = fz.fuzz(args.cases, args.batch, args.start, args.jobs)
+    print(stats.report())
+    if args.write_known:
+        write_known(args.seed, stats.known_cases)
+    return 1 if stats.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
