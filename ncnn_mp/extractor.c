@@ -186,6 +186,10 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
             continue;
         }
         #if NCNN_STRING
+        if (!self->native->net->named) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
+                where, (int)MP_OBJ_SMALL_INT_VALUE(index));
+        }
         const char *name = ncnn_net_get_input_name(net, i);
         mp_obj_t key = mp_obj_new_str_from_cstr(name);
         if (mp_map_lookup(given, key, MP_MAP_LOOKUP)) {

@@ -55,6 +55,10 @@ typedef struct _ncnn_mp_net_native_t {
     // load_model succeeded since the last param load or clear: only then may ncnn run the
     // net (a layer whose load_model or create_pipeline never ran crashes in forward).
     bool ready;
+    // The blobs have names: the last param load was a text one that succeeded. ncnn's
+    // load_param_bin leaves the name lists empty while the index lists are filled, and
+    // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
+    bool named;
     ncnn_mp_factory_t *factories;
 } ncnn_mp_net_native_t;
 

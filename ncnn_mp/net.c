@@ -151,6 +151,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     int ret = ncnn_mp_net_run_loader(self->native->handle, kind, path, dr);
     self->native->loaded = true;  // even a failed load may have prepared some layers
     self->native->ready = kind == NCNN_MP_LOAD_MODEL && ret == 0 && call.error == MP_OBJ_NULL;
+    if (kind != NCNN_MP_LOAD_MODEL) {
+        self->native->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
+    }
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
@@ -217,6 +220,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_net_clear(self->native->handle);
     self->native->loaded = false;
     self->native->ready = false;
+    self->native->named = false;
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
@@ -238,11 +242,15 @@ static int ncnn_mp_net_index(mp_obj_t i, int count, const char *where) {
 // Net.get_input_name(i) / get_output_name(i) -> str   ncnn_net_get_{input,output}_name
 // Net.get_input_index(i) / get_output_index(i) -> int   ncnn_net_get_{input,output}_index
 static mp_obj_t ncnn_mp_net_io(mp_obj_t self_in, mp_obj_t i, bool output, bool name, const char *where) {
-    ncnn_net_t net = ncnn_mp_get_net(self_in, where)->native->handle;
+    ncnn_mp_net_native_t *native = ncnn_mp_get_net(self_in, where)->native;
+    ncnn_net_t net = native->handle;
     int n = output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
     int k = ncnn_mp_net_index(i, n, where);
     if (!name) {
         return mp_obj_new_int(output ? ncnn_net_get_output_index(net, k) : ncnn_net_get_input_index(net, k));
+    }
+    if (!native->named) {
+        ncnn_mp_raise_value(where, "a net loaded from a binary param has no blob names (use the index functions)");
     }
     #if NCNN_STRING
     return mp_obj_new_str_from_cstr(output ? ncnn_net_get_output_name(net, k) : ncnn_net_get_input_name(net, k));
@@ -272,9 +280,11 @@ static mp_obj_t ncnn_mp_Net_get_output_index(mp_obj_t self_in, mp_obj_t i) {
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_index_obj, ncnn_mp_Net_get_output_index);
 
 // Net.input_names() / output_names() -> list[str]   (CPython ncnn)
+// A net loaded from a binary param has none: [] (as ncnn's C++ input_names() gives).
 static mp_obj_t ncnn_mp_net_names(mp_obj_t self_in, bool output, const char *where) {
-    ncnn_net_t net = ncnn_mp_get_net(self_in, where)->native->handle;
-    int n = output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
+    ncnn_mp_net_native_t *native = ncnn_mp_get_net(self_in, where)->native;
+    ncnn_net_t net = native->handle;
+    int n = !native->named ? 0 : output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (int i = 0; i < n; i++) {
         mp_obj_list_append(list, ncnn_mp_net_io(self_in, MP_OBJ_NEW_SMALL_INT(i), output, true, where));

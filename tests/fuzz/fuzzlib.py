@@ -151,7 +151,8 @@ def shrink(items: list[T], fails: Callable[[list[T]], bool], budget: int = 200) 
 # (libc, libstdc++ and the dynamic loader are looked through: a double free is reported
 # by malloc, but it is the caller that freed twice).
 _FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)\s?\(")
-_SYSTEM = re.compile(r"^(__|_int_|_dl_|malloc|free|cfree|raise|abort|operator |std::|void std::|\?\?)")
+_SYSTEM = re.compile(r"^(__|_int_|_dl_|malloc|free|cfree|realloc|memalign|posix_memalign|raise|abort|operator |std::|"
+                     r"void std::|mem(move|cpy|set|cmp)|str(len|cmp|ncmp|cpy)|GOMP_|\?\?)")
 
 
 def crash_site(frames: list[str]) -> str:

@@ -358,8 +358,9 @@ def is_float_token(v: str) -> bool:
     return any(ch in v for ch in ".eE") or v in ("nan", "inf", "-inf")
 
 
-def to_param_bin(lines: Lines, typeindex: dict[str, int]) -> bytes | None:
-    """The binary param (.param.bin) of a text param, or None where the text cannot say it."""
+def to_param_bin(lines: Lines, typeindex: dict[str, int]) -> tuple[bytes, dict[str, int]] | None:
+    """The binary param (.param.bin) of a text param and its blob numbers by name (a binary
+    param has no names), or None where the text cannot say it."""
     def value(v: str) -> bytes:
         return struct.pack("<f", float(v)) if is_float_token(v) else struct.pack("<i", int(v))
     try:
@@ -392,7 +393,7 @@ def to_param_bin(lines: Lines, typeindex: dict[str, int]) -> bytes | None:
                 else:
                     out.append(struct.pack("<i", k) + value(v))
             out.append(struct.pack("<i", -233))
-        return b"".join(out)
+        return b"".join(out), slots
     except (ValueError, IndexError, OverflowError, struct.error):
         return None
 
@@ -457,17 +458,20 @@ def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid
     fam = fams[choose(rng, {k: f.weight for k, f in fams.items()})]
     lines = [list(t) for t in fam.lines]
     muts = []
-    for _ in range(rng.choice([0, 1, 1, 1, 2, 2, 3, 5])):
+    for _ in range(rng.choice([0, 1, 1, 1, 1, 2, 2, 3])):
         mutator = rng.choices([m for _, m in MUTATORS], weights=[w for w, _ in MUTATORS])[0]
         mutator(rng, lines, list(fams.values()))
         muts.append(mutator.__name__[2:])
     pk = "bin" if rng.random() < 0.15 else "text"
     param = None
+    slots: dict[str, int] = {}
     if pk == "bin":
-        param = to_param_bin(lines, typeindex)
-        if param is not None and rng.random() < 0.7:
-            param = mutate_words(rng, param)
-            muts.append("words")
+        binary = to_param_bin(lines, typeindex)
+        if binary is not None:
+            param, slots = binary
+            if rng.random() < 0.7:
+                param = mutate_words(rng, param)
+                muts.append("words")
     if param is None:
         pk = "text"
         param = render(lines).encode()
@@ -482,9 +486,12 @@ def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid
     shape = fam.shape
     if rng.random() < 0.1:
         shape = [rng.choice([1, 2, 3, 7, 8, 16, 28, 33]) for _ in range(rng.randint(1, 4))]
-    name = fam.input if rng.random() < 0.93 else rng.choice(fam.blobs + ["nope", ""])
+    name: str | int = fam.input if rng.random() < 0.93 else rng.choice(fam.blobs + ["nope", ""])
     r = rng.random()
-    outs = [fam.outputs[0]] if r < 0.8 else fam.outputs if r < 0.9 else [rng.choice(fam.blobs + ["nope"])]
+    outs: list[str | int] = [fam.outputs[0]] if r < 0.8 else list(fam.outputs) if r < 0.9 else [rng.choice(fam.blobs + ["nope"])]
+    if pk == "bin":  # blobs by number
+        name = slots.get(str(name), rng.choice([-1, 9999]))
+        outs = [slots.get(str(o), rng.choice([-1, 9999])) for o in outs]
     header = {
         "id": cid, "fam": fam.name, "muts": muts, "pk": pk, "via": via,
         "model": model, "mvia": choose(rng, {"buf": 0.5, "dr": 0.3, "path": 0.2}),

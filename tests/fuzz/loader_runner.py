@@ -50,6 +50,7 @@ class Family:
     def new_net(self):
         net = ncnn_mp.Net()
         net.opt.num_threads = 1
+        # ncnn numbers types registered by name 0, 1, ...: binary params say CUSTOM_BIT | n.
         for t in self.custom:
             net.register_custom_layer(t, CUSTOM[t])
         return net
