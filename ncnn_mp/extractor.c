@@ -47,12 +47,20 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_get_extractor(mp_obj_t obj, const char *
     if (self->native->handle == NULL) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
     }
+    if (self->native->running) {
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is running the net "
+            "(called from one of its custom layers)"), where);
+    }
     return self;
 }
 
 // Extractor.close() / __del__   ncnn_extractor_destroy; the Net is released once nothing uses it.
 static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     ncnn_mp_extractor_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    if (self->native && self->native->running) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("Extractor.close: this Extractor is running the net "
+            "(called from one of its custom layers)"));
+    }
     if (self->native) {
         ncnn_mp_extractor_native_t *e = self->native;
         self->native = NULL;
@@ -92,6 +100,19 @@ static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t
     return ncnn_extractor_input_index(ex, index, mat);
 }
 
+// Give ncnn every input again. With lightmode (ncnn's default) ncnn frees a blob once
+// its consumer ran, input blobs included: extracting a blob that was freed on the way
+// to an earlier extract re-runs its producers, and re-running an Input layer whose blob
+// is gone reads past the end of its (empty) list of bottoms.
+static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn_extractor_t handle, const char *where) {
+    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
+    for (size_t i = 0; i < inputs->alloc; i++) {
+        if (mp_map_slot_is_filled(inputs, i)) {
+            ncnn_mp_extractor_input(handle, inputs->table[i].key, ncnn_mp_get_mat_handle(inputs->table[i].value, where), where);
+        }
+    }
+}
+
 // Extractor.set_option(opt: Option) -> None
 // ncnn's C API ignores ncnn_extractor_set_option, so the extractor is made again
 // (ncnn_extractor_create) with the net's option set to `opt` for that moment,
@@ -129,12 +150,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_allocator_native_assign(&e->blob_allocator, blob);
     ncnn_mp_allocator_native_assign(&e->workspace_allocator, ws);
     ncnn_mp_allocator_native_assign(&e->kvcache_allocator, kv);
-    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
-    for (size_t i = 0; i < inputs->alloc; i++) {
-        if (mp_map_slot_is_filled(inputs, i)) {
-            ncnn_mp_extractor_input(fresh, inputs->table[i].key, ncnn_mp_get_mat_handle(inputs->table[i].value, where), where);
-        }
-    }
+    ncnn_mp_extractor_restore_inputs(self, fresh, where);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extractor_set_option);
@@ -212,11 +228,14 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
     ncnn_mp_extractor_check_inputs(self, where);
+    ncnn_mp_extractor_restore_inputs(self, self->native->handle, where);
     ncnn_mat_t out = NULL;
     int ret;
     // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
+    self->native->running = true;
+    self->native->net->busy++;
     #if NCNN_STRING
     if (index < 0) {
         ret = ncnn_extractor_extract(self->native->handle, mp_obj_str_get_str(key), &out);
@@ -225,6 +244,8 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     {
         ret = ncnn_extractor_extract_index(self->native->handle, index, &out);
     }
+    self->native->net->busy--;
+    self->native->running = false;
     if (call.error != MP_OBJ_NULL && out) {
         ncnn_mat_destroy(out);
     }

@@ -59,16 +59,22 @@ typedef struct _ncnn_mp_net_native_t {
     // load_param_bin leaves the name lists empty while the index lists are filled, and
     // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
     bool named;
+    // ncnn is inside a call on this net (loading, clearing or running it): a custom layer
+    // calling back may not clear, reload, close it or register types on it under ncnn.
+    int busy;
     ncnn_mp_factory_t *factories;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
+// RuntimeError naming `where` if ncnn is inside a call on the net (see busy).
+void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
 // Destroy every ncnn Extractor still made from this net (before a load or clear).
 void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
 
 struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
+    bool running;                      // inside ncnn_extractor_extract (custom layers may call back)
     ncnn_mp_net_native_t *net;         // counted
     ncnn_mp_allocator_native_t *blob_allocator;       // from set_option, counted
     ncnn_mp_allocator_native_t *workspace_allocator;  // from set_option, counted

@@ -11,6 +11,13 @@ ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
     return n;
 }
 
+void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where) {
+    if (n->busy) {
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
+            "(called from one of its custom layers)"), where);
+    }
+}
+
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
     if (n && --n->refs == 0) {
         // Every Extractor holds a reference, so none is left here.
@@ -71,6 +78,9 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
 static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Net, "Net.close");
     ncnn_mp_net_native_t *n = self->native;
+    if (n) {
+        ncnn_mp_net_check_idle(n, "Net.close");
+    }
     self->native = NULL;
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
@@ -110,6 +120,7 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
 // (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
 static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, where);
+    ncnn_mp_net_check_idle(self->native, where);
     #if !NCNN_STRING
     if (kind == NCNN_MP_LOAD_PARAM) {
         ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
@@ -148,7 +159,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     self->native->ready = false;
+    self->native->busy++;
     int ret = ncnn_mp_net_run_loader(self->native->handle, kind, path, dr);
+    self->native->busy--;
     self->native->loaded = true;  // even a failed load may have prepared some layers
     self->native->ready = kind == NCNN_MP_LOAD_MODEL && ret == 0 && call.error == MP_OBJ_NULL;
     if (kind != NCNN_MP_LOAD_MODEL) {
@@ -214,10 +227,13 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_loa
 // Net.clear() -> None   ncnn_net_clear (its Extractors stop working)
 static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net.clear");
+    ncnn_mp_net_check_idle(self->native, "Net.clear");
     ncnn_mp_net_native_drop_extractors(self->native);
     ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
     ncnn_mp_call_begin(&call);
+    self->native->busy++;
     ncnn_net_clear(self->native->handle);
+    self->native->busy--;
     self->native->loaded = false;
     self->native->ready = false;
     self->native->named = false;
@@ -307,7 +323,9 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_outpu
 // creator: a Layer subclass, or any callable returning a new instance of one.
 static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t type, mp_obj_t creator) {
     const char *where = "Net.register_custom_layer";
-    ncnn_mp_register_custom_layer(ncnn_mp_get_net(self_in, where)->native, type, creator, where);
+    ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, where)->native;
+    ncnn_mp_net_check_idle(n, where);
+    ncnn_mp_register_custom_layer(n, type, creator, where);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_Net_register_custom_layer);
@@ -343,6 +361,7 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
                 ? ncnn_net_get_input_count(n->handle) : ncnn_net_get_output_count(n->handle));
         }
     } else if (dest[1] != MP_OBJ_NULL && opt) {
+        ncnn_mp_net_check_idle(n, "Net.opt");
         ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], "Net.opt");
         if (o->kind == NCNN_MP_OPTION_BORROWED) {
             ncnn_mp_raise_value("Net.opt", "cannot assign an Option lent to a callback");

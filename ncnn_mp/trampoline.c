@@ -304,7 +304,30 @@ static mp_obj_t ncnn_mp_wrap_option(void *p) {
     return ncnn_mp_option_wrap_borrowed(p);
 }
 
+// What ncnn's forward takes for granted of a layer's blobs, given its flags (its
+// bottoms and tops are known from here on): a one_blob_only layer reads bottoms[0] and
+// writes tops[0]; an in-place layer of several blobs hands its bottoms back as its tops.
+static void ncnn_mp_check_blob_counts(mp_obj_t instance, ncnn_layer_t layer) {
+    int bottoms = ncnn_layer_get_bottom_count(layer), tops = ncnn_layer_get_top_count(layer);
+    bool one = ncnn_layer_get_one_blob_only(layer);
+    if (one ? bottoms != 1 || tops != 1 : ncnn_layer_get_support_inplace(layer) && bottoms != tops) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.load_param: the .param gives the layer %d bottom(s) "
+            "and %d top(s), which %s cannot serve"), mp_obj_get_type_str(instance), bottoms, tops,
+            one ? "one_blob_only = True" : "support_inplace = True");
+    }
+}
+
 static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) {
+    ncnn_mp_frame_t f;
+    if (ncnn_mp_frame_open(&f, layer)) {
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            ncnn_mp_check_blob_counts(f.instance, layer);
+            nlr_pop();
+        } else {
+            return ncnn_mp_frame_close(&f, &nlr, MP_QSTR_load_param);
+        }
+    }
     int ret = ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_wrap_paramdict, pd);
     mp_obj_t instance = ncnn_mp_root_get(layer);
     if (instance != MP_OBJ_NULL) {  // ncnn sizes the shape lists once this returns

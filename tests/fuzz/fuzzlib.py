@@ -150,7 +150,8 @@ def shrink(items: list[T], fails: Callable[[list[T]], bool], budget: int = 200) 
 # Where a crash happened: the innermost frame that is ncnn's, ncnn_mp's or MicroPython's
 # (libc, libstdc++ and the dynamic loader are looked through: a double free is reported
 # by malloc, but it is the caller that freed twice).
-_FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)\s?\(")
+_RETURN_TYPE = r"(?:(?:void|int|float|bool|unsigned|signed|char|long|short|const)\s+)*"  # function templates show one
+_FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?" + _RETURN_TYPE + r"([^\s(]+)\s?\(")
 _SYSTEM = re.compile(r"^(__|_int_|_dl_|malloc|free|cfree|realloc|memalign|posix_memalign|raise|abort|operator |std::|"
                      r"void std::|mem(move|cpy|set|cmp)|str(len|cmp|ncmp|cpy)|GOMP_|\?\?)")
 
@@ -210,7 +211,7 @@ def first_memory_error(mp: MicroPython, runner: Path, payload: bytes, timeout: f
         if re.search(r"Invalid (read|write|free)|uninitialised|Conditional jump|Process terminating", ln):
             frames = []
             for f in lines[i + 1:i + 40]:
-                m = re.search(r"(?:at|by) 0x[0-9A-F]+: ([^\s(]+)", f)
+                m = re.search(r"(?:at|by) 0x[0-9A-F]+: " + _RETURN_TYPE + r"([^\s(]+)", f)
                 if m:
                     frames.append(f"#{len(frames)} {m.group(1)} (")
             return Backtrace(ln.split("== ", 1)[-1], frames)

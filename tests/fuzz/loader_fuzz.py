@@ -587,7 +587,8 @@ class Finding:
 
 @dataclass
 class Stats:
-    cases: int = 0
+    total: int = 0  # cases generated (run, or skipped as known)
+    cases: int = 0  # cases that ended (success or exception)
     outcomes: Counter[str] = field(default_factory=Counter)
     exceptions: Counter[str] = field(default_factory=Counter)
     known: Counter[str] = field(default_factory=Counter)  # known ncnn crash site -> cases
@@ -609,9 +610,9 @@ class Stats:
                     self.exceptions[part.split(":")[1]] += 1
 
     def report(self) -> str:
-        crashed = sum(self.known.values())
-        out = [f"loader fuzzer: {self.cases + crashed} cases ({self.cases} ended normally, {crashed} crashed inside ncnn "
-               f"at a known site) in {self.processes} processes, {self.seconds:.0f} s; {self.health_checks} health checks"]
+        crashed = self.total - self.cases
+        out = [f"loader fuzzer: {self.total} cases: {self.cases} ended normally, {crashed} crashed ({sum(self.known.values())} "
+               f"inside ncnn at a known site); {self.processes} processes, {self.seconds:.0f} s; {self.health_checks} health checks"]
         out.append("outcomes (first failing stage): " + ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common()))
         out.append("exceptions by type (every stage tried): " + ", ".join(f"{k} {v}" for k, v in self.exceptions.most_common()))
         out.append("known ncnn crashes by site: " + (", ".join(f"{k} {v}" for k, v in self.known.most_common()) or "none"))
@@ -759,6 +760,7 @@ class LoaderFuzzer:
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1) -> Stats:
         t0 = time.monotonic()
+        self.stats.total += count
         batches = []
         for first in range(start, start + count, batch):
             ids = range(first, min(first + batch, start + count))

@@ -1,0 +1,624 @@
+"""API sequence fuzzer: random sequences of ncnn_mp's public calls, with random arguments,
+on the Unix firmware. Every call must end in a result or a Python exception, every
+sequence must leave no custom layer alive once its objects are dropped, and the heap must
+come back to where it was.
+
+    python tests/fuzz/api_fuzz.py --sequences 2000 --seed 1 [--batch 100]
+
+The calls come from ncnn_mp.pyi, read with `ast`: every class, constructor, method,
+static method, property and attribute it declares, with arguments made from the
+annotations (a method added to the stub is fuzzed without touching this file), some of
+them of the wrong type on purpose. Parameter names steer the values where a random one
+would only ever be refused (dims, blob names, pixel formats, param text). Interleaved:
+nets built with custom layers written to misbehave (raise, return wrong things, keep
+lent objects, collect garbage, call back into ncnn_mp from inside ncnn), registered
+through creators that return odd things.
+
+A process that crashes or hangs is replayed to find the sequence, then the step, the
+sequence is shrunk (delta debugging over its steps) and saved under
+tests/fuzz/regressions/api-*.json; tests/test_fuzz_api.py replays every saved one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fuzzlib import (ADDRESS_SPACE, FUZZ, TESTS, MicroPython, Run, address_space_limit, firmware,  # noqa: E402
+                     regressions, run_batch, save_regression, shrink)
+
+RUNNER = FUZZ / "api_runner.py"
+STUB = TESTS.parent / "ncnn_mp.pyi"
+
+# Heap growth allowed over a whole process after the warm-up sequences: MicroPython's GC
+# bookkeeping and tables that only grow to a high-water mark (interned strings, the dict
+# of GC roots for custom layers) move the figure by a few KiB; a leak of one small object
+# per sequence would exceed it within the CI budget.
+HEAP_SLACK = 8192
+WARMUP = 10  # sequences per process before the heap baseline is taken
+
+Spec = Any  # a value as the runner's val() reads it (JSON)
+
+
+# ---------------------------------------------------------------------------
+# The stub.
+
+@dataclass
+class Param:
+    name: str
+    ann: ast.expr | None
+    kind: str  # "pos", "kw" (keyword-only) or "var" (*args)
+    optional: bool
+
+
+@dataclass
+class Member:
+    name: str
+    kind: str  # "method", "static", "property", "attr", "init"
+    overloads: list[list[Param]] = field(default_factory=list)
+    ann: ast.expr | None = None  # an attribute's type
+
+
+@dataclass
+class Stub:
+    functions: dict[str, Member]
+    classes: dict[str, dict[str, Member]]
+
+
+def params_of(fn: ast.FunctionDef, skip_first: bool) -> list[Param]:
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    out = [Param(p.arg, p.annotation, "pos", d is not None) for p, d in zip(pos, defaults)]
+    if skip_first:
+        out = out[1:]
+    if a.vararg:
+        out.append(Param(a.vararg.arg, a.vararg.annotation, "var", True))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append(Param(p.arg, p.annotation, "kw", d is not None))
+    return out
+
+
+def read_stub(path: Path = STUB) -> Stub:
+    tree = ast.parse(path.read_text())
+    stub = Stub({}, {})
+
+    def add_fn(table: dict[str, Member], fn: ast.FunctionDef, in_class: bool) -> None:
+        decos = {ast.unparse(d) for d in fn.decorator_list}
+        kind = ("property" if "property" in decos else "static" if decos & {"staticmethod", "classmethod"}
+                else "init" if fn.name == "__init__" else "method")
+        m = table.setdefault(fn.name, Member(fn.name, kind))
+        if kind != "property":
+            m.overloads.append(params_of(fn, skip_first=in_class))
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            add_fn(stub.functions, node, False)
+        elif isinstance(node, ast.ClassDef):
+            members: dict[str, Member] = {}
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    add_fn(members, item, True)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    members[item.target.id] = Member(item.target.id, "attr", ann=item.annotation)
+            stub.classes[node.name] = members
+    return stub
+
+
+# ---------------------------------------------------------------------------
+# Values.
+
+SMALL_INTS = [0, 1, 2, 3, 4, 8, 16, -1]
+ODD_INTS = [-2, 31, 32, 255, 256, 1023, 65535, 65536, 2**31 - 1, -(2**31), 2**31, 2**63, -(2**70)]
+FLOATS = ["0.0", "1.5", "-2.0", "nan", "inf", "-inf", "1e30"]
+BLOBS = ["data", "out", "a", "b", "nope", "", 0, 1, 2, 3, -1, 99]
+LAYER_TYPES = ["ReLU", "Softmax", "Convolution", "InnerProduct", "Pooling", "Concat", "Split", "Input", "Sigmoid",
+               "BinaryOp", "Reshape", "NoSuch", ""]
+CUSTOM = ["F0", "F1", "F2", "F3"]
+PIXELS = ["PIXEL_RGB", "PIXEL_BGR", "PIXEL_GRAY", "PIXEL_RGBA", "PIXEL_RGB2GRAY", "PIXEL_BGR2RGB", "PIXEL_GRAY2RGBA",
+          "PIXEL_RGBA2BGR"]
+BORDERS = ["BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT"]
+FLAGS = ["support_packing", "support_bf16_storage", "support_fp16_storage", "support_any_packing", "support_vulkan",
+         "support_vulkan_packing", "support_vulkan_any_packing"]
+
+# Param texts the sequences load (the runner gets them in the batch header). The custom
+# types F0..F3 are registered by the sequence, with behaviours of its own.
+TEXTS = [
+    "7767517\n2 2\nInput data 0 1 data 0=4 1=2 2=1\nF0 f0 1 1 data out 0=1\n",
+    "7767517\n3 3\nInput data 0 1 data\nF0 f0 1 1 data a\nF1 f1 1 1 a out\n",
+    "7767517\n3 4\nInput data 0 1 data\nF2 f2 1 2 data a b\nConcat c 2 1 a b out\n",
+    "7767517\n3 4\nInput data 0 1 data\nSplit s 1 2 data a b\nF3 f3 2 1 a b out\n",
+    "7767517\n3 3\nInput data 0 1 data\nReLU r 1 1 data a\nF1 f1 1 1 a out 0=3 1=0.5\n",
+    "7767517\n2 2\nInput data 0 1 data\nF3 f3 1 1 data out -23300=2,1.5,2.5 2=7\n",
+    "7767517\n3 3\nInput data 0 1 data\nF0 f0 1 1 data a\nF0 g0 1 1 a out\n",
+    "7767517\n3 3\nInput data 0 1 data\nF1 f1 1 1 data a\nSoftmax out 1 1 a out\n",
+    "7767517\n2 2\nInput data 0 1 data\nReLU r 1 1 data out\n",
+    "7767517\n1 1\nF0 f0 0 1 out\n",
+    "not a param\n",
+]
+
+
+def choose_int(rng: random.Random) -> int:
+    return rng.choice(SMALL_INTS) if rng.random() < 0.85 else rng.choice(ODD_INTS)
+
+
+def any_value(rng: random.Random, depth: int = 0) -> Spec:
+    """A value of any kind: what a wrong-type argument gets."""
+    r = rng.random()
+    if r < 0.2:
+        return choose_int(rng)
+    if r < 0.3:
+        return {"t": "float", "v": rng.choice(FLOATS)}
+    if r < 0.4:
+        return rng.choice(["data", "", "x" * 300, "ReLU"])
+    if r < 0.5:
+        return None
+    if r < 0.6:
+        return rng.choice([True, False])
+    if r < 0.7:
+        return buffer(rng)
+    if r < 0.8 and depth < 2:
+        return [any_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {"t": "obj", "c": rng.choice(["Mat", "Net", "Option", "Allocator", "DataReader", "ParamDict", "ModelBin",
+                                          "Layer", "Extractor"]), "k": rng.randrange(8)}
+
+
+def buffer(rng: random.Random, sizes: list[int] | None = None) -> Spec:
+    n = rng.choice(sizes or [0, 1, 3, 4, 16, 64, 96])
+    data = bytes(rng.randrange(256) for _ in range(min(n, 64))) * (n // 64 + 1)
+    return {"t": "bytes", "v": data[:n].hex(), "kind": rng.choice(["bytes", "bytearray", "memoryview"])}
+
+
+def layer_spec(rng: random.Random, lid: int) -> dict[str, Any]:
+    """How one custom layer class behaves (see the runner's layer_class)."""
+    fwi = rng.random() < 0.4
+    spec: dict[str, Any] = {
+        "id": lid, "obo": rng.random() < 0.7, "inpl": fwi and rng.random() < 0.8 or rng.random() < 0.03,
+        "fwd": rng.choice([3, 3, 4, 4, 0]) if not fwi or rng.random() < 0.5 else 0, "fwi": fwi,
+        "init": rng.choices(["ok", "raise", "skip"], weights=[0.94, 0.03, 0.03])[0],
+        "flags": {f: rng.random() < 0.5 for f in rng.sample(FLAGS, rng.randint(0, 2))},
+        "weights": rng.choice([0] * 8 + [4, 64]),
+    }
+    for m in ("load_param", "load_model", "create_pipeline", "destroy_pipeline"):
+        spec["def_" + m] = rng.random() < 0.9
+    for key in ("lp", "lm", "cp", "dp", "f", "fi"):
+        if rng.random() < 0.7:
+            continue
+        what = rng.choice(["raise", "ret", "keep", "gc", "usekept", "write", "reenter", "lent", "empty", "count",
+                           "notmat"])
+        extra: Any = None
+        if what == "raise":
+            extra = rng.choice(["ValueError", "MemoryError", "KeyboardInterrupt", "SystemExit", "RuntimeError"])
+        elif what == "ret":
+            extra = rng.choice([1, -1, 0, None, "x", True, {"t": "float", "v": "2.5"}, {"t": "obj", "c": "Mat", "k": 0}])
+        elif what == "reenter":
+            extra = reentry(rng)
+        spec[key] = [what, rng.choice([1, 1, 2, 3]), extra]
+    return spec
+
+
+def reentry(rng: random.Random) -> list[Any]:
+    """A call made from inside a custom layer's method, while ncnn is running the net."""
+    k = rng.randrange(4)
+    return rng.choice([
+        ["call", "Net", k, "clear", [], {}],
+        ["call", "Net", k, "close", [], {}],
+        ["call", "Net", k, "load_param", [{"t": "text", "k": rng.randrange(len(TEXTS))}], {}],
+        ["call", "Net", k, "load_model", [{"t": "dr"}], {}],
+        ["call", "Net", k, "create_extractor", [], {}],
+        ["call", "Extractor", k, "extract", [rng.choice(BLOBS)], {}],
+        ["call", "Extractor", k, "input", ["data", {"t": "obj", "c": "Mat", "k": k}], {}],
+        ["call", "Extractor", k, "close", [], {}],
+        ["call", "Mat", k, "fill", [{"t": "float", "v": "1.0"}], {}],
+        ["drop", "Net", k],
+        ["gc"],
+    ])
+
+
+def creator_spec(rng: random.Random, lid: int) -> Spec:
+    kind = rng.choices(["class", "new", "same", "none", "builtin", "raise", "notcallable"],
+                       weights=[0.6, 0.2, 0.05, 0.04, 0.04, 0.04, 0.03])[0]
+    return {"t": "creator", "kind": kind, "b": layer_spec(rng, lid)}
+
+
+class Generator:
+    """Arguments from annotations, steered by parameter names."""
+
+    def __init__(self, stub: Stub, rng: random.Random) -> None:
+        self.stub, self.rng = stub, rng
+        self.lids = 0
+        self.made: set[str] = set()  # classes the sequence has made an instance of
+
+    def new_lid(self) -> int:
+        self.lids += 1
+        return self.lids
+
+    def hinted(self, cls: str, method: str, p: Param) -> tuple[bool, Spec]:
+        rng, name = self.rng, p.name
+        if name in ("w", "h", "d", "c", "target_w", "target_h", "roiw", "roih"):
+            return True, rng.choice([0, 1, 2, 3, 4, 5, 8, 16, 32]) if rng.random() < 0.9 else rng.choice(ODD_INTS + [-1])
+        if name in ("x", "y", "roix", "roiy", "rx", "ry", "rw", "rh", "cx", "cy", "x0", "y0", "x1", "y1", "radius",
+                    "thickness", "top", "bottom", "left", "right", "front", "behind", "stride", "fontpixelsize",
+                    "channels"):
+            return True, rng.choice([-1, 0, 1, 2, 3, 4, 8]) if rng.random() < 0.9 else rng.choice(ODD_INTS)
+        if name == "elemsize":
+            return True, rng.choice([0, 1, 2, 4, 4, 4, 8, 3, -1])
+        if name == "elempack":
+            return True, rng.choice([0, 1, 1, 4, 8, 3, -1])
+        if name in ("type", "typeindex") and cls == "Net":
+            return True, rng.choice(CUSTOM + ["ReLU", "Softmax", "", 256, 257, 26, -1])
+        if name == "creator":
+            return True, creator_spec(rng, self.new_lid())
+        if name == "type" and cls == "Layer":
+            return True, rng.choice(LAYER_TYPES + [None, 3])
+        if name == "type" and method.startswith(("from_pixels", "to_pixels")):
+            return True, {"t": "const", "c": "Mat", "n": rng.choice(PIXELS)} if rng.random() < 0.9 else choose_int(rng)
+        if name == "type" and "border" in method:
+            return True, {"t": "const", "c": "Mat", "n": rng.choice(BORDERS)} if rng.random() < 0.9 else choose_int(rng)
+        if name == "blob":
+            return True, rng.choice(BLOBS)
+        if name == "id":
+            return True, rng.choice([0, 1, 2, 3, 7, 31, 32, -1, -23300])
+        if name in ("src", "text") and "model" not in method:
+            return True, {"t": "text", "k": rng.randrange(len(TEXTS)), "str": name == "text" and rng.random() < 0.5}
+        if name in ("src", "data") and "model" in method:
+            return True, rng.choice([{"t": "dr"}, buffer(rng, [0, 4, 16, 256, 1024])])
+        if name == "pixels":
+            return True, buffer(rng, [0, 1, 12, 48, 64, 192, 256, 768, 1024])
+        if name == "text" and cls == "Mat":
+            return True, rng.choice(["ncnn", "", "x" * 100, "\u00e4"])
+        if name == "from_stdio":
+            return True, rng.choice(["api_runner.py", "/nonexistent", {"t": "obj", "c": "Mat", "k": 0}])
+        return False, None
+
+    def value(self, node: ast.expr | None, cls: str) -> Spec:
+        """A value of the annotated type (a union: one of its members)."""
+        rng = self.rng
+        if node is None:
+            return any_value(rng)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return self.value(rng.choice([node.left, node.right]), cls)
+        if isinstance(node, ast.Constant):
+            return None if node.value is None else node.value
+        if isinstance(node, ast.Subscript):
+            base = ast.unparse(node.value)
+            if base in ("Sequence", "list"):
+                return [self.value(node.slice, cls) for _ in range(rng.randint(0, 4))]
+            if base == "tuple":
+                elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                return {"t": "tuple", "v": [self.value(e, cls) for e in elts]}
+            if base == "Callable":
+                return creator_spec(rng, self.new_lid())
+            return any_value(rng)
+        name = ast.unparse(node)
+        if name == "int":
+            return choose_int(rng)
+        if name == "float":
+            return {"t": "float", "v": rng.choice(FLOATS)} if rng.random() < 0.3 else rng.choice([0.0, 0.5, 1.0, -3.0, 255.0])
+        if name == "bool":
+            return rng.random() < 0.5
+        if name == "str":
+            return rng.choice(["data", "out", "ReLU", "", "x" * 300])
+        if name == "Buffer":
+            return buffer(rng)
+        if name == "Self":
+            return {"t": "obj", "c": cls, "k": rng.randrange(8)}
+        if name in self.stub.classes:
+            return {"t": "obj", "c": name, "k": rng.randrange(8)}
+        if name == "object":
+            return None
+        return any_value(rng)
+
+    def arguments(self, cls: str, method: str, params: list[Param]) -> tuple[list[Spec], dict[str, Spec]]:
+        rng = self.rng
+        args: list[Spec] = []
+        kw: dict[str, Spec] = {}
+        skipping = False
+        for p in params:
+            steered, v = self.hinted(cls, method, p)
+            if not steered:
+                v = self.value(p.ann, cls)
+            if rng.random() < 0.06:  # the wrong type on purpose
+                v = any_value(rng)
+            if p.kind == "var":
+                for _ in range(rng.choice([0, 0, 1, 2, 3, 4])):
+                    args.append(choose_int(rng) if rng.random() < 0.7 else self.value(p.ann, cls))
+            elif p.kind == "kw":
+                if not p.optional or rng.random() < 0.5:
+                    kw[p.name] = v
+            elif p.optional and (skipping or rng.random() < 0.4):
+                skipping = True  # leave this one and the rest of the optional positionals out
+            else:
+                args.append(v)
+        if rng.random() < 0.03:
+            args.append(any_value(rng))  # one too many
+        if rng.random() < 0.02:
+            kw["bogus"] = 1
+        return args, kw
+
+    def random_step(self) -> list[Any]:
+        """One call of anything in the stub."""
+        rng, stub = self.rng, self.stub
+        if rng.random() < 0.08:
+            name = rng.choice(sorted(stub.functions))
+            a, kw = self.arguments("", name, rng.choice(stub.functions[name].overloads))
+            return ["fn", name, a, kw]
+        cls = rng.choice(sorted(stub.classes))
+        members = stub.classes[cls]
+        m = members[rng.choice(sorted(members))]
+        k = rng.randrange(8)
+        first = cls not in self.made and "__init__" in members  # make one before using one
+        self.made.add(cls)
+        if first or m.kind == "init" or (rng.random() < 0.15 and "__init__" in members):
+            a, kw = self.arguments(cls, "__init__", rng.choice(members["__init__"].overloads))
+            return ["new", cls, a, kw]
+        if m.kind == "property":
+            return ["get", cls, k, m.name]
+        if m.kind == "attr":
+            if rng.random() < 0.5 or m.name.isupper() or m.name.startswith(("PIXEL_", "BORDER_")):
+                return ["get", cls, k, m.name]
+            v = self.value(m.ann, cls) if rng.random() < 0.9 else any_value(rng)
+            if m.name == "num_threads" and rng.random() < 0.8:
+                v = rng.choice([1, 1, 2])  # more would only be slow
+            return ["set", cls, k, m.name, v]
+        params = rng.choice(m.overloads)
+        if m.name == "__getitem__":
+            return ["item", k, self.value(params[0].ann, cls)]
+        if m.name == "__setitem__":
+            return ["item", k, self.value(params[0].ann, cls), self.value(params[1].ann, cls)]
+        if m.name == "__len__":
+            return ["len", k]
+        if m.name == "__buffer__":
+            return ["view", k, rng.randrange(64), rng.random() < 0.5]
+        a, kw = self.arguments(cls, m.name, params)
+        if m.kind == "static":
+            return ["static", cls, m.name, a, kw]
+        return ["call", cls, k, m.name, a, kw]
+
+    def scenario(self) -> list[list[Any]]:
+        """A net with misbehaving custom layers, loaded and run (the path most calls into ncnn take)."""
+        rng = self.rng
+        steps: list[list[Any]] = [["new", "Net", [], {}]]
+        self.made.update({"Net", "Mat", "Extractor"})
+        if rng.random() < 0.3:
+            steps.append(["set", "Net", -1, rng.choice(["opt", "option"]), {"t": "obj", "c": "Option", "k": 0}])
+        for t in rng.sample(CUSTOM, rng.randint(1, 4)):
+            steps.append(["call", "Net", -1, "register_custom_layer", [t, creator_spec(rng, self.new_lid())], {}])
+        text = rng.choice(range(len(TEXTS)))
+        steps.append(["call", "Net", -1, rng.choice(["load_param", "load_param", "load_param_mem"]),
+                      [{"t": "text", "k": text}], {}])
+        weights = {"t": "dr"} if rng.random() < 0.6 else buffer(rng, [0, 16, 256, 1024])
+        steps.append(["call", "Net", -1, "load_model", [weights], {}])
+        steps.append(["new", "Mat", rng.choice([[4, 2, 1], [8], [4, 2], [2, 2, 2, 2], [0]]), {}])
+        steps.append(["call", "Mat", -1, "fill", [{"t": "float", "v": rng.choice(["0.5", "-1.0"])}], {}])
+        runs = rng.randint(1, 3)
+        for _ in range(runs):
+            steps.append(["call", "Net", -1, "create_extractor", [], {}])
+            steps.append(["call", "Extractor", -1, "input", [rng.choice(["data", "data", 0, "a"]),
+                                                              {"t": "obj", "c": "Mat", "k": -1}], {}])
+            for _ in range(rng.randint(1, 2)):
+                steps.append(["call", "Extractor", -1, "extract", [rng.choice(["out", "out", "a", "b", 1, "data"])], {}])
+            if rng.random() < 0.5:
+                steps.append(["call", "Extractor", -1, "close", [], {}])
+        if rng.random() < 0.3:
+            steps.append(["call", "Net", -1, "clear", [], {}])
+        if rng.random() < 0.2:
+            steps.append(["drop", "Net", -1])
+        return steps
+
+
+def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
+    rng = random.Random(f"api-{seed}-{sid}")
+    gen = Generator(stub, rng)
+    steps: list[list[Any]] = []
+    while len(steps) < rng.randint(10, 60):
+        r = rng.random()
+        if r < 0.3:
+            steps += gen.scenario()
+        elif r < 0.34:
+            steps.append(["gc"])
+        elif r < 0.37:
+            steps.append(["drop", rng.choice(["Mat", "Net", "Extractor", "Option", "Layer"]), rng.randrange(8)])
+        elif r < 0.39:
+            steps.append(["unkeep"])
+        elif r < 0.42:
+            cls = rng.choice(["Net", "Extractor", "Allocator", "DataReader"])
+            steps.append(["with", cls, rng.randrange(8), gen.random_step()])
+        else:
+            steps.append(gen.random_step())
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# Running sequences.
+
+@dataclass
+class Sequence:
+    id: int
+    steps: list[list[Any]]
+
+    def encode(self) -> bytes:
+        return json.dumps({"id": self.id, "steps": self.steps}).encode() + b"\n"
+
+
+def payload(seqs: list[Sequence], verbose: bool = False, warmup: int = WARMUP) -> bytes:
+    head = {"texts": TEXTS, "warmup": warmup, "verbose": verbose}
+    return json.dumps(head).encode() + b"\n" + b"".join(s.encode() for s in seqs)
+
+
+def run_seqs(mp: MicroPython, seqs: list[Sequence], verbose: bool = False, timeout: float | None = None,
+             warmup: int = WARMUP) -> Run:
+    slow = 40 if mp.valgrind else 1
+    return run_batch(mp, RUNNER, payload(seqs, verbose, warmup), timeout or slow * (30 + 0.3 * len(seqs)))
+
+
+def heap_figures(run: Run) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for kind, a, b in (ln.split() for ln in run.extra if ln.startswith("M "))]
+
+
+def problems(run: Run) -> list[str]:
+    """What went wrong in a run: death, a FAIL line, or a heap that grew."""
+    out = []
+    if run.died:
+        out.append(run.how())
+    out += [ln for ln in run.extra if ln.startswith("FAIL")]
+    heap = heap_figures(run)
+    if not run.died and len(heap) >= 2 and heap[-1][1] - heap[0][1] > HEAP_SLACK:
+        out.append(f"heap grew by {heap[-1][1] - heap[0][1]} bytes over sequences {heap[0][0]}..{heap[-1][0]}")
+    return out
+
+
+@dataclass
+class Finding:
+    how: str
+    seq: Sequence
+    step: int | None = None
+    path: Path | None = None
+
+    def describe(self) -> str:
+        at = f" at step {self.step} {json.dumps(self.seq.steps[self.step])[:200]}" if self.step is not None else ""
+        saved = f" -> {self.path}" if self.path else ""
+        return f"{self.how}: sequence {self.seq.id} ({len(self.seq.steps)} steps){at}{saved}"
+
+
+@dataclass
+class Stats:
+    sequences: int = 0
+    steps: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    findings: list[Finding] = field(default_factory=list)
+    heap_growth: list[int] = field(default_factory=list)
+    processes: int = 0
+    seconds: float = 0.0
+
+    def add(self, run: Run) -> None:
+        self.processes += 1
+        for outcome in run.results.values():
+            self.sequences += 1
+            for part in outcome.split():
+                kind, _, n = part.rpartition(":")
+                self.outcomes[kind] += int(n)
+                self.steps += int(n)
+        heap = heap_figures(run)
+        if len(heap) >= 2:
+            self.heap_growth.append(heap[-1][1] - heap[0][1])
+
+    def report(self) -> str:
+        out = [f"API fuzzer: {self.sequences} sequences, {self.steps} steps in {self.processes} processes, "
+               f"{self.seconds:.0f} s"]
+        total = sum(self.outcomes.values()) or 1
+        out.append("step outcomes: " + ", ".join(f"{k} {v} ({100 * v / total:.1f}%)" for k, v in self.outcomes.most_common()))
+        if self.heap_growth:
+            out.append(f"heap growth per process after warm-up: max {max(self.heap_growth)} B, "
+                       f"min {min(self.heap_growth)} B (slack {HEAP_SLACK} B)")
+        out.append(f"findings: {len(self.findings)}")
+        out += ["  " + f.describe() for f in self.findings]
+        return "\n".join(out)
+
+
+class ApiFuzzer:
+    def __init__(self, mp: MicroPython, seed: int, minimise: bool = True, save: bool = True,
+                 log: Callable[[str], None] = lambda s: None) -> None:
+        self.mp, self.seed, self.minimise, self.save, self.log = mp, seed, minimise, save, log
+        self.stub = read_stub()
+        self.stats = Stats()
+
+    def sequence(self, sid: int) -> Sequence:
+        return Sequence(sid, make_sequence(self.stub, self.seed, sid))
+
+    def dies(self, seqs: list[Sequence]) -> bool:
+        return run_seqs(self.mp, seqs, timeout=60, warmup=0).died
+
+    def investigate(self, seqs: list[Sequence], run: Run, how: str) -> None:
+        self.log(f"sequences {seqs[0].id}..{seqs[-1].id}: {how}; locating it")
+        ids = [s.id for s in seqs]
+        if how.startswith("FAIL"):
+            culprit = seqs[ids.index(int(how.split()[1]))]
+            f = Finding(how, culprit)
+        elif how.startswith("heap grew"):
+            f = Finding(how, seqs[-1])  # a slow leak: no single sequence to blame
+        else:
+            suspect = run.suspect()
+            upto = ids.index(suspect) + 1 if suspect is not None else len(seqs)
+            culprit = seqs[upto - 1]
+            if not self.dies([culprit]):  # set up by earlier sequences: run them as one
+                window = seqs[:upto]
+                window = shrink(window, self.dies, budget=30) if self.dies(window) else window
+                culprit = Sequence(window[-1].id, [st for s in window for st in s.steps])
+            f = Finding(how, culprit)
+            if self.minimise and self.dies([culprit]):
+                f.seq = Sequence(culprit.id, shrink(culprit.steps, lambda st: self.dies([Sequence(culprit.id, st)]),
+                                                    budget=400))
+            verbose = run_seqs(self.mp, [f.seq], verbose=True, timeout=60, warmup=0)
+            steps_started = [ln for ln in verbose.extra if ln.startswith("s ")]
+            if steps_started:
+                f.step = int(steps_started[-1].split()[2])
+        if self.save:
+            f.path = save_regression(f"api-{self.seed}-{f.seq.id}", {
+                "found": f.how, "seed": self.seed, "step": f.step, "texts": TEXTS, "steps": f.seq.steps})
+        self.stats.findings.append(f)
+        self.log("  FINDING " + f.describe())
+
+    def fuzz(self, count: int, batch: int = 100, start: int = 0) -> Stats:
+        t0 = time.monotonic()
+        for first in range(start, start + count, batch):
+            seqs = [self.sequence(i) for i in range(first, min(first + batch, start + count))]
+            while seqs:
+                run = run_seqs(self.mp, seqs)
+                self.stats.add(run)
+                found = problems(run)
+                for how in found:
+                    self.investigate(seqs, run, how)
+                suspect = run.suspect()
+                if not run.died or suspect is None:
+                    break
+                seqs = seqs[[s.id for s in seqs].index(suspect) + 1:]
+            if self.stats.processes % 10 == 0:
+                self.log(f"{self.stats.sequences} sequences, {len(self.stats.findings)} findings, "
+                         f"{time.monotonic() - t0:.0f} s")
+        self.stats.seconds = time.monotonic() - t0
+        return self.stats
+
+
+def replay(mp: MicroPython, path: Path) -> list[str]:
+    """Run a saved regression; what goes wrong (nothing: [])."""
+    data = json.loads(path.read_text())
+    return problems(run_seqs(mp, [Sequence(0, data["steps"])], warmup=0))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sequences", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="first sequence number")
+    ap.add_argument("--batch", type=int, default=100, help="sequences per MicroPython process")
+    ap.add_argument("--no-save", action="store_true", help="do not write regressions")
+    ap.add_argument("--replay", type=Path, nargs="*", help="run saved regression files (all: no file named) instead")
+    args = ap.parse_args(argv)
+    mp = firmware()
+    with address_space_limit(ADDRESS_SPACE):
+        if args.replay is not None:
+            failed = 0
+            for p in args.replay or regressions("api"):
+                found = replay(mp, p)
+                print(p.name, "; ".join(found) or "ok")
+                failed += bool(found)
+            return 1 if failed else 0
+        fz = ApiFuzzer(mp, args.seed, save=not args.no_save, log=lambda s: print(s, flush=True))
+        stats = fz.fuzz(args.sequences, args.batch, args.start)
+    print(stats.report())
+    return 1 if stats.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
