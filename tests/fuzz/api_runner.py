@@ -5,11 +5,11 @@
 #
 #   micropython api_runner.py BATCH RESULTS
 #
-# BATCH: one JSON line {"texts": [...], "warmup": n, "verbose": bool}, then one JSON line
+# BATCH: one JSON line {"texts": [...], "passes": n, "verbose": bool}, then one JSON line
 # per sequence: {"id": n, "steps": [step, ...]}.
 # RESULTS: "S <id>" before a sequence ("s <id> <i>" before each step when verbose),
-# "R <id> <outcome>:<count> ..." after it, "M <id> <bytes>" the heap after it (settled),
-# "FAIL <id> <why>" for what must not happen, then "DONE <live layers>".
+# "R <id> <outcome>:<count> ..." after it, "FAIL <id> <why>" for what must not happen,
+# "P <pass> <bytes>" the heap (settled) after each pass over the batch, then "DONE <live layers>".
 import gc
 import sys
 
@@ -292,37 +292,43 @@ def creator(v):
     return 42  # not callable
 
 
+def run_pass(f, out, verbose):
+    while True:
+        line = f.readline()
+        if not line:
+            break
+        seq = json.loads(line)
+        sid = seq["id"]
+        out.write("S %d\n" % sid)
+        counts = {}
+        for i, s in enumerate(seq["steps"]):
+            if verbose:
+                out.write("s %d %d\n" % (sid, i))
+            r = run_step(s)
+            counts[r] = counts.get(r, 0) + 1
+        POOL.clear()
+        KEEP.clear()
+        CALLS.clear()
+        seq = s = None
+        live = settle()
+        if live:
+            out.write("FAIL %d %d custom layer(s) alive after the sequence's objects were dropped\n" % (sid, live))
+        out.write("R %d %s\n" % (sid, " ".join("%s:%d" % kv for kv in counts.items())))
+
+
 def main(batch_path, results_path):
+    """Runs the batch `passes` times over: the first pass takes every table that only
+    grows to its high-water mark there, so the heap after the second must match the
+    heap after the first ("P <pass> <bytes>")."""
     out = open(results_path, "w")
     with open(batch_path) as f:
         head = json.loads(f.readline())
-        TEXTS.extend(head["texts"])
-        verbose = head.get("verbose", False)
-        n = 0
-        while True:
-            line = f.readline()
-            if not line:
-                break
-            seq = json.loads(line)
-            sid = seq["id"]
-            out.write("S %d\n" % sid)
-            counts = {}
-            for i, s in enumerate(seq["steps"]):
-                if verbose:
-                    out.write("s %d %d\n" % (sid, i))
-                r = run_step(s)
-                counts[r] = counts.get(r, 0) + 1
-            POOL.clear()
-            KEEP.clear()
-            CALLS.clear()
-            seq = s = None
-            live = settle()
-            if live:
-                out.write("FAIL %d %d custom layer(s) alive after the sequence's objects were dropped\n" % (sid, live))
-            out.write("R %d %s\n" % (sid, " ".join("%s:%d" % kv for kv in counts.items())))
-            n += 1
-            if n >= head.get("warmup", 0):
-                out.write("M %d %d\n" % (sid, gc.mem_alloc()))
+    TEXTS.extend(head["texts"])
+    for n in range(head.get("passes", 1)):
+        with open(batch_path) as f:
+            f.readline()
+            run_pass(f, out, head.get("verbose", False))
+        out.write("P %d %d\n" % (n + 1, gc.mem_alloc() if settle() == 0 else -1))
     out.write("DONE %d\n" % settle())
     out.close()
 
