@@ -505,6 +505,9 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_create_obj, 1, ncnn_mp_Mat_create)
 static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
     const char *where = "Mat.flatten";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
+    if (ncnn_mat_get_dims(self->handle) == 0) {
+        ncnn_mp_raise_value(where, "the Mat is empty");  // ncnn's Flatten divides by its size
+    }
     ncnn_mp_allocator_native_t *alloc;
     ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
     ncnn_mat_t dst = NULL;
