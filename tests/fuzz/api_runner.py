@@ -317,9 +317,9 @@ def run_pass(f, out, verbose):
 
 
 def main(batch_path, results_path):
-    """Runs the batch `passes` times over: the first pass takes every table that only
-    grows to its high-water mark there, so the heap after the second must match the
-    heap after the first ("P <pass> <bytes>")."""
+    """Runs the batch `passes` times over, and says what the heap holds after each pass
+    ("P <pass> <bytes>"): once tables that only grow have reached their high-water mark,
+    the figure must stay put (api_fuzz.HEAP_SLACK)."""
     out = open(results_path, "w")
     with open(batch_path) as f:
         head = json.loads(f.readline())

@@ -9,15 +9,15 @@ still says which case it was in.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,20 +38,23 @@ REGRESSIONS = FUZZ / "regressions"
 # zero-filling DataReader then touches gigabytes. Under this limit the allocation fails,
 # which is the path worth testing. The largest benchmark net needs about 130 MB.
 ADDRESS_SPACE = 1 << 30
+_LIMITED = Path(tempfile.mkdtemp(prefix="ncnn_mp_fuzz_"))
+atexit.register(shutil.rmtree, _LIMITED, True)
+# Runs a command under the limit (gdb's exec-wrapper, and the firmware wrappers below).
+LIMIT_WRAPPER = _LIMITED / "limit.sh"
+LIMIT_WRAPPER.write_text(f'#!/bin/sh\nulimit -v {ADDRESS_SPACE // 1024}\nexec "$@"\n')
+LIMIT_WRAPPER.chmod(0o755)
 
 
-@contextmanager
-def address_space_limit(limit: int | None) -> Iterator[None]:
-    """Child processes started inside inherit the limit (this process is only briefly under it)."""
-    if limit is None:
-        yield
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+def limited(mp: MicroPython) -> MicroPython:
+    """The same firmware, run under the address-space limit (not under valgrind, which
+    needs address space of its own)."""
+    if mp.valgrind or mp.binary.parent == _LIMITED:
+        return mp
+    wrapper = _LIMITED / f"micropython-{abs(hash(str(mp.binary)))}"
+    wrapper.write_text(f'#!/bin/sh\nexec "{LIMIT_WRAPPER}" "{mp.binary}" "$@"\n')
+    wrapper.chmod(0o755)
+    return MicroPython(wrapper, mp.env, valgrind=False)
 
 
 @dataclass
@@ -109,13 +112,11 @@ def run_batch(mp: MicroPython, runner: Path, payload: bytes, timeout: float, hea
     with tempfile.TemporaryDirectory(prefix="ncnn_mp_fuzz_") as d:
         batch, results = Path(d) / "batch", Path(d) / "results"
         batch.write_bytes(payload)
-        # valgrind reserves its own address space: no limit under it.
-        with address_space_limit(None if mp.valgrind else ADDRESS_SPACE):
-            try:
-                r = mp.run(runner, str(batch), str(results), timeout=timeout, heapsize=heapsize)
-                run = Run(r.returncode, stderr=r.stderr)
-            except pytest.fail.Exception as e:  # MicroPython.run's timeout
-                run = Run(None, stderr=str(e))
+        try:
+            r = limited(mp).run(runner, str(batch), str(results), timeout=timeout, heapsize=heapsize)
+            run = Run(r.returncode, stderr=r.stderr)
+        except pytest.fail.Exception as e:  # MicroPython.run's timeout
+            run = Run(None, stderr=str(e))
         if results.exists():
             parse_results(results.read_text(errors="replace"), run)
     return run
@@ -183,8 +184,8 @@ def backtrace(mp: MicroPython, runner: Path, payload: bytes, timeout: float = 30
     with tempfile.TemporaryDirectory(prefix="ncnn_mp_fuzz_") as d:
         batch = Path(d) / "batch"
         batch.write_bytes(payload)
-        cmd = ["gdb", "-batch", "-nx", "-ex", "run", "-ex", "bt 40", "--args", str(mp.binary), str(runner), str(batch),
-               str(Path(d) / "results")]
+        cmd = ["gdb", "-batch", "-nx", "-ex", f"set exec-wrapper {LIMIT_WRAPPER}", "-ex", "run", "-ex", "bt 40",
+               "--args", str(mp.binary), str(runner), str(batch), str(Path(d) / "results")]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=mp.env,
                                cwd=runner.parent)

@@ -1,0 +1,61 @@
+"""The loader fuzzer (tests/fuzz/loader_fuzz.py): its CI budget, every saved regression,
+and a short run under valgrind. The full runs are its command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MicroPython
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+
+import loader_fuzz  # noqa: E402
+from fuzzlib import regressions  # noqa: E402
+
+# Seed 1, cases 0..CASES-1: the cases known to crash inside ncnn are listed in
+# tests/fuzz/loader_known_crashes.json and skipped.
+SEED = 1
+CASES = 3000
+VALGRIND_CASES = 300  # of which about half are digits or mnist cases
+
+
+@pytest.fixture(scope="module")
+def families(digits_dir: Path) -> dict[str, loader_fuzz.Family]:
+    return loader_fuzz.discover_families(digits_dir)
+
+
+def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loader_fuzz.Family],
+                               request: pytest.FixtureRequest) -> None:
+    """Every case ends in success or a Python exception; a Net that failed still loads the
+    real model and answers right (health checks); no custom layer is left alive."""
+    fz = loader_fuzz.LoaderFuzzer(micropython, families, SEED, save=False,
+                                  sym=lambda: request.getfixturevalue("micropython_memcheck"))
+    stats = fz.fuzz(CASES)
+    print(stats.report())
+    assert stats.health_checks > CASES // 50, "the health checks did not run"
+    assert stats.outcomes["ok"] > 0 and stats.outcomes["param failed"] > 0, stats.report()
+    assert not stats.findings, stats.report() + (
+        "\n(a case in loader_known_crashes.json no longer crashes, or the generator changed: "
+        "python tests/fuzz/loader_fuzz.py --cases 2000 --write-known)" if stats.known else "")
+
+
+@pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)
+def test_loader_regression(micropython: MicroPython, families: dict[str, loader_fuzz.Family], path: Path) -> None:
+    needed = set(loader_fuzz.json.loads(path.read_text())["families"]) - set(families)
+    if needed:
+        pytest.skip(f"needs ../shared/models for {sorted(needed)}")
+    assert loader_fuzz.replay(micropython, families, path) is None
+
+
+@pytest.mark.slow
+def test_loader_fuzz_under_valgrind(micropython_memcheck: MicroPython,
+                                    families: dict[str, loader_fuzz.Family]) -> None:
+    """The CI budget's cases of the small models, under memcheck: no invalid access, no
+    use of uninitialised memory, no leak (the known ncnn crashes are skipped as above)."""
+    fz = loader_fuzz.LoaderFuzzer(micropython_memcheck, families, SEED, save=False)
+    stats = fz.fuzz(VALGRIND_CASES, batch=VALGRIND_CASES, only={"digits", "mnist"})
+    print(stats.report())
+    assert stats.cases > 0 and not stats.findings, stats.report()
