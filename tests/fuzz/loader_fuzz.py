@@ -770,15 +770,16 @@ class LoaderFuzzer:
                 return
             cases = cases[[c.id for c in cases].index(suspect) + 1:]
 
-    def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1, only: set[str] | None = None) -> Stats:
-        """Cases start..start+count-1 (only those of the families in `only`, if given)."""
+    def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
+             only: Callable[[Case], bool] | None = None) -> Stats:
+        """Cases start..start+count-1 (those `only` keeps, if given)."""
         t0 = time.monotonic()
         batches = []
         for first in range(start, start + count, batch):
             cases = []
             for cid in range(first, min(first + batch, start + count)):
                 c = self.case(cid)
-                if only is not None and c.header["fam"] not in only:
+                if only is not None and not only(c):
                     continue
                 self.stats.total += 1
                 if cid in self.skip:
