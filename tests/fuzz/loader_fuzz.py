@@ -772,10 +772,10 @@ class LoaderFuzzer:
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
              only: Callable[[Case], bool] | None = None) -> Stats:
-        """Cases start..start+count-1 (those `only` keeps, if given)."""
+        """Cases start..start+count-1 (those `only` keeps, if given), made batch by batch."""
         t0 = time.monotonic()
-        batches = []
-        for first in range(start, start + count, batch):
+
+        def make(first: int) -> list[Case]:
             cases = []
             for cid in range(first, min(first + batch, start + count)):
                 c = self.case(cid)
@@ -787,23 +787,30 @@ class LoaderFuzzer:
                     self.stats.known_cases[cid] = self.skip[cid]
                 else:
                     cases.append(c)
-            if cases:
-                batches.append(cases)
+            return cases
+
+        firsts = range(start, start + count, batch)
         if jobs == 1:
-            for cases in batches:
-                self.run_batch(cases)
+            for first in firsts:
+                self.run_batch(make(first))
                 self.progress(t0)
         else:
-            # Batches run side by side; a batch whose process died is looked into afterwards, alone.
+            # Batches run side by side, `jobs` at a time; a batch whose process died is
+            # looked into afterwards, alone.
             def first_pass(cases: list[Case]) -> tuple[list[Case], Run]:
                 return cases, run_cases(self.mp, self.fams, cases)
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                for cases, run in pool.map(first_pass, batches):
-                    if bad(run) is None:
-                        self.stats.add(run)
-                    else:
-                        self.run_batch(cases)
-                    self.progress(t0)
+                pending: list[Any] = []
+                for first in list(firsts) + [None] * jobs:
+                    if first is not None:
+                        pending.append(pool.submit(first_pass, make(first)))
+                    if len(pending) >= jobs or (first is None and pending):
+                        cases, run = pending.pop(0).result()
+                        if bad(run) is None:
+                            self.stats.add(run)
+                        else:
+                            self.run_batch(cases)
+                        self.progress(t0)
         self.stats.seconds = time.monotonic() - t0
         return self.stats
 
