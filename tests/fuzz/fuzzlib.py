@@ -52,8 +52,11 @@ def limited(mp: MicroPython) -> MicroPython:
     if mp.valgrind or mp.binary.parent == _LIMITED:
         return mp
     wrapper = _LIMITED / f"micropython-{abs(hash(str(mp.binary)))}"
-    wrapper.write_text(f'#!/bin/sh\nexec "{LIMIT_WRAPPER}" "{mp.binary}" "$@"\n')
-    wrapper.chmod(0o755)
+    if not wrapper.exists():  # written once: rewriting a script another thread runs is ETXTBSY
+        tmp = wrapper.with_suffix(".tmp")
+        tmp.write_text(f'#!/bin/sh\nexec "{LIMIT_WRAPPER}" "{mp.binary}" "$@"\n')
+        tmp.chmod(0o755)
+        tmp.replace(wrapper)
     return MicroPython(wrapper, mp.env, valgrind=False)
 
 
