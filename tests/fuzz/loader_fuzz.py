@@ -13,9 +13,11 @@ binary param format; truncated, resized and overwritten weights. Case `i` of see
 the same on every run (its own random.Random), whatever the batch size.
 
 A process that crashes or hangs is replayed to find the case (or the shortest run of
-cases) that does it, the case is shrunk, saved under tests/fuzz/regressions/ and
-reported; tests/test_fuzz_loader.py replays every saved case. Patterns of ncnn's own
-faults that ncnn_mp cannot guard against (KNOWN_NCNN_ISSUES.md) are not run, only counted.
+cases) that does it, and gdb (valgrind for a damaged heap) names where it crashed. A
+crash in a layer's own code inside ncnn is a known ncnn fault (KNOWN_NCNN_ISSUES.md):
+counted, not failed. Anything else is a finding: shrunk, saved under
+tests/fuzz/regressions/ and reported; tests/test_fuzz_loader.py replays every saved case.
+The run continues with the case after the one that died.
 """
 
 from __future__ import annotations
