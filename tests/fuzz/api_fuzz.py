@@ -317,6 +317,8 @@ class Generator:
         if name == "Self":
             return {"t": "obj", "c": cls, "k": rng.randrange(8)}
         if name in self.stub.classes:
+            if rng.random() < 0.08:  # something a custom layer kept from a call it was lent it for
+                return {"t": "kept", "k": rng.randrange(8)}
             return {"t": "obj", "c": name, "k": rng.randrange(8)}
         if name == "object":
             return None
@@ -373,6 +375,8 @@ class Generator:
             return ["new", cls, a, kw]
         if m.kind == "property":
             return ["get", cls, k, m.name]
+        if rng.random() < 0.03:  # call the method on something a custom layer kept
+            return ["keptcall", k, m.name]
         if m.kind == "attr":
             if rng.random() < 0.5 or m.name.isupper() or m.name.startswith(("PIXEL_", "BORDER_")):
                 return ["get", cls, k, m.name]

@@ -138,6 +138,14 @@ def do(s):
             raise LookupError
         with obj:
             do(s[3])
+    elif op == "keptcall":  # a method of a lent object kept past its call: ValueError expected
+        if not KEEP:
+            raise LookupError
+        obj = KEEP[s[1] % len(KEEP)]
+        m = getattr(obj, s[2], None)
+        if m is None:
+            raise LookupError
+        m() if callable(m) else None
     elif op == "gc":
         gc.collect()
     elif op == "drop":
