@@ -714,9 +714,9 @@ class LoaderFuzzer:
         sym = self._sym
         payload = batch_payload(self.fams, culprit)
         bt = backtrace(sym, RUNNER, payload)
-        victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site) or len(culprit) > 1
+        victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site)
         if victim or not known_class(normalise_site(bt.site), bt.frames):
-            first = first_memory_error(sym, RUNNER, payload)
+            first = first_memory_error(sym, RUNNER, payload, timeout=180)
             if first is not None and first.frames:
                 bt = first
         site = normalise_site(bt.site)
@@ -758,10 +758,11 @@ class LoaderFuzzer:
         self.stats.findings.append(f)
         self.log("  FINDING " + f.describe())
 
-    def run_batch(self, cases: list[Case]) -> None:
-        """Run cases in as many processes as it takes: after a death, on from the next case."""
+    def run_batch(self, cases: list[Case], run: Run | None = None) -> None:
+        """Run cases in as many processes as it takes: after a death, on from the next case
+        (`run`: how the first process, already run, ended)."""
         while cases:
-            run = run_cases(self.mp, self.fams, cases)
+            run = run or run_cases(self.mp, self.fams, cases)
             self.stats.add(run)
             how = bad(run)
             if how is None:
@@ -771,6 +772,7 @@ class LoaderFuzzer:
             if not run.died or suspect is None:
                 return
             cases = cases[[c.id for c in cases].index(suspect) + 1:]
+            run = None
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
              only: Callable[[Case], bool] | None = None) -> Stats:
@@ -797,8 +799,8 @@ class LoaderFuzzer:
                 self.run_batch(make(first))
                 self.progress(t0)
         else:
-            # Batches run side by side, `jobs` at a time; a batch whose process died is
-            # looked into afterwards, alone.
+            # Batches run side by side, `jobs` at a time; a process that died is looked
+            # into, and the rest of its batch run, one at a time.
             def first_pass(cases: list[Case]) -> tuple[list[Case], Run]:
                 return cases, run_cases(self.mp, self.fams, cases)
             with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -808,10 +810,7 @@ class LoaderFuzzer:
                         pending.append(pool.submit(first_pass, make(first)))
                     if len(pending) >= jobs or (first is None and pending):
                         cases, run = pending.pop(0).result()
-                        if bad(run) is None:
-                            self.stats.add(run)
-                        else:
-                            self.run_batch(cases)
+                        self.run_batch(cases, run)
                         self.progress(t0)
         self.stats.seconds = time.monotonic() - t0
         return self.stats
