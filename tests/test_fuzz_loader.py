@@ -3,6 +3,7 @@ and a short run under valgrind. The full runs are its command line."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loa
 
 @pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)
 def test_loader_regression(micropython: MicroPython, families: dict[str, loader_fuzz.Family], path: Path) -> None:
-    needed = set(loader_fuzz.json.loads(path.read_text())["families"]) - set(families)
+    needed = set(json.loads(path.read_text())["families"]) - set(families)
     if needed:
         pytest.skip(f"needs ../shared/models for {sorted(needed)}")
     assert loader_fuzz.replay(micropython, families, path) is None

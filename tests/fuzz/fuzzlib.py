@@ -31,6 +31,8 @@ if str(TESTS) not in sys.path:
 
 from conftest import SHARED_MODELS, MicroPython, _firmware, _script_env  # noqa: E402
 
+__all__ = ["MicroPython", "Run", "SHARED_MODELS", "firmware", "regressions", "run_batch", "save_regression", "shrink"]
+
 REGRESSIONS = FUZZ / "regressions"
 
 # Address space for a fuzzed process. Mutated models ask ncnn for absurd allocations
@@ -213,7 +215,7 @@ def first_memory_error(mp: MicroPython, runner: Path, payload: bytes, timeout: f
     lines = p.stderr.splitlines()
     for i, ln in enumerate(lines):
         if re.search(r"Invalid (read|write|free)|uninitialised|Conditional jump|Process terminating", ln):
-            frames = []
+            frames: list[str] = []
             for f in lines[i + 1:i + 40]:
                 m = re.search(r"(?:at|by) 0x[0-9A-F]+: " + _RETURN_TYPE + r"([^\s(]+)", f)
                 if m:

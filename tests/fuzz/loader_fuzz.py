@@ -805,10 +805,11 @@ class LoaderFuzzer:
                 return cases, run_cases(self.mp, self.fams, cases)
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 pending: list[Any] = []
-                for first in list(firsts) + [None] * jobs:
-                    if first is not None:
-                        pending.append(pool.submit(first_pass, make(first)))
-                    if len(pending) >= jobs or (first is None and pending):
+                todo: list[int | None] = [*firsts, *[None] * jobs]  # None: no more to start, drain
+                for nxt in todo:
+                    if nxt is not None:
+                        pending.append(pool.submit(first_pass, make(nxt)))
+                    if len(pending) >= jobs or (nxt is None and pending):
                         cases, run = pending.pop(0).result()
                         self.run_batch(cases, run)
                         self.progress(t0)
