@@ -17,35 +17,38 @@ prints the blob and custom-type numbering it chose.
 import struct
 import sys
 
+if False:  # for type checkers only: MicroPython has no typing module
+    from typing import Callable
+
 CUSTOM_BIT = 1 << 8  # ncnn::LayerType::CustomBit
 MAGIC = 7767517
 
 
-def _type_index_function():
+def _type_index_function() -> "Callable[[str], int]":
     if sys.implementation.name == "micropython":
         import ncnn_mp
 
-        def index(name):
+        def index(name: str) -> int:
             try:
                 return ncnn_mp.Layer.type_to_index(name)
             except ValueError:
                 return -1
         return index
-    import ncnn  # type: ignore[import-untyped]
+    import ncnn
 
-    return ncnn.layer_to_index
+    return ncnn.layer_to_index  # type: ignore[no-any-return]
 
 
-def _is_float(text):
+def _is_float(text: str) -> bool:
     # ncnn's own rule (vstr_is_float in paramdict.cpp): a '.' or an exponent makes a float.
     return any(c in text for c in ".eE") and not text.startswith(("0x", "0X"))
 
 
-def _value(text):
+def _value(text: str) -> bytes:
     return struct.pack("<f", float(text)) if _is_float(text) else struct.pack("<i", int(text))
 
 
-def _params(tokens, where):
+def _params(tokens: list[str], where: str) -> bytes:
     out = []
     for token in tokens:
         key, sep, value = token.partition("=")
@@ -66,7 +69,7 @@ def _params(tokens, where):
     return b"".join(out)
 
 
-def convert(text, type_index=None):
+def convert(text: str, type_index: "Callable[[str], int] | None" = None) -> "tuple[bytes, dict[str, int], dict[str, int]]":
     """Return (param_bin_bytes, {blob name: index}, {custom type name: typeindex})."""
     type_index = type_index or _type_index_function()
     lines = [line.split() for line in text.splitlines()]
@@ -76,7 +79,9 @@ def convert(text, type_index=None):
     layer_count, blob_count = int(lines[1][0]), int(lines[1][1])
     if len(lines) - 2 != layer_count:
         raise ValueError("the header says %d layers, the file has %d" % (layer_count, len(lines) - 2))
-    blobs, custom, out = {}, {}, [struct.pack("<iii", MAGIC, layer_count, blob_count)]
+    blobs: dict[str, int] = {}
+    custom: dict[str, int] = {}
+    out = [struct.pack("<iii", MAGIC, layer_count, blob_count)]
     for tokens in lines[2:]:
         type_name, name = tokens[0], tokens[1]
         nb, nt = int(tokens[2]), int(tokens[3])
@@ -92,12 +97,12 @@ def convert(text, type_index=None):
         out.append(struct.pack("<iii", index, nb, nt))
         out.append(struct.pack("<%di" % (nb + nt), *[blobs[b] for b in bottoms + tops]))
         out.append(_params(tokens[4 + nb + nt:], "layer " + name))
-    if len(blobs) != blob_count:
+    if len(blobs) > blob_count:  # fewer is fine: ncnn sizes its blob table by the header
         raise ValueError("the header says %d blobs, the layers write %d" % (blob_count, len(blobs)))
     return b"".join(out), blobs, custom
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: ncnn_param_to_bin.py model.param model.param.bin")
         return 2

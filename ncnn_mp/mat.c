@@ -510,6 +510,7 @@ static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
     }
     ncnn_mp_allocator_native_t *alloc;
     ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
+    ncnn_mp_require_layer(NCNN_MP_HELPER_FLATTEN, where);
     ncnn_mat_t dst = NULL;
     ncnn_flatten(self->handle, &dst, opt);
     return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
@@ -526,6 +527,7 @@ static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_
     }
     ncnn_mp_allocator_native_t *alloc;
     ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
+    ncnn_mp_require_layer(NCNN_MP_HELPER_PACKING, where);
     ncnn_mat_t dst = NULL;
     ncnn_convert_packing(self->handle, &dst, elempack, opt);
     return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
@@ -610,6 +612,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
             ncnn_mp_raise_value(where, "Mat too large (more than 2 GiB of storage)");
         }
     }
+    ncnn_mp_require_layer(make ? NCNN_MP_HELPER_PADDING : NCNN_MP_HELPER_CROP, where);
     ncnn_mat_t dst = ncnn_mat_create();
     if (make && depth) {
         ncnn_copy_make_border_3d(m, dst, b[0], b[1], b[2], b[3], b[4], b[5], type, v, opt);
@@ -702,6 +705,9 @@ static mp_obj_t ncnn_mp_Mat_substract_mean_normalize(mp_obj_t self_in, mp_obj_t 
     int dims = ncnn_mat_get_dims(self->handle);
     if (dims == 0 || ncnn_mat_get_elemsize(self->handle) != 4 || ncnn_mat_get_elempack(self->handle) != 1) {
         ncnn_mp_raise_value(where, "needs a non-empty float32 Mat with elempack 1");
+    }
+    if (mean_in != mp_const_none || norm_in != mp_const_none) {  // mean only: Bias; else Scale
+        ncnn_mp_require_layer(norm_in == mp_const_none ? NCNN_MP_HELPER_BIAS : NCNN_MP_HELPER_SCALE, where);
     }
     size_t channels = dims >= 3 ? (size_t)ncnn_mat_get_c(self->handle) : 1;
     float *buf = m_new(float, 2 * channels);

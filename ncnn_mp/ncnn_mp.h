@@ -317,6 +317,16 @@ NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
 // NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
 NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
 
+// The built-in layers ncnn's Mat helpers run internally (Mat::substract_mean_normalize a
+// Bias or Scale, copy_make_border a Padding, ...). ncnn calls through NULL when its build
+// left the layer out (WITH_LAYER_<name>=OFF, as small MCU builds do): check first.
+typedef enum {
+    NCNN_MP_HELPER_BIAS, NCNN_MP_HELPER_SCALE, NCNN_MP_HELPER_PADDING, NCNN_MP_HELPER_CROP,
+    NCNN_MP_HELPER_PACKING, NCNN_MP_HELPER_FLATTEN, NCNN_MP_HELPER_COUNT
+} ncnn_mp_helper_layer_t;
+// NotImplementedError naming the layer if this ncnn was built without it.
+void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where);
+
 // The native object of `obj` if it is an instance of `type` or of a Python subclass
 // of it; TypeError naming `where` otherwise.
 void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "ci"))  # the build tools: ci/qemu.py runs the MCU firmware
 MP_TESTS = REPO / "tests" / "mp"
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
@@ -70,8 +71,24 @@ class MicroPython:
         return r.stdout
 
 
+class QemuBoard:
+    """Runs scripts on a bare-metal QEMU firmware through its raw REPL (ci/qemu.py): no
+    arguments, no environment, no files but the frozen ones (tests/mp/mptest.py's read)."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+        self.binary = _firmware(profile)
+
+    def run(self, script: Path, timeout: float = 300) -> Result:
+        from qemu import run_script
+
+        r = run_script(self.binary, script.read_bytes(), timeout=timeout)
+        return Result(r.returncode, r.output, f"(QEMU run of {r.seconds:.1f} s)")
+
+
 def _firmware(profile: str = "unix") -> Path:
-    given = os.environ.get(f"NCNN_MP_FIRMWARE_{profile.upper()}" if profile != "unix" else "NCNN_MP_FIRMWARE")
+    name = profile.upper().replace("-", "_")
+    given = os.environ.get(f"NCNN_MP_FIRMWARE_{name}" if profile != "unix" else "NCNN_MP_FIRMWARE")
     if given:
         return Path(given)
     # pytest run directly: build (or reuse) the firmware the way `make test` does.
@@ -98,6 +115,12 @@ def micropython() -> MicroPython:
 def micropython_memcheck() -> MicroPython:
     """The same firmware built for valgrind (profile memcheck), every run under memcheck."""
     return MicroPython(_firmware("memcheck"), dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1"), valgrind=True)
+
+
+@pytest.fixture(scope="session", params=["qemu", "qemu-nostring"])
+def mcu(request: pytest.FixtureRequest) -> QemuBoard:
+    """The MCU firmware (ncnn with names, and the smallest build without), under QEMU."""
+    return QemuBoard(request.param)
 
 
 @pytest.fixture(scope="session")

@@ -65,6 +65,27 @@ DIGITS_PARAM = DIGITS + "/digits.param"
 DIGITS_MODEL = DIGITS + "/digits.bin"
 
 
+def require(*flags):
+    """Skip the script (print SKIP, stop) unless ncnn was built with every flag, e.g.
+    require("NCNN_STRING") in a script that uses layer or blob names."""
+    info = ncnn_mp.build_info()
+    missing = [f for f in flags if not info[f]]
+    if missing:
+        print("SKIP: needs ncnn built with", " ".join(missing))
+        raise SystemExit
+
+
+def c_memory_kib():
+    """The process's C-side memory: RSS on Unix, newlib's heap in use (ncnn's memory) on
+    the MCU. KiB."""
+    if ON_MCU:
+        import qemu_board
+
+        return qemu_board.c_heap()[0] // 1024
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4
+
+
 def read(path):
     if ON_MCU:
         from ncnn_mp_files import FILES

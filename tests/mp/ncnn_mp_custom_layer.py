@@ -8,6 +8,8 @@ import micropython
 import ncnn_mp
 from mptest import *  # noqa: F401,F403
 
+require("NCNN_STRING")  # layer and blob names
+
 Layer = ncnn_mp.Layer
 
 
@@ -350,7 +352,10 @@ class Hungry(Layer):
 
 
 net = make_net(P_ONE, {"Failing": Hungry})
-check("MemoryError in forward", lambda: run(net, {"data": mat(1, 2)}))
+try:
+    run(net, {"data": mat(1, 2)})
+except MemoryError:  # no message on ports without an emergency exception buffer (qemu)
+    print("MemoryError in forward -> MemoryError")
 
 # A Net whose load failed in a Python layer loads again, with a working class, and runs.
 net = ncnn_mp.Net()

@@ -4,7 +4,9 @@
 import gc
 
 import ncnn_mp
-from mptest import check, settle
+from mptest import check, require, settle
+
+require("NCNN_STRING")  # layer and blob names
 
 
 class Plus(ncnn_mp.Layer):

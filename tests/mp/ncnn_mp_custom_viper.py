@@ -2,6 +2,9 @@
 import sys
 
 sys.path.append("../../examples")
+from mptest import require  # noqa: E402
+
+require("NCNN_STRING")  # layer and blob names
 import viper_relu  # noqa: E402
 
 viper_relu.main()

@@ -2,6 +2,9 @@
 import sys
 
 sys.path.append("../../examples")
+from mptest import require  # noqa: E402
+
+require("NCNN_STRING")  # layer and blob names
 import custom_layer_walkthrough  # noqa: E402
 
 custom_layer_walkthrough.main()

@@ -3,8 +3,10 @@
 import struct
 
 import ncnn_mp
-from mptest import check, mat
+from mptest import check, mat, require
 from mptest import packed as values
+
+require("NCNN_STRING")  # layer and blob names
 
 Layer, Mat = ncnn_mp.Layer, ncnn_mp.Mat
 opt = ncnn_mp.Option()

@@ -2,8 +2,10 @@
 import struct
 
 import ncnn_mp
-from mptest import check
+from mptest import check, require
 from mptest import packed as floats
+
+require("NCNN_PIXEL", "NCNN_PIXEL_DRAWING")  # pixels, drawing
 
 Mat = ncnn_mp.Mat
 opt = ncnn_mp.Option()

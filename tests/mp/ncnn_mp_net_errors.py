@@ -4,6 +4,8 @@ import gc
 import ncnn_mp
 from mptest import *  # noqa: F401,F403
 
+require("NCNN_STRING")  # layer and blob names
+
 
 param, model = DIGITS_PARAM, DIGITS_MODEL
 param_text, weights = read(param), read(model)

@@ -1,14 +1,10 @@
 # Creating and dropping 10,000 Nets, Mats and Extractors leaves the heap and the process as they were.
 import gc
-import os
 
 import ncnn_mp
-from mptest import DIGITS_MODEL, DIGITS_PARAM, digits_net, read, settle
+from mptest import DIGITS_MODEL, DIGITS_PARAM, c_memory_kib, digits_net, getenv, read, require, settle
 
-
-def rss_kib():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4
+require("NCNN_STRING")  # layer and blob names
 
 
 param, weights = read(DIGITS_PARAM), read(DIGITS_MODEL)
@@ -30,17 +26,17 @@ def cycle(n):
             ex.close()
 
 
-N = 1000 if os.getenv("NCNN_MP_UNDER_VALGRIND") == "1" else 10000
+N = 1000 if getenv("NCNN_MP_UNDER_VALGRIND") == "1" else 10000
 # Warm up with as many cycles as are measured: tables that only grow to a high-water
 # mark (the GC root dict of custom layers holds every Net not yet collected) get there.
 cycle(N)
 settle()
-heap0, rss0 = gc.mem_alloc(), rss_kib()
+heap0, rss0 = gc.mem_alloc(), c_memory_kib()
 cycle(N)
 settle()
-heap_grown, rss_grown = gc.mem_alloc() - heap0, rss_kib() - rss0
+heap_grown, rss_grown = gc.mem_alloc() - heap0, c_memory_kib() - rss0
 # The GC's own bookkeeping moves the figure by a few KiB either way; a leak of one small
 # object per cycle would add 160 KiB here.
 print("heap did not grow", heap_grown <= 4096)
-print("RSS did not grow", rss_grown <= 256 or os.getenv("NCNN_MP_UNDER_VALGRIND") == "1")
+print("C memory did not grow", rss_grown <= 256 or getenv("NCNN_MP_UNDER_VALGRIND") == "1")
 print("live custom layers", settle() <= 1)
