@@ -95,6 +95,9 @@ class Mat:
     memoryview(mat) has typecode 'f' for float32 elements (else 'B') and spans the whole
     storage: a 3-D/4-D Mat's channels start every cstep elements, cstep being w*h*d
     rounded up to 16 bytes, so the padding between channels shows up in the view.
+    A memoryview holds the data pointer, not the Mat (MicroPython's memoryview keeps no
+    reference to a buffer outside its heap): keep the Mat named while its view is used;
+    memoryview(ex.extract(...)) reads freed memory once the GC has collected the Mat.
     """
 
     @property

@@ -30,7 +30,10 @@ def classify(net: ncnn_mp.Net, pixels: bytes) -> tuple[int, float]:
     # A with block frees the Extractor's blobs at once, not at the next garbage collection.
     with net.create_extractor() as ex:
         ex.input("data", image)
-        prob = memoryview(ex.extract("prob"))
+        out = ex.extract("prob")
+        # A memoryview holds only the data pointer, not the Mat: keep the Mat named while
+        # the view is used, or the GC may free it (and ncnn's data) under the view.
+        prob = memoryview(out)
         best = 0
         for k in range(1, 10):
             if prob[k] > prob[best]:

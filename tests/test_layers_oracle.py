@@ -57,7 +57,8 @@ for kind, params, positive in spec:
     x = ncnn_mp.Mat(5, 4, 3)
     x.from_bytes(raw[(1 if positive else 0) * 240:][:240])
     y = layer.forward(x, opt)
-    out.append([y.dims, y.w, y.h, y.c, list(memoryview(y.reshape(y.w * y.h * y.c)))])
+    flat = y.reshape(y.w * y.h * y.c)  # named: a memoryview does not keep its Mat alive
+    out.append([y.dims, y.w, y.h, y.c, list(memoryview(flat))])
 print(json.dumps(out))
 """
 

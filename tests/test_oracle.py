@@ -37,7 +37,8 @@ for k in range(len(raw) // size):
     ex = net.create_extractor()
     ex.input(in_name, m)
     out = ex.extract(out_name)
-    results.append(list(memoryview(out.reshape(out.w * out.h * out.c))))
+    flat = out.reshape(out.w * out.h * out.c)  # named: a memoryview does not keep its Mat alive
+    results.append(list(memoryview(flat)))
 print(json.dumps(results))
 """
 

@@ -69,4 +69,5 @@ gc.collect()
 out = ex.extract("prob")
 again = net.create_extractor()
 again.input("data", m)
-print("healthy", list(memoryview(out)) == list(memoryview(again.extract("prob"))), out.w)
+fresh = again.extract("prob")  # a name on it: a memoryview does not keep its Mat alive
+print("healthy", list(memoryview(out)) == list(memoryview(fresh)), out.w)

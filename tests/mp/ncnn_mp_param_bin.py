@@ -42,7 +42,9 @@ if ncnn_mp.build_info()["NCNN_STRING"]:
         with net.create_extractor() as a, text.create_extractor() as b:
             a.input(DATA, image(i))
             b.input("data", image(i))
-            pa, pb = memoryview(a.extract(PROB)), memoryview(b.extract("prob"))
+            # Names on the Mats: a memoryview does not keep its Mat (and ncnn's data) alive.
+            ma, mb = a.extract(PROB), b.extract("prob")
+            pa, pb = memoryview(ma), memoryview(mb)
             worst = max([worst] + [abs(x - y) for x, y in zip(pa, pb)])
     same = worst < 1e-6
     text.clear()
