@@ -75,6 +75,24 @@ def require(*flags):
         raise SystemExit
 
 
+def require_mat_helpers():
+    """Skip the script unless ncnn has every layer Mat's helpers run (Bias, Scale, Padding,
+    Crop, Packing, Flatten: small MCU builds leave some out, and the helpers then raise
+    NotImplementedError)."""
+    m, opt = ncnn_mp.Mat(2, 2, 1), ncnn_mp.Option()
+    m.fill(1.0)
+    try:
+        m.substract_mean_normalize([0.0], None)
+        m.substract_mean_normalize(None, [1.0])
+        m.copy_make_border(1, 1, 1, 1, 0, 0.0, opt)
+        m.copy_cut_border(0, 0, 0, 0, opt)
+        m.convert_packing(1, opt)
+        m.flatten(opt)
+    except NotImplementedError as e:
+        print("SKIP:", e)
+        raise SystemExit
+
+
 def c_memory_kib():
     """The process's C-side memory: RSS on Unix, newlib's heap in use (ncnn's memory) on
     the MCU. KiB."""

@@ -3,6 +3,9 @@ import array
 import struct
 
 import ncnn_mp
+from mptest import require_mat_helpers
+
+require_mat_helpers()
 
 Mat = ncnn_mp.Mat
 

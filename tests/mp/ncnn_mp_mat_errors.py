@@ -5,6 +5,8 @@ import struct
 import ncnn_mp
 from mptest import *  # noqa: F401,F403
 
+require_mat_helpers()
+
 Mat = ncnn_mp.Mat
 
 

@@ -2,7 +2,9 @@
 import struct
 
 import ncnn_mp
-from mptest import check, mat, packed
+from mptest import check, mat, packed, require
+
+require("NCNN_STRING")  # the layer type numbers come from their names
 
 INPUT, RELU = ncnn_mp.Layer.type_to_index("Input"), ncnn_mp.Layer.type_to_index("ReLU")
 # magic, 2 layers, 2 blobs; Input: no bottom, top 0; ReLU: bottom 0, top 1; -233 ends each layer's params.

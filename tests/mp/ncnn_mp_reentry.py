@@ -3,7 +3,9 @@
 import gc
 
 import ncnn_mp
-from mptest import check, mat, packed, settle
+from mptest import check, mat, packed, require, settle
+
+require("NCNN_STRING")  # layer and blob names
 
 
 class Twice(ncnn_mp.Layer):
