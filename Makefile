@@ -3,6 +3,9 @@
 #   make test            the whole test suite (pytest + mypy)
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
 #   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
+#   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
+#   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
+#   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu: under QEMU)
 #   make firmware        build the Unix firmware, print its path
 #   make firmware-path   print the path of the built Unix firmware
 # PROFILE=name picks a build profile from ci/profiles.toml (default: unix).
@@ -12,11 +15,17 @@ TOOL = $(PYTHON) ci/tool.py
 
 THREADS ?= 1
 
-.PHONY: demo test bench-layers bench-models firmware firmware-path
+.PHONY: demo test test-mcu bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
 	@$(TOOL) test --profile $(PROFILE) $(PYTEST_ARGS)
+test-mcu:
+	@$(TOOL) test --profile $(PROFILE) -m mcu $(PYTEST_ARGS)
+mcu-report:
+	@$(TOOL) mcu-report
+run:
+	@$(TOOL) run --profile $(PROFILE) $(SCRIPT)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-models:

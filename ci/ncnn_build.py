@@ -42,6 +42,17 @@ def _only_layers(keep: list[str]) -> list[str]:
     return [f"-DWITH_LAYER_{name.lower()}={'ON' if name in keep else 'OFF'}" for name in known]
 
 
+def cmake_options(profile_name: str) -> list[str]:
+    """ncnn's CMake options for a profile, the toolchain file aside (the ESP32 build in the
+    README reuses the MCU profile's with its own toolchain: `ci/tool.py ncnn-options`)."""
+    prof = profile(profile_name)
+    # ncnn's CMakeLists stamps today's date as the version unless told the release's.
+    options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]
+    if "ncnn_layers" in prof:
+        options += _only_layers(prof["ncnn_layers"])
+    return options
+
+
 def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into
     the cache (with build=False, only where it would be)."""
@@ -51,13 +62,10 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     prof = profile(profile_name)
     if build and "debian_packages" in prof:  # a cross toolchain
         ensure_debian_packages(prof["debian_packages"])
-    # ncnn's CMakeLists stamps today's date as the version unless told the release's.
-    options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]
+    options = cmake_options(profile_name)
     toolchain = prof.get("ncnn_toolchain")
     if toolchain:
         options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")
-    if "ncnn_layers" in prof:
-        options += _only_layers(prof["ncnn_layers"])
     key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
                  (Path(__file__).parent / toolchain).read_text() if toolchain else "")
     # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.

@@ -111,13 +111,3 @@ def _failed(console: _Console, start: float, what: str) -> Run:
         seen = bytes(console.data[-2000:]).decode(errors="replace")
     state = "QEMU exited" if console.closed else "no answer in time (a HardFault spins silently)"
     return Run(124, f"{what}: {state}; the console's last output:\n{seen}", time.monotonic() - start)
-
-
-def main(argv: list[str]) -> int:
-    """ci/tool.py run --profile qemu SCRIPT: run SCRIPT on the firmware, print its output."""
-    from firmware import build_firmware
-
-    profile, script = argv
-    r = run_script(build_firmware(profile), Path(script).read_bytes())
-    sys.stdout.write(r.output)
-    return r.returncode

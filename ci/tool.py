@@ -3,6 +3,9 @@
     python3 ci/tool.py demo            fetch + build everything, run the digits demo
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
+    python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu: QEMU)
+    python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCU
+    python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
     python3 ci/tool.py firmware-path   print the path of the built firmware
     python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
     python3 ci/tool.py bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn
@@ -61,6 +64,23 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
+def run_script(profile: str, argv: list[str]) -> int:
+    """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one)."""
+    from firmware import build_firmware
+    from common import profile as profile_settings
+
+    if len(argv) != 1:
+        fail("run needs one script", "make run PROFILE=qemu SCRIPT=path/to/script.py")
+    fw = build_firmware(profile)
+    if profile_settings(profile)["port"] == "qemu":
+        import qemu
+
+        r = qemu.run_script(fw, Path(argv[0]).read_bytes())
+        sys.stdout.write(r.output)
+        return r.returncode
+    return subprocess.call([str(fw), argv[0]])
+
+
 def run_bench_layers(profile: str) -> int:
     python, fw = setup(profile)
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
@@ -81,7 +101,8 @@ def run_bench_models(profile: str, threads: str) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "firmware", "firmware-path", "ncnn", "venv"])
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run",
+                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
     try:
@@ -93,6 +114,11 @@ def main(argv: list[str]) -> int:
             return run_bench_layers(args.profile)
         if args.command == "bench-models":
             return run_bench_models(args.profile, rest[0] if rest else "1")
+        if args.command == "mcu-report":
+            python, _ = setup("qemu")
+            return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py")])
+        if args.command == "run":
+            return run_script(args.profile, rest)
         if args.command == "firmware":
             from firmware import build_firmware
             print(build_firmware(args.profile))
@@ -102,6 +128,9 @@ def main(argv: list[str]) -> int:
             if not path.exists():
                 fail(f"no firmware built yet for profile '{args.profile}'", "run: make firmware")
             print(path)
+        elif args.command == "ncnn-options":
+            from ncnn_build import cmake_options
+            print(" ".join(cmake_options(args.profile)))
         elif args.command == "ncnn":
             from ncnn_build import ncnn_prefix
             print(ncnn_prefix(args.profile))

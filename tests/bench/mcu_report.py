@@ -1,0 +1,112 @@
+"""The microcontroller figures (make mcu-report): firmware size, memory and inference cost
+of ncnn_mp on the bare-metal Cortex-M3 QEMU firmware, printed as Markdown tables.
+
+- Size: text/data/bss of MicroPython's qemu firmware without ncnn_mp (profile qemu-plain)
+  and with it (qemu: ncnn with names; qemu-nostring: NCNN_STRING=OFF, fewer layers), and
+  where the text of the ncnn_mp firmware comes from, read from the linker map.
+- Per model (tests/bench/mcu_bench.py on the board): emulated instructions per extract
+  (QEMU -icount), ncnn's C heap (in use, and the most ever taken from the system),
+  the MicroPython heap live with the model loaded and allocated per extract.
+
+    python tests/bench/mcu_report.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "ci"))
+
+from firmware import build_firmware  # noqa: E402
+from qemu import run_script  # noqa: E402
+
+PROFILES = ["qemu-plain", "qemu", "qemu-nostring"]
+
+
+def size(elf: Path) -> tuple[int, int, int]:
+    out = subprocess.run(["arm-none-eabi-size", str(elf)], capture_output=True, text=True, check=True).stdout
+    text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
+    return text, data, bss
+
+
+def part_of(path: str) -> str:
+    if "libncnn.a" in path:
+        return "ncnn (libncnn.a)"
+    if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|nosys)\.a", path):
+        return "C/C++ runtime (newlib, libstdc++, libgcc)"
+    if "/ncnn_mp/ncnn_mp/" in path:
+        return "ncnn_mp (the binding)"
+    if "/ci/mcu/" in path:
+        return "board glue (ci/mcu/board.c)"
+    if "frozen_content" in path:
+        return "frozen Python and test files"
+    return "MicroPython"
+
+
+def text_by_part(elf: Path) -> dict[str, int]:
+    """Bytes of .text/.rodata/.ARM.* each input file put into the firmware (the map's
+    memory-map half: discarded sections are listed before it)."""
+    lines = (elf.with_suffix(".map")).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Linker script and memory map"))
+    parts: dict[str, int] = defaultdict(int)
+    section = ""
+    for line in lines[start:]:
+        m = re.match(r"^ (\.\S+)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+))?\s*$", line)
+        if m:
+            section = m.group(1)
+            if m.group(4):
+                parts[part_of(m.group(4))] += int(m.group(3), 16) if _counted(section) else 0
+            continue
+        m = re.match(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+)\s*$", line)
+        if m and section and _counted(section):
+            parts[part_of(m.group(3))] += int(m.group(2), 16)
+    return dict(parts)
+
+
+def _counted(section: str) -> bool:
+    return section.startswith((".text", ".rodata", ".ARM.ex", ".init_array"))
+
+
+def main() -> int:
+    elves = {p: build_firmware(p) for p in PROFILES}
+    print("### Firmware size (bytes; MPS2-AN385 Cortex-M3, -Os; ncnn MinSizeRel)\n")
+    print("| firmware | text | data | bss |")
+    print("|---|---:|---:|---:|")
+    for p in PROFILES:
+        t, d, b = size(elves[p])
+        print(f"| {p} | {t:,} | {d:,} | {b:,} |")
+    base = size(elves["qemu-plain"])[0]
+    for p in ["qemu", "qemu-nostring"]:
+        parts = text_by_part(elves[p])
+        print(f"\nWhere `{p}`'s text comes from (it is {size(elves[p])[0] - base:,} bytes more than qemu-plain):\n")
+        print("| part | text + rodata |")
+        print("|---|---:|")
+        for name, n in sorted(parts.items(), key=lambda kv: -kv[1]):
+            print(f"| {name} | {n:,} |")
+
+    bench = (REPO / "tests" / "bench" / "mcu_bench.py").read_bytes()
+    print("\n### Per extract, under QEMU -icount (one emulated instruction per ns)\n")
+    print("| firmware | model | instructions | ncnn heap in use | ncnn heap peak | Python heap live | Python heap / extract |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for p in ["qemu", "qemu-nostring"]:
+        r = run_script(elves[p], bench, timeout=600, icount=True)
+        if r.returncode != 0:
+            print(f"mcu_bench.py failed on {p}:\n{r.output}", file=sys.stderr)
+            return 1
+        for line in r.output.splitlines():
+            m = json.loads(line)
+            print(f"| {p} | {m['model']} | {m['instructions']:,} | {m['c_heap_in_use']:,} | "
+                  f"{m['c_heap_peak']:,} | {m['py_heap_live']:,} | {m['py_heap_per_extract']:,} |")
+    print("\nMicroPython's heap is 143,360 bytes (the port's default); ncnn's heap is the RAM between"
+          " .bss and the stack (ci/mcu/mps2_an385.ld). Heap figures in bytes.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
