@@ -74,12 +74,15 @@ class Family:
             return ex.extract(self.outputs[0]).to_bytes()
 
     def health(self, net):
-        """None if net, reloaded with the real model, gives the reference answer; else why not."""
+        """None if net, reloaded with the real model, gives the reference answer; else why
+        not. (net None: only make the reference.)"""
         if self.reference is None:
             fresh = self.new_net()
             self.load_good(fresh)
             self.reference = self.answer(fresh)
             fresh.close()
+        if net is None:
+            return None
         try:
             self.load_good(net)
             got = self.answer(net)
@@ -193,7 +196,12 @@ def main(batch_path, results_path):
     tmp = results_path.rsplit("/", 1)[0]
     out = open(results_path, "w")
     with open(batch_path, "rb") as f:
-        families = {k: Family(k, v) for k, v in json.loads(f.readline())["families"].items()}
+        head = json.loads(f.readline())
+        families = {k: Family(k, v) for k, v in head["families"].items()}
+        # The reference answers first, before any damaged model runs: once ncnn has read or
+        # written out of bounds (KNOWN_NCNN_ISSUES.md), a reference made later may be wrong.
+        for name in head.get("checked", ()):
+            families[name].health(None)
         while True:
             line = f.readline()
             if not line:
