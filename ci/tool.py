@@ -4,6 +4,7 @@
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
     python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu: QEMU)
+    python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
     python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCU
     python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
     python3 ci/tool.py firmware-path   print the path of the built firmware
@@ -101,7 +102,7 @@ def run_bench_models(profile: str, threads: str) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run",
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak",
                                         "ncnn-options", "firmware", "firmware-path", "ncnn", "venv"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
@@ -117,6 +118,10 @@ def main(argv: list[str]) -> int:
         if args.command == "mcu-report":
             python, _ = setup("qemu")
             return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py")])
+        if args.command == "soak":
+            python, fw = setup(args.profile)
+            digits_model(python)
+            return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest])
         if args.command == "run":
             return run_script(args.profile, rest)
         if args.command == "firmware":
