@@ -3,6 +3,7 @@
 #   make test            the whole test suite (pytest + mypy)
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
 #   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
+#   make sanitize        the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
@@ -17,13 +18,15 @@ TOOL = $(PYTHON) ci/tool.py
 THREADS ?= 1
 SECONDS ?= 1800
 
-.PHONY: demo test test-mcu soak bench-layers bench-models mcu-report run firmware firmware-path
+.PHONY: demo test test-mcu sanitize soak bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
 	@$(TOOL) test --profile $(PROFILE) $(PYTEST_ARGS)
 test-mcu:
 	@$(TOOL) test --profile $(PROFILE) -m mcu $(PYTEST_ARGS)
+sanitize:
+	@$(TOOL) sanitize $(PYTEST_ARGS)
 soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:

@@ -95,7 +95,8 @@ def build_firmware(profile_name: str = "unix") -> Path:
               f"NCNN_MP_LIBS={' '.join(prof['link_libs'])}"] if ncnn else []
     make_vars = [v.replace("{repo}", str(REPO)) for v in prof.get("make_vars", [])]
     port = mp / "ports" / prof["port"]
-    say(f"building MicroPython {prof['port']} firmware with ncnn_mp (about 40 s cold, seconds warm)")
+    what = "with ncnn_mp" if ncnn else "without ncnn_mp"
+    say(f"building MicroPython's {prof['port']} firmware {what} (about 40 s cold, seconds warm)")
     jobs = str(os.cpu_count() or 2)
     with locked(out / "build.lock", "this firmware"):
         frozen = _frozen_manifest(prof, out)

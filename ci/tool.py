@@ -4,6 +4,7 @@
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
     python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu: QEMU)
+    python3 ci/tool.py sanitize        the MicroPython-side suite and the fuzzers under ASan + UBSan
     python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
     python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCU
     python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
@@ -82,6 +83,19 @@ def run_script(profile: str, argv: list[str]) -> int:
     return subprocess.call([str(fw), argv[0]])
 
 
+def run_sanitized(pytest_args: list[str]) -> int:
+    """The MicroPython-side suite and both fuzzers' CI budgets on the AddressSanitizer +
+    UndefinedBehaviorSanitizer firmware (profile asan); a report fails the test it ends."""
+    python, fw = setup("asan")
+    env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_PROFILE="asan",
+               NCNN_MP_DIGITS=str(digits_model(python)))
+    tests = ["tests/test_mp_scripts.py", "tests/test_fuzz_loader.py", "tests/test_fuzz_api.py",
+             "tests/test_oom.py", "tests/test_soak.py", "tests/test_interrupt.py"]
+    say("running the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan")
+    return subprocess.call([str(python), "-m", "pytest", *tests, "-m", "not mcu", "-k", "not valgrind",
+                            *pytest_args], cwd=REPO, env=env)
+
+
 def run_bench_layers(profile: str) -> int:
     python, fw = setup(profile)
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
@@ -102,7 +116,7 @@ def run_bench_models(profile: str, threads: str) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak",
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak", "sanitize",
                                         "ncnn-options", "firmware", "firmware-path", "ncnn", "venv"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
@@ -118,6 +132,8 @@ def main(argv: list[str]) -> int:
         if args.command == "mcu-report":
             python, _ = setup("qemu")
             return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py")])
+        if args.command == "sanitize":
+            return run_sanitized(rest)
         if args.command == "soak":
             python, fw = setup(args.profile)
             digits_model(python)

@@ -99,8 +99,18 @@ def _firmware(profile: str = "unix") -> Path:
     return Path(p.stdout.strip().splitlines()[-1])
 
 
+# Under the sanitizer firmware (make sanitize: profile asan), any report ends the process
+# with status 86, which no script's own failure uses.
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "exitcode=86:detect_leaks=1:abort_on_error=0",
+    "UBSAN_OPTIONS": f"halt_on_error=1:exitcode=86:print_stacktrace=1:suppressions={REPO / 'ci' / 'ubsan.supp'}",
+}
+
+
 def _script_env() -> dict[str, str]:
     env = dict(os.environ)
+    if env.get("NCNN_MP_PROFILE") == "asan":
+        env.update(SANITIZER_ENV)
     env["NCNN_MP_SHARED_MODELS"] = str(SHARED_MODELS) if SHARED_MODELS.is_dir() else ""
     env.setdefault("NCNN_MP_DIGITS", str(REPO / "build" / "models" / "digits"))
     return env
