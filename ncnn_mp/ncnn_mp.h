@@ -59,6 +59,10 @@ typedef struct _ncnn_mp_net_native_t {
     // load_param_bin leaves the name lists empty while the index lists are filled, and
     // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
     bool named;
+    // The last param load succeeded: the net holds layers (ncnn clears them on a failed
+    // load). ncnn destroys a layer with the destroyer registered for its type *now*, so
+    // a type registered after the layers were made would be destroyed with ours.
+    bool has_layers;
     // ncnn is inside a call on this net (loading, clearing or running it): a custom layer
     // calling back may not clear, reload, close it or register types on it under ncnn.
     int busy;

@@ -166,6 +166,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     self->native->ready = kind == NCNN_MP_LOAD_MODEL && ret == 0 && call.error == MP_OBJ_NULL;
     if (kind != NCNN_MP_LOAD_MODEL) {
         self->native->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
+        self->native->has_layers = ret == 0;
     }
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
@@ -237,6 +238,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     self->native->loaded = false;
     self->native->ready = false;
     self->native->named = false;
+    self->native->has_layers = false;
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
@@ -325,6 +327,11 @@ static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t typ
     const char *where = "Net.register_custom_layer";
     ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, where)->native;
     ncnn_mp_net_check_idle(n, where);
+    if (n->has_layers) {
+        // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
+        // new type's destroyer, which takes them for ncnn_mp's own.
+        ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
+    }
     ncnn_mp_register_custom_layer(n, type, creator, where);
     return mp_const_none;
 }

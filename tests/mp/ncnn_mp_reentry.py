@@ -108,4 +108,18 @@ with net.create_extractor() as ex:
     ex.input("data", mat(7))
     print("in-place, 2 bottoms 2 tops", packed(ex.extract("d")))
 net.close()
+
+# A type registered on a net that has layers already: ncnn would destroy the layers it
+# made (a built-in ReLU here) with the new type's destroyer.
+RELU_NET = "7767517\n2 2\nInput data 0 1 data\nReLU r 1 1 data out\n"
+net = net_of(RELU_NET)
+check("register over ReLU after load_param", lambda: net.register_custom_layer(ncnn_mp.Layer.type_to_index("ReLU"), Twice))
+net.clear()
+net.register_custom_layer(ncnn_mp.Layer.type_to_index("ReLU"), Twice)
+net.load_param_mem(RELU_NET)
+net.load_model(ncnn_mp.DataReader(zeros=True))
+with net.create_extractor() as ex:
+    ex.input("data", mat(-1, 2))
+    print("ReLU replaced after clear()", packed(ex.extract("out")))
+net.close()
 print("custom layers alive at the end", settle())
