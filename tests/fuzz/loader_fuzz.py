@@ -794,10 +794,11 @@ class LoaderFuzzer:
             if how is None:
                 return
             self.investigate(cases, run, how)
-            suspect = run.suspect()
-            if not run.died or suspect is None:
+            if not run.died:
                 return
-            cases = cases[[c.id for c in cases].index(suspect) + 1:]
+            # On with the cases that did not start: a process can also die between cases
+            # (in a health check, or collecting a Net), with no case running.
+            cases = [c for c in cases if c.id not in set(run.started)]
             run = None
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
