@@ -74,3 +74,14 @@ static mp_obj_t ncnn_mp_exit_closes(size_t n_args, const mp_obj_t *args) {
     return mp_call_method_n_kw(0, 0, close);
 }
 MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_exit_closes_obj, 4, 4, ncnn_mp_exit_closes);
+
+// MicroPython 1.25 decompresses an error message into a stack buffer exactly as long as
+// the firmware's longest message, then writes the terminating NUL one byte past it
+// (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer), and
+// ncnn_mp's messages are the longest. Never raised, this one is longer than any real
+// message, so each of those leaves room for the NUL. (Called by nothing: the build's
+// message table is sized from the text.)
+mp_rom_error_text_t ncnn_mp_longest_message(void) {
+    // One literal: MicroPython's message collector does not join adjacent string literals.
+    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython writes one byte past a buffer sized for the longest (checks.c)");
+}

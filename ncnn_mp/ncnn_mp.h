@@ -320,6 +320,8 @@ NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
 NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
 // NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
 NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
+// Sizes MicroPython's message buffer past every real message (why: checks.c).
+mp_rom_error_text_t ncnn_mp_longest_message(void);
 
 // The built-in layers ncnn's Mat helpers run internally (Mat::substract_mean_normalize a
 // Bias or Scale, copy_make_border a Padding, ...). ncnn calls through NULL when its build

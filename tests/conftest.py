@@ -102,6 +102,7 @@ def _firmware(profile: str = "unix") -> Path:
 # Under the sanitizer firmware (make sanitize: profile asan), any report ends the process
 # with status 86, which no script's own failure uses.
 SANITIZER_ENV = {
+    "NCNN_MP_SANITIZED": "1",
     "ASAN_OPTIONS": "exitcode=86:detect_leaks=1:abort_on_error=0",
     "UBSAN_OPTIONS": f"halt_on_error=1:exitcode=86:print_stacktrace=1:suppressions={REPO / 'ci' / 'ubsan.supp'}",
 }
