@@ -4,6 +4,8 @@
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
 #   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
 #   make sanitize        the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan
+#   make fuzz-loader     the loader fuzzer: CASES mutated models (default 100000), SEED (1)
+#   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000)
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
@@ -17,8 +19,11 @@ TOOL = $(PYTHON) ci/tool.py
 
 THREADS ?= 1
 SECONDS ?= 1800
+CASES ?= 100000
+SEQUENCES ?= 20000
+SEED ?= 1
 
-.PHONY: demo test test-mcu sanitize soak bench-layers bench-models mcu-report run firmware firmware-path
+.PHONY: demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -27,6 +32,10 @@ test-mcu:
 	@$(TOOL) test --profile $(PROFILE) -m mcu $(PYTEST_ARGS)
 sanitize:
 	@$(TOOL) sanitize $(PYTEST_ARGS)
+fuzz-loader:
+	@$(TOOL) firmware >/dev/null && $$($(TOOL) venv) tests/fuzz/loader_fuzz.py --cases $(CASES) --seed $(SEED) --jobs 2
+fuzz-api:
+	@$(TOOL) firmware >/dev/null && $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED)
 soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:
