@@ -34,13 +34,14 @@ def packed(m):
     return [round(x, 4) for x in struct.unpack("<%df" % (len(data) // 4), data)]
 
 
-def scrub(depth=40):
+def scrub(depth=None):
     """Overwrite the C stack below the caller: the GC scans it conservatively, and words
-    left over from earlier calls would otherwise keep dropped Nets alive."""
-    try:
-        return scrub(depth - 1) + 1 if depth else 0
-    except RuntimeError:  # the stack limit (AddressSanitizer's frames are larger): deep enough
-        return 0
+    left over from earlier calls would otherwise keep dropped Nets alive. (No try/except
+    here: nlr's saved registers would write stale pointers onto the stack. Shallower under
+    the sanitizers: ASan's larger frames reach the Unix port's stack limit sooner.)"""
+    if depth is None:
+        depth = 20 if getenv("NCNN_MP_SANITIZED") else 40
+    return scrub(depth - 1) + 1 if depth else 0
 
 
 def settle():
