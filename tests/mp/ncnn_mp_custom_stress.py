@@ -3,7 +3,7 @@
 import gc
 
 import ncnn_mp
-from mptest import ON_MCU, c_memory_kib, getenv, require, settle
+from mptest import ON_MCU, STALE_NETS, c_memory_kib, getenv, require, settle
 
 require("NCNN_STRING")  # layer and blob names
 
@@ -92,4 +92,4 @@ print("chained types", ex.extract(prev)[0] == TYPES, ncnn_mp.live_custom_layers(
 del big, ex
 net.clear()
 # The GC scans the C stack conservatively: a stale word may keep the last net alive.
-print("after clear and drop", settle() <= 1)
+print("after clear and drop", settle() <= STALE_NETS)
