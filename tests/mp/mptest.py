@@ -40,7 +40,7 @@ def scrub(depth=None):
     here: nlr's saved registers would write stale pointers onto the stack. Shallower under
     the sanitizers: ASan's larger frames reach the Unix port's stack limit sooner.)"""
     if depth is None:
-        depth = 20 if getenv("NCNN_MP_SANITIZED") else 40
+        depth = 6 if getenv("NCNN_MP_SANITIZED") else 40
     return scrub(depth - 1) + 1 if depth else 0
 
 
