@@ -32,10 +32,14 @@ test-mcu:
 	@$(TOOL) test --profile $(PROFILE) -m mcu $(PYTEST_ARGS)
 sanitize:
 	@$(TOOL) sanitize $(PYTEST_ARGS)
+# (The fuzzers need the digits model from make demo/test, and the memcheck firmware to
+# classify a crash with gdb.)
 fuzz-loader:
-	@$(TOOL) firmware >/dev/null && $$($(TOOL) venv) tests/fuzz/loader_fuzz.py --cases $(CASES) --seed $(SEED) --jobs 2
+	@$(TOOL) firmware >/dev/null && $(TOOL) firmware --profile memcheck >/dev/null && \
+	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/loader_fuzz.py --cases $(CASES) --seed $(SEED) --jobs 2
 fuzz-api:
-	@$(TOOL) firmware >/dev/null && $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED)
+	@$(TOOL) firmware >/dev/null && $(TOOL) firmware --profile memcheck >/dev/null && \
+	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED)
 soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:
