@@ -70,6 +70,9 @@ def digits_net():
 # the scripts read are frozen into its firmware as ncnn_mp_files.FILES (ci/firmware.py).
 ON_MCU = not hasattr(os, "getenv")
 getenv = (lambda name: None) if ON_MCU else os.getenv
+# Under valgrind or the sanitizers the process's RSS is the tool's own: the C-memory
+# checks are the plain run's (those runs check leaks their own way).
+MEMORY_IS_TOOLS = getenv("NCNN_MP_UNDER_VALGRIND") == "1" or bool(getenv("NCNN_MP_SANITIZED"))
 
 DIGITS = getenv("NCNN_MP_DIGITS") or "../../build/models/digits"
 DIGITS_PARAM = DIGITS + "/digits.param"

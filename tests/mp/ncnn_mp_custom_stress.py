@@ -3,7 +3,7 @@
 import gc
 
 import ncnn_mp
-from mptest import ON_MCU, STALE_NETS, c_memory_kib, getenv, require, settle
+from mptest import MEMORY_IS_TOOLS, ON_MCU, STALE_NETS, c_memory_kib, getenv, require, settle
 
 require("NCNN_STRING")  # layer and blob names
 
@@ -67,9 +67,8 @@ print("extracts", extracts(N) == 3.0 * N)
 gc.collect()
 grown, rss_grown = gc.mem_alloc() - heap0, c_memory_kib() - rss0
 print("heap did not grow", grown <= 256, "live layers", ncnn_mp.live_custom_layers())
-# KiB: ncnn's and MicroPython's memory stay put. (Under valgrind or ASan, RSS is the tool's own;
-# that run checks leaks its own way, so the check is the plain run's.)
-print("C memory did not grow", rss_grown <= 64 or getenv("NCNN_MP_UNDER_VALGRIND") == "1" or bool(getenv("NCNN_MP_SANITIZED")))
+# KiB: ncnn's and MicroPython's memory stay put (in the plain run: MEMORY_IS_TOOLS).
+print("C memory did not grow", rss_grown <= 64 or MEMORY_IS_TOOLS)
 
 # 300 distinct types, each its own class, registered on one net and used once in a chain.
 # (30 on an MCU or under the sanitizers: ncnn runs a chain recursively, and 300 Python
