@@ -31,6 +31,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \
 	$(NCNN_MP_DIR)/ncnn_mp/layer.c \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
+	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
@@ -40,4 +41,10 @@ else
 $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
 endif
 LDFLAGS_USERMOD += $(NCNN_MP_LDFLAGS)
+ifeq ($(notdir $(CURDIR)),unix)
+# The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
+# safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.
+CFLAGS_USERMOD += -DNCNN_MP_DEFER_SIGINT=1
+LDFLAGS_USERMOD += -Wl,--wrap=mp_hal_set_interrupt_char
+endif
 SRC_USERMOD_C += $(addprefix $(NCNN_MP_DIR)/,$(NCNN_MP_PORT_SRC))

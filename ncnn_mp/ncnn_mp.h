@@ -306,12 +306,20 @@ typedef struct _ncnn_mp_call_t {
     mp_obj_t error;
 } ncnn_mp_call_t;
 
+// end raises the callbacks' exception, else a KeyboardInterrupt that came while ncnn ran.
 void ncnn_mp_call_begin(ncnn_mp_call_t *call);
 void ncnn_mp_call_end(ncnn_mp_call_t *call);
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
 void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
 size_t ncnn_mp_custom_live_count(void);
+
+// ---------------------------------------------------------------------------
+// Ctrl-C (interrupt.c). NCNN_MP_DEFER_SIGINT: micropython.mk replaced the Unix port's
+// asynchronous SIGINT handler by one that schedules KeyboardInterrupt.
+
+// Raises a pending exception (a KeyboardInterrupt that came while ncnn ran) now.
+void ncnn_mp_raise_pending(void);
 
 // ---------------------------------------------------------------------------
 // Errors: every message reads "Class.method: what was wrong (what was expected)".

@@ -37,6 +37,17 @@ static void ncnn_mp_root_add(const void *p, mp_obj_t obj) {
     mp_obj_dict_store(MP_STATE_VM(ncnn_mp_custom_roots), ncnn_mp_root_key(p), obj);
 }
 
+// True inside a garbage collection (a Net torn down by a finaliser), where no Python may
+// run and nothing may allocate. A heap the user locked (micropython.heap_lock()) is not
+// that: Python layers still run there, and what they allocate fails with MemoryError.
+static bool ncnn_mp_in_collection(void) {
+    #if defined(GC_COLLECT_FLAG)
+    return GC_COLLECT_FLAG && (MP_STATE_THREAD(gc_lock_depth) & GC_COLLECT_FLAG);
+    #else
+    return gc_is_locked();  // older MicroPython cannot tell the two apart
+    #endif
+}
+
 static mp_obj_t ncnn_mp_root_get(const void *p) {
     if (MP_STATE_VM(ncnn_mp_custom_roots) == MP_OBJ_NULL) {
         return MP_OBJ_NULL;
@@ -77,6 +88,7 @@ void ncnn_mp_call_end(ncnn_mp_call_t *call) {
     if (call->error != MP_OBJ_NULL) {
         nlr_raise(call->error);
     }
+    ncnn_mp_raise_pending();
 }
 
 // Keeps the first exception of the current call, with a traceback line naming the layer.
@@ -244,10 +256,10 @@ typedef struct {
 } ncnn_mp_frame_t;
 
 // Finds the instance ncnn is calling. False when there is none, or when Python may not
-// run now: inside a garbage collection (a Net torn down by a finaliser) nothing may allocate.
+// run now (inside a garbage collection).
 static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
     f->layer = layer;
-    f->instance = gc_is_locked() ? MP_OBJ_NULL : ncnn_mp_root_get(layer);
+    f->instance = ncnn_mp_in_collection() ? MP_OBJ_NULL : ncnn_mp_root_get(layer);
     ncnn_mp_lent_init(&f->lent);
     return f->instance != MP_OBJ_NULL;
 }
@@ -537,7 +549,7 @@ static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
 
 static ncnn_layer_t ncnn_mp_creator(void *userdata) {
     ncnn_mp_factory_t *factory = userdata;
-    if (gc_is_locked()) {
+    if (ncnn_mp_in_collection()) {
         return ncnn_mp_failed_layer();
     }
     nlr_buf_t nlr;
