@@ -231,7 +231,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     ncnn_mp_extractor_restore_inputs(self, self->native->handle, where);
     ncnn_mat_t out = NULL;
     int ret;
-    // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
+    // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     self->native->running = true;
@@ -246,10 +246,11 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     }
     self->native->net->busy--;
     self->native->running = false;
+    ncnn_mp_call_stop(&call);
     if (call.error != MP_OBJ_NULL && out) {
         ncnn_mat_destroy(out);
     }
-    ncnn_mp_call_end(&call);
+    ncnn_mp_call_raise(&call);
     if (ret != 0) {
         if (out) {
             ncnn_mat_destroy(out);

@@ -13,8 +13,9 @@
 // KeyboardInterrupt, as Ctrl-C does on the ports without asynchronous interrupts (every
 // microcontroller port). Python code raises it at its next branch, a sleep or a blocking
 // read returns early (EINTR) and raises it, and a public method that entered ncnn raises
-// it as soon as ncnn returns (ncnn_mp_call_end). A second Ctrl-C before the first could be
-// raised ends the process, as SIGINT ends a program: the way out of a long C call.
+// it as soon as ncnn returns (ncnn_mp_call_stop takes it). A second Ctrl-C before the
+// first could be raised ends the process, as SIGINT ends a program: the way out of a
+// long C call.
 //
 // micropython.mk links the port's mp_hal_set_interrupt_char (called before each script
 // and REPL line, and by micropython.kbd_intr) through the wrapper below.
@@ -56,8 +57,13 @@ void __wrap_mp_hal_set_interrupt_char(char c) {
 #warning "ncnn_mp: this port raises KeyboardInterrupt from its SIGINT handler and ncnn_mp's replacement is not linked in (see interrupt.c): Ctrl-C during inference can crash or hang the process"
 #endif
 
-void ncnn_mp_raise_pending(void) {
-    if (MP_STATE_THREAD(mp_pending_exception) != MP_OBJ_NULL) {
-        mp_handle_pending(true);
+mp_obj_t ncnn_mp_take_pending(void) {
+    if (MP_STATE_THREAD(mp_pending_exception) == MP_OBJ_NULL) {
+        return MP_OBJ_NULL;
     }
+    mp_uint_t atomic = MICROPY_BEGIN_ATOMIC_SECTION();  // as mp_handle_pending takes it
+    mp_obj_t exc = MP_STATE_THREAD(mp_pending_exception);
+    MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
+    MICROPY_END_ATOMIC_SECTION(atomic);
+    return exc;
 }

@@ -306,8 +306,13 @@ typedef struct _ncnn_mp_call_t {
     mp_obj_t error;
 } ncnn_mp_call_t;
 
-// end raises the callbacks' exception, else a KeyboardInterrupt that came while ncnn ran.
 void ncnn_mp_call_begin(ncnn_mp_call_t *call);
+// Once ncnn has returned: call->error becomes the callbacks' exception, else a
+// KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
+// that got something from ncnn frees it if call->error is set, then calls call_raise.
+void ncnn_mp_call_stop(ncnn_mp_call_t *call);
+void ncnn_mp_call_raise(ncnn_mp_call_t *call);
+// stop, then raise: for methods that got nothing to free.
 void ncnn_mp_call_end(ncnn_mp_call_t *call);
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
@@ -318,8 +323,9 @@ size_t ncnn_mp_custom_live_count(void);
 // Ctrl-C (interrupt.c). NCNN_MP_DEFER_SIGINT: micropython.mk replaced the Unix port's
 // asynchronous SIGINT handler by one that schedules KeyboardInterrupt.
 
-// Raises a pending exception (a KeyboardInterrupt that came while ncnn ran) now.
-void ncnn_mp_raise_pending(void);
+// The pending exception (a KeyboardInterrupt that came while ncnn ran), taken: MicroPython
+// will not raise it again. MP_OBJ_NULL if there is none.
+mp_obj_t ncnn_mp_take_pending(void);
 
 // ---------------------------------------------------------------------------
 // Errors: every message reads "Class.method: what was wrong (what was expected)".

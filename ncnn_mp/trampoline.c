@@ -83,12 +83,22 @@ void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
     ncnn_mp_current_call = call;
 }
 
-void ncnn_mp_call_end(ncnn_mp_call_t *call) {
+void ncnn_mp_call_stop(ncnn_mp_call_t *call) {
     ncnn_mp_current_call = call->outer;
+    if (call->error == MP_OBJ_NULL) {  // else an interrupt stays pending, for the next branch
+        call->error = ncnn_mp_take_pending();
+    }
+}
+
+void ncnn_mp_call_raise(ncnn_mp_call_t *call) {
     if (call->error != MP_OBJ_NULL) {
         nlr_raise(call->error);
     }
-    ncnn_mp_raise_pending();
+}
+
+void ncnn_mp_call_end(ncnn_mp_call_t *call) {
+    ncnn_mp_call_stop(call);
+    ncnn_mp_call_raise(call);
 }
 
 // Keeps the first exception of the current call, with a traceback line naming the layer.

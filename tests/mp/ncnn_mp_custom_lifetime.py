@@ -45,17 +45,25 @@ def no_leak():
     return "no leak" if settle() - base <= STALE_NETS else "LEAK: %d left" % (settle() - base)
 
 
+# Each scenario runs in a function: temporaries left in the module's own frame (its
+# value stack is not cleared as it pops) would be scanned by the conservative GC and
+# could keep a dropped Net alive.
+def repeated():
+    print("repeated nets", sum(first(net_with("Plus", Plus)) for _ in range(100)))
+
+
+def live():
+    nets = [net_with("Plus", lambda i=i: Plus(i)) for i in range(20)]
+    print("20 live nets", [first(n) for n in nets][::5], ncnn_mp.live_custom_layers() - base >= 20)
+
+
 base = settle()
-print("repeated nets", sum(first(net_with("Plus", Plus)) for _ in range(100)))
+repeated()
+print(no_leak())
+live()
 print(no_leak())
 
-nets = [net_with("Plus", lambda i=i: Plus(i)) for i in range(20)]
-print("20 live nets", [first(n) for n in nets][::5], ncnn_mp.live_custom_layers() - base >= 20)
-del nets
-print(no_leak())
 
-# Each scenario runs in a function: temporaries left in the module's own frame would be
-# scanned by the conservative GC and could keep a dropped Net alive.
 def scenarios():
     # Re-registration: the last creator registered for a type wins.
     net = ncnn_mp.Net()
