@@ -48,9 +48,19 @@ LIMIT_WRAPPER.write_text(f'#!/bin/sh\nulimit -v {ADDRESS_SPACE // 1024}\nexec "$
 LIMIT_WRAPPER.chmod(0o755)
 
 
+# AddressSanitizer reserves terabytes of address space for its shadow memory: under
+# `ulimit -v` it cannot start. Its allocator sets the same bound itself.
+SANITIZER_LIMIT = f"allocator_may_return_null=1:max_allocation_size_mb={ADDRESS_SPACE >> 20}"
+
+
 def limited(mp: MicroPython) -> MicroPython:
     """The same firmware, run under the address-space limit (not under valgrind, which
     needs address space of its own)."""
+    if sanitized(mp):
+        if SANITIZER_LIMIT in mp.env.get("ASAN_OPTIONS", ""):
+            return mp
+        options = ":".join(o for o in (mp.env.get("ASAN_OPTIONS"), SANITIZER_LIMIT) if o)
+        return MicroPython(mp.binary, dict(mp.env, ASAN_OPTIONS=options), valgrind=False)
     if mp.valgrind or mp.binary.parent == _LIMITED:
         return mp
     wrapper = _LIMITED / f"micropython-{abs(hash(str(mp.binary)))}"
@@ -154,11 +164,11 @@ def shrink(items: list[T], fails: Callable[[list[T]], bool], budget: int = 200) 
 
 
 # Where a crash happened: the innermost frame that is ncnn's, ncnn_mp's or MicroPython's
-# (libc, libstdc++ and the dynamic loader are looked through: a double free is reported
-# by malloc, but it is the caller that freed twice).
+# (libc, libstdc++, the dynamic loader and inlined SIMD intrinsics are looked through: a
+# double free is reported by malloc, but it is the caller that freed twice).
 _RETURN_TYPE = r"(?:(?:void|int|float|bool|unsigned|signed|char|long|short|const)\s+)*"  # function templates show one
 _FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+ in )?" + _RETURN_TYPE + r"([^\s(]+)\s?\(")
-_SYSTEM = re.compile(r"^(__|_int_|_dl_|malloc|free|cfree|realloc|memalign|posix_memalign|raise|abort|operator |std::|"
+_SYSTEM = re.compile(r"^(__|_int_|_dl_|_mm|malloc|free|cfree|realloc|memalign|posix_memalign|raise|abort|operator |std::|"
                      r"void std::|mem(move|cpy|set|cmp)|str(len|cmp|ncmp|cpy)|GOMP_|\?\?)")
 
 
@@ -221,6 +231,36 @@ def first_memory_error(mp: MicroPython, runner: Path, payload: bytes, timeout: f
                 if m:
                     frames.append(f"#{len(frames)} {m.group(1)} (")
             return Backtrace(ln.split("== ", 1)[-1], frames)
+    return None
+
+
+_SANITIZER_ERROR = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer): (.*)|: runtime error: (.*)")
+_SANITIZER_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.+?)(?: /\S+| \(\S+)?$")
+
+
+def sanitized(mp: MicroPython) -> bool:
+    """mp is the AddressSanitizer + UndefinedBehaviorSanitizer firmware (profile asan)."""
+    return bool(mp.env.get("NCNN_MP_SANITIZED"))
+
+
+def sanitizer_report(stderr: str) -> Backtrace | None:
+    """The first AddressSanitizer, LeakSanitizer or UBSan report in a run's stderr: its
+    kind and stack (frames as gdb writes them, "#N name (", for crash_site and known_class).
+    The sanitizers report the first bad access itself, so no valgrind replay is needed."""
+    lines = stderr.splitlines()
+    for i, ln in enumerate(lines):
+        m = _SANITIZER_ERROR.search(ln)
+        if m is None:
+            continue
+        frames: list[str] = []
+        for f in lines[i + 1:i + 60]:
+            fm = _SANITIZER_FRAME.match(f)
+            if fm:
+                name = fm.group(1)
+                frames.append(f"#{len(frames)} {name if '(' in name else name + ' ('}")
+            elif frames and not f.strip():
+                break  # the end of the first stack
+        return Backtrace(" ".join(g for g in m.groups() if g)[:120], frames)
     return None
 
 

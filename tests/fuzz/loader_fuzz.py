@@ -39,7 +39,8 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fuzzlib import (FUZZ, MicroPython, Run, backtrace, digits_dir,  # noqa: E402
-                     firmware, first_memory_error, regressions, run_batch, save_regression, shared_models, shrink)
+                     firmware, first_memory_error, regressions, run_batch, sanitized, sanitizer_report,
+                     save_regression, shared_models, shrink)
 
 RUNNER = FUZZ / "loader_runner.py"
 
@@ -711,8 +712,18 @@ class LoaderFuzzer:
         window = prefix[-k:]
         return window if len(window) == 1 else shrink(window, fails, budget=40)
 
+    def classify_by_sanitizer(self, culprit: list[Case]) -> tuple[str, str]:
+        """(site, known issue key or "") of the sanitizer report the culprit produces."""
+        report = sanitizer_report(run_cases(self.mp, self.fams, culprit).stderr)
+        if report is None or not report.frames:
+            return "", ""
+        site = normalise_site(report.site)
+        return site, known_class(site, report.frames)
+
     def classify(self, culprit: list[Case]) -> tuple[str, str]:
         """(site, known issue key or "") of a reproducible crash, through gdb (and valgrind)."""
+        if sanitized(self.mp):
+            return self.classify_by_sanitizer(culprit)
         if self.get_sym is None:
             return "", ""
         if self._sym is None:
@@ -730,6 +741,8 @@ class LoaderFuzzer:
 
     def classify_by_valgrind(self, culprit: list[Case]) -> tuple[str, str]:
         """(site, known issue key or "") of the first invalid access valgrind sees, if any."""
+        if sanitized(self.mp):
+            return self.classify_by_sanitizer(culprit)
         if self.get_sym is None:
             return "", ""
         if self._sym is None:
@@ -798,7 +811,10 @@ class LoaderFuzzer:
                 return
             # On with the cases that did not start: a process can also die between cases
             # (in a health check, or collecting a Net), with no case running.
-            cases = [c for c in cases if c.id not in set(run.started)]
+            started = set(run.started)
+            if not started:  # it died before its first case (the finding says how): no progress to make
+                return
+            cases = [c for c in cases if c.id not in started]
             run = None
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
