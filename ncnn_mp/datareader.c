@@ -32,8 +32,10 @@ static size_t ncnn_mp_reader_read(ncnn_datareader_t dr, void *buf, size_t size) 
         return size;
     }
     size_t n = size < r->len - r->offset ? size : r->len - r->offset;
-    memcpy(buf, r->base + r->offset, n);
-    r->offset += n;
+    if (n > 0) {  // an empty buffer's base may be NULL: memcpy from NULL is undefined even for 0 bytes
+        memcpy(buf, r->base + r->offset, n);
+        r->offset += n;
+    }
     return n;
 }
 

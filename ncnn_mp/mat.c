@@ -229,7 +229,9 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         ncnn_mp_raise_type(where, "at most 4 positional arguments (w, h, [d,] c)");
     }
     mp_obj_t pos[4];
-    memcpy(pos, all_args, n_args * sizeof(mp_obj_t));
+    for (size_t i = 0; i < n_args; i++) {  // (all_args may be NULL when there are none)
+        pos[i] = all_args[i];
+    }
     if (n_args == 3) {  // Mat(w, h, c): the third positional is c, as in ncnn's C++
         pos[3] = pos[2];
         pos[2] = MP_OBJ_NEW_SMALL_INT(0);

@@ -235,7 +235,7 @@ def first_memory_error(mp: MicroPython, runner: Path, payload: bytes, timeout: f
 
 
 _SANITIZER_ERROR = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer): (.*)|: runtime error: (.*)")
-_SANITIZER_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.+?)(?: /\S+| \(\S+)?$")
+_SANITIZER_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.+?)(?: (/\S+)| \(\S+)?$")
 
 
 def sanitized(mp: MicroPython) -> bool:
@@ -256,7 +256,9 @@ def sanitizer_report(stderr: str) -> Backtrace | None:
         for f in lines[i + 1:i + 60]:
             fm = _SANITIZER_FRAME.match(f)
             if fm:
-                name = fm.group(1)
+                name, path = fm.group(1), fm.group(2) or ""
+                if "::" not in name and "/src/layer/" in path:  # an inlined helper of a layer: ncnn's namespace
+                    name = "ncnn::" + name
                 frames.append(f"#{len(frames)} {name if '(' in name else name + ' ('}")
             elif frames and not f.strip():
                 break  # the end of the first stack
