@@ -19,13 +19,12 @@
 //
 // micropython.mk links the port's mp_hal_set_interrupt_char (called before each script
 // and REPL line, and by micropython.kbd_intr) through the wrapper below.
+#include "py/mphal.h"  // MICROPY_BEGIN_ATOMIC_SECTION; the Unix port's CHAR_CTRL_C
 #include "ncnn_mp.h"
 
 #if NCNN_MP_DEFER_SIGINT
 #include <signal.h>
 #include <unistd.h>
-
-#include "py/mphal.h"
 
 static void ncnn_mp_sigint(int signum) {
     (void)signum;
