@@ -44,7 +44,7 @@ def test_stub_drives_the_fuzzer() -> None:
 
 def test_api_fuzz_ci_budget(micropython: MicroPython) -> None:
     """Every call ends in a result or a Python exception, no custom layer outlives its
-    sequence, and the heap comes back (each batch runs three times; see api_fuzz.HEAP_SLACK)."""
+    sequence, and the heap comes back (each batch runs four times; see api_fuzz.HEAP_SLACK)."""
     stats = api_fuzz.ApiFuzzer(micropython, SEED, save=False).fuzz(SEQUENCES)
     print(stats.report())
     assert stats.sequences == SEQUENCES, stats.report()
