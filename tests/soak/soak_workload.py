@@ -108,5 +108,5 @@ while True:
     one_round(rounds)
     rounds += 1
 # What the driver may not judge: the conservative GC's stale words, and an RSS that is
-# the tool's own under valgrind or the sanitizers (ASan's quarantine grows to 256 MB).
+# the tool's own under valgrind or the sanitizers (ASan's quarantine alone keeps up to 256 MB).
 print("done rounds=%d stale_nets_allowed=%d rss_is_tools=%d" % (rounds, STALE_NETS, MEMORY_IS_TOOLS))
