@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzzlib import (FUZZ, MicroPython, Run, backtrace, digits_dir,  # noqa: E402
+from fuzzlib import (FUZZ, Backtrace, MicroPython, Run, backtrace, digits_dir,  # noqa: E402
                      firmware, first_memory_error, regressions, run_batch, sanitized, sanitizer_report,
                      save_regression, shared_models, shrink)
 
@@ -712,46 +712,41 @@ class LoaderFuzzer:
         window = prefix[-k:]
         return window if len(window) == 1 else shrink(window, fails, budget=40)
 
-    def classify_by_sanitizer(self, culprit: list[Case]) -> tuple[str, str]:
-        """(site, known issue key or "") of the sanitizer report the culprit produces."""
-        report = sanitizer_report(run_cases(self.mp, self.fams, culprit).stderr)
-        if report is None or not report.frames:
-            return "", ""
-        site = normalise_site(report.site)
-        return site, known_class(site, report.frames)
-
-    def classify(self, culprit: list[Case]) -> tuple[str, str]:
-        """(site, known issue key or "") of a reproducible crash, through gdb (and valgrind)."""
-        if sanitized(self.mp):
-            return self.classify_by_sanitizer(culprit)
-        if self.get_sym is None:
-            return "", ""
-        if self._sym is None:
+    def symbols(self) -> MicroPython | None:
+        """The firmware with symbols for gdb and valgrind (made on first use), if given."""
+        if self._sym is None and self.get_sym is not None:
             self._sym = self.get_sym()
-        sym = self._sym
+        return self._sym
+
+    @staticmethod
+    def verdict(bt: Backtrace | None) -> tuple[str, str]:
+        """(site, known issue key or "") of a stack; ("", "") when there is none."""
+        if bt is None or not bt.frames:
+            return "", ""
+        site = normalise_site(bt.site)
+        return site, known_class(site, bt.frames)
+
+    def classify(self, culprit: list[Case], how: str) -> tuple[str, str]:
+        """(site, known issue key or "") of a reproducible failure: from the sanitizer's own
+        report on the sanitizer firmware; else a wrong answer after a failure from the
+        first invalid access valgrind sees (an out-of-bounds access's doing), and a crash
+        through gdb (and valgrind, when gdb only sees the heap's victim)."""
+        if sanitized(self.mp):
+            return self.verdict(sanitizer_report(run_cases(self.mp, self.fams, culprit).stderr))
+        sym = self.symbols()
+        if sym is None:
+            return "", ""
         payload = batch_payload(self.fams, culprit)
+        if how.startswith("Net unusable"):
+            return self.verdict(first_memory_error(sym, RUNNER, payload, timeout=600))
         bt = backtrace(sym, RUNNER, payload)
         victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site)
         if victim or not known_class(normalise_site(bt.site), bt.frames):
             first = first_memory_error(sym, RUNNER, payload, timeout=180)
             if first is not None and first.frames:
                 bt = first
-        site = normalise_site(bt.site)
+        site = normalise_site(bt.site)  # (a stack gdb could not take still names its site "?")
         return site, known_class(site, bt.frames)
-
-    def classify_by_valgrind(self, culprit: list[Case]) -> tuple[str, str]:
-        """(site, known issue key or "") of the first invalid access valgrind sees, if any."""
-        if sanitized(self.mp):
-            return self.classify_by_sanitizer(culprit)
-        if self.get_sym is None:
-            return "", ""
-        if self._sym is None:
-            self._sym = self.get_sym()
-        first = first_memory_error(self._sym, RUNNER, batch_payload(self.fams, culprit), timeout=600)
-        if first is None or not first.frames:
-            return "", ""
-        site = normalise_site(first.site)
-        return site, known_class(site, first.frames)
 
     def shrink_cases(self, cases: list[Case], how: str) -> list[Case]:
         fails = self.fails_like(how)
@@ -776,11 +771,8 @@ class LoaderFuzzer:
         self.log(f"cases {cases[0].id}..{cases[-1].id}: {how}; locating the case")
         culprit = self.locate(cases, run, how)
         f = Finding(how, culprit)
-        if how.startswith("Net unusable"):
-            # A wrong answer after ncnn read or wrote out of bounds is that fault's doing.
-            f.site, f.known = self.classify_by_valgrind(culprit)
-        elif not how.startswith("hang") and "alive at the end" not in how:
-            f.site, f.known = self.classify(culprit)
+        if not how.startswith("hang") and "alive at the end" not in how:
+            f.site, f.known = self.classify(culprit, how)
         if f.known:  # counted, not shrunk: KNOWN_NCNN_ISSUES.md has small reproducers
             self.stats.known[f"{f.known} {f.site}"] += 1
             for c in culprit:
