@@ -20,6 +20,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/paramdict.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modelbin.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/layer.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/state.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
 )

@@ -30,6 +30,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/paramdict.c \
 	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \
 	$(NCNN_MP_DIR)/ncnn_mp/layer.c \
+	$(NCNN_MP_DIR)/ncnn_mp/state.c \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 

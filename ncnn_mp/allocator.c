@@ -5,13 +5,21 @@
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {
     if (a) {
+        mp_uint_t l = ncnn_mp_lock();
         a->refs++;
+        ncnn_mp_unlock(l);
     }
     return a;
 }
 
 void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a) {
-    if (a && --a->refs == 0) {
+    if (a == NULL) {
+        return;
+    }
+    mp_uint_t l = ncnn_mp_lock();
+    bool last = --a->refs == 0;
+    ncnn_mp_unlock(l);
+    if (last) {
         ncnn_allocator_destroy(a->handle);
         free(a);
     }
@@ -21,6 +29,21 @@ void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_
     ncnn_mp_allocator_native_ref(a);  // first: a may be the one already in *slot
     ncnn_mp_allocator_native_unref(*slot);
     *slot = a;
+}
+
+void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src) {
+    for (int i = 0; i < NCNN_MP_ALLOCATOR_KINDS; i++) {
+        ncnn_mp_allocator_native_assign(&dst[i], src ? src[i] : NULL);
+    }
+}
+
+void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set) {
+    static void (*const setters[NCNN_MP_ALLOCATOR_KINDS])(ncnn_option_t, ncnn_allocator_t) = {
+        ncnn_option_set_blob_allocator, ncnn_option_set_workspace_allocator, ncnn_option_set_kvcache_allocator,
+    };
+    for (int i = 0; i < NCNN_MP_ALLOCATOR_KINDS; i++) {
+        setters[i](opt, set[i] ? set[i]->handle : NULL);
+    }
 }
 
 ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {

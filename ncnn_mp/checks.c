@@ -85,3 +85,9 @@ mp_rom_error_text_t ncnn_mp_longest_message(void) {
     // One literal: MicroPython's message collector does not join adjacent string literals.
     return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython writes one byte past a buffer sized for the longest (checks.c)");
 }
+
+void ncnn_mp_check_owner(const void *owner, const char *where) {
+    if (owner != ncnn_mp_thread()) {
+        ncnn_mp_raise_value(where, "it was lent to a callback running in another thread (copy what you need there)");
+    }
+}

@@ -11,11 +11,11 @@
 
 #include "ncnn_mp.h"
 
-// The bounded readers alive now, found by the ncnn handle our callbacks receive.
-static ncnn_mp_reader_t *ncnn_mp_readers;
-
+// The bounded readers alive now (MP_STATE_VM(ncnn_mp_readers), state.c), found by the
+// ncnn handle our callbacks receive. The list, and a reader's position (one DataReader
+// may be read by loads in several threads), are under the lock.
 static ncnn_mp_reader_t *ncnn_mp_reader_of(ncnn_datareader_t dr) {
-    ncnn_mp_reader_t *r = ncnn_mp_readers;
+    ncnn_mp_reader_t *r = MP_STATE_VM(ncnn_mp_readers);
     while (r && r->handle != dr) {
         r = r->next;
     }
@@ -23,26 +23,27 @@ static ncnn_mp_reader_t *ncnn_mp_reader_of(ncnn_datareader_t dr) {
 }
 
 static size_t ncnn_mp_reader_read(ncnn_datareader_t dr, void *buf, size_t size) {
+    mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
-    if (r == NULL) {
-        return 0;
-    }
-    if (r->zeros) {
+    size_t n = 0;
+    if (r && r->zeros) {
         memset(buf, 0, size);
-        return size;
+        n = size;
+    } else if (r) {
+        n = size < r->len - r->offset ? size : r->len - r->offset;
+        if (n > 0) {  // an empty buffer's base may be NULL: memcpy from NULL is undefined even for 0 bytes
+            memcpy(buf, r->base + r->offset, n);
+            r->offset += n;
+        }
     }
-    size_t n = size < r->len - r->offset ? size : r->len - r->offset;
-    if (n > 0) {  // an empty buffer's base may be NULL: memcpy from NULL is undefined even for 0 bytes
-        memcpy(buf, r->base + r->offset, n);
-        r->offset += n;
-    }
+    ncnn_mp_unlock(l);
     return n;
 }
 
 #if NCNN_STRING
 // scanf over the bytes left, as ncnn's own readers do; the text is copied once
 // with a terminating NUL because a Python buffer need not have one.
-static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p) {
+static int ncnn_mp_reader_scan_locked(ncnn_datareader_t dr, const char *format, void *p) {
     ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
     if (r == NULL || r->zeros || r->offset >= r->len) {
         return 0;
@@ -74,6 +75,13 @@ static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p
     }
     return n;
 }
+
+static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p) {
+    mp_uint_t l = ncnn_mp_lock();
+    int n = ncnn_mp_reader_scan_locked(dr, format, p);
+    ncnn_mp_unlock(l);
+    return n;
+}
 #endif
 
 void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros) {
@@ -86,18 +94,22 @@ void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool
     r->base = base;
     r->len = len;
     r->zeros = zeros;
-    r->next = ncnn_mp_readers;
-    ncnn_mp_readers = r;
+    mp_uint_t l = ncnn_mp_lock();
+    r->next = MP_STATE_VM(ncnn_mp_readers);
+    MP_STATE_VM(ncnn_mp_readers) = r;
+    ncnn_mp_unlock(l);
 }
 
 void ncnn_mp_reader_close(ncnn_mp_reader_t *r) {
-    ncnn_mp_reader_t **link = &ncnn_mp_readers;
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_reader_t **link = &MP_STATE_VM(ncnn_mp_readers);
     while (*link && *link != r) {
         link = &(*link)->next;
     }
     if (*link) {
         *link = r->next;
     }
+    ncnn_mp_unlock(l);
     if (r->handle) {
         ncnn_datareader_destroy(r->handle);
         r->handle = NULL;

@@ -4,8 +4,11 @@
 #include "ncnn_mp.h"
 
 static void ncnn_mp_extractor_native_free(ncnn_mp_extractor_native_t *e) {
+    // Under the lock, as a load or clear in another thread destroys the handle there.
+    mp_uint_t l = ncnn_mp_lock();
     if (e->handle) {
-        ncnn_extractor_destroy(e->handle);
+        ncnn_extractor_destroy(e->handle);  // frees memory only: no callback
+        e->handle = NULL;
     }
     ncnn_mp_extractor_native_t **link = &e->net->extractors;
     while (*link && *link != e) {
@@ -14,56 +17,89 @@ static void ncnn_mp_extractor_native_free(ncnn_mp_extractor_native_t *e) {
     if (*link) {
         *link = e->next;
     }
-    ncnn_mp_allocator_native_assign(&e->blob_allocator, NULL);
-    ncnn_mp_allocator_native_assign(&e->workspace_allocator, NULL);
-    ncnn_mp_allocator_native_assign(&e->kvcache_allocator, NULL);
+    ncnn_mp_unlock(l);
+    ncnn_mp_allocator_set_assign(e->allocators, NULL);
     ncnn_mp_net_native_unref(e->net);
     free(e);
 }
 
 mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in) {
-    ncnn_mp_net_native_t *net = ncnn_mp_get_net(net_in, "Net.create_extractor")->native;
+    const char *where = "Net.create_extractor";
+    ncnn_mp_net_native_t *net = ncnn_mp_get_net(net_in, where)->native;
     ncnn_mp_extractor_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_extractor_obj_t, &ncnn_mp_type_Extractor);
     self->native = NULL;
     self->net = net_in;
     self->inputs = mp_obj_new_dict(0);
     ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        ncnn_mp_net_enter(net, false, where);  // not while another thread loads it
+        nlr_pop();
+    } else {
+        free(e);
+        nlr_jump(nlr.ret_val);
     }
     e->net = ncnn_mp_net_native_ref(net);
+    mp_uint_t l = ncnn_mp_lock();  // the net's option may be swapped for a moment (set_option)
     e->handle = ncnn_extractor_create(net->handle);
     e->next = net->extractors;
     net->extractors = e;
+    ncnn_mp_unlock(l);
+    ncnn_mp_net_leave(net);
     self->native = e;
     return MP_OBJ_FROM_PTR(self);
 }
 
-static ncnn_mp_extractor_obj_t *ncnn_mp_get_extractor(mp_obj_t obj, const char *where) {
+// An Extractor is used by one method at a time, in one thread: `running` from use to
+// done. That also keeps its custom layers from calling back into the Extractor that
+// runs them, and its Net from being loaded or cleared meanwhile (the net is entered).
+static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(mp_obj_t obj, const char *where) {
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
-    if (self->native == NULL) {
+    ncnn_mp_extractor_native_t *e = self->native;
+    if (e == NULL) {
         ncnn_mp_raise_value(where, "the Extractor was closed");
     }
-    if (self->native->handle == NULL) {
+    ncnn_mp_net_enter(e->net, false, where);
+    mp_uint_t l = ncnn_mp_lock();
+    bool running = e->running, cleared = e->handle == NULL;
+    e->running = !running && !cleared;
+    ncnn_mp_unlock(l);
+    if (running || cleared) {
+        ncnn_mp_net_leave(e->net);
+    }
+    if (running) {
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
+            "(by one of its custom layers, or in another thread)"), where);
+    }
+    if (cleared) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
     }
-    if (self->native->running) {
-        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is running the net "
-            "(called from one of its custom layers)"), where);
-    }
     return self;
+}
+
+static void ncnn_mp_extractor_done(ncnn_mp_extractor_obj_t *self) {
+    self->native->running = false;
+    ncnn_mp_net_leave(self->native->net);
 }
 
 // Extractor.close() / __del__   ncnn_extractor_destroy; the Net is released once nothing uses it.
 static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     ncnn_mp_extractor_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (self->native && self->native->running) {
-        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("Extractor.close: this Extractor is running the net "
-            "(called from one of its custom layers)"));
-    }
-    if (self->native) {
-        ncnn_mp_extractor_native_t *e = self->native;
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_extractor_native_t *e = self->native;
+    bool running = e && e->running;
+    if (!running) {
         self->native = NULL;
+    }
+    ncnn_mp_unlock(l);
+    if (running) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("Extractor.close: this Extractor is in use "
+            "(by one of its custom layers, or in another thread)"));
+    }
+    if (e) {
         ncnn_mp_call_t call;  // the last reference to a Net: ncnn runs destroy_pipeline callbacks
         ncnn_mp_call_begin(&call);
         ncnn_mp_extractor_native_free(e);
@@ -115,42 +151,46 @@ static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn
 
 // Extractor.set_option(opt: Option) -> None
 // ncnn's C API ignores ncnn_extractor_set_option, so the extractor is made again
-// (ncnn_extractor_create) with the net's option set to `opt` for that moment,
-// and the inputs given so far are handed to the new one.
+// (ncnn_extractor_create) with the net's option set to `opt` for that moment (under the
+// lock: no other Extractor is made meanwhile), and the inputs given so far are handed
+// to the new one.
 static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) {
     const char *where = "Extractor.set_option";
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
     ncnn_mp_option_obj_t *o = ncnn_mp_get_option(opt_in, where);
     if (o->kind == NCNN_MP_OPTION_BORROWED) {
         ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
     }
-    qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(self->native->net->handle));
-    if (differs != MP_QSTRnull && self->native->net->loaded) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
-            "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
-            where, differs);
-    }
-    bool view = o->kind == NCNN_MP_OPTION_NET_VIEW;
-    ncnn_mp_allocator_native_t *blob = view ? o->net->blob_allocator : o->blob_allocator;
-    ncnn_mp_allocator_native_t *ws = view ? o->net->workspace_allocator : o->workspace_allocator;
-    ncnn_mp_allocator_native_t *kv = view ? o->net->kvcache_allocator : o->kvcache_allocator;
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
     ncnn_mp_extractor_native_t *e = self->native;
     ncnn_mp_net_native_t *net = e->net;
-    ncnn_option_t saved = ncnn_option_create();
-    ncnn_mp_option_copy_flags(saved, ncnn_net_get_option(net->handle));
-    ncnn_option_set_blob_allocator(saved, net->blob_allocator ? net->blob_allocator->handle : NULL);
-    ncnn_option_set_workspace_allocator(saved, net->workspace_allocator ? net->workspace_allocator->handle : NULL);
-    ncnn_option_set_kvcache_allocator(saved, net->kvcache_allocator ? net->kvcache_allocator->handle : NULL);
-    ncnn_net_set_option(net->handle, o->handle);
-    ncnn_extractor_t fresh = ncnn_extractor_create(net->handle);
-    ncnn_net_set_option(net->handle, saved);
-    ncnn_option_destroy(saved);
-    ncnn_extractor_destroy(e->handle);
-    e->handle = fresh;
-    ncnn_mp_allocator_native_assign(&e->blob_allocator, blob);
-    ncnn_mp_allocator_native_assign(&e->workspace_allocator, ws);
-    ncnn_mp_allocator_native_assign(&e->kvcache_allocator, kv);
-    ncnn_mp_extractor_restore_inputs(self, fresh, where);
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
+        if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
+                "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+                where, differs);
+        }
+        ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;
+        ncnn_option_t saved = ncnn_option_create();
+        ncnn_mp_option_copy_flags(saved, ncnn_net_get_option(net->handle));
+        ncnn_mp_allocator_set_apply(saved, net->allocators);
+        mp_uint_t l = ncnn_mp_lock();
+        ncnn_net_set_option(net->handle, o->handle);
+        ncnn_extractor_t fresh = ncnn_extractor_create(net->handle);
+        ncnn_net_set_option(net->handle, saved);
+        ncnn_extractor_destroy(e->handle);
+        e->handle = fresh;
+        ncnn_mp_unlock(l);
+        ncnn_option_destroy(saved);
+        ncnn_mp_allocator_set_assign(e->allocators, set);
+        ncnn_mp_extractor_restore_inputs(self, fresh, where);
+        nlr_pop();
+    } else {
+        ncnn_mp_extractor_done(self);
+        nlr_jump(nlr.ret_val);
+    }
+    ncnn_mp_extractor_done(self);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extractor_set_option);
@@ -159,7 +199,6 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extra
 // ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat.
 static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t mat_in) {
     const char *where = "Extractor.input";
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
     ncnn_mp_mat_obj_t *mat = ncnn_mp_get_mat(mat_in, where);
     if (ncnn_mat_get_dims(mat->handle) == 0) {
         ncnn_mp_raise_value(where, "the Mat is empty");
@@ -175,17 +214,27 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
         ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
     }
     #endif
-    if (mat->kind == NCNN_MP_MAT_BORROWED) {
-        ncnn_mp_raise_value(where, "a Mat lent to a callback cannot be an input (clone() it)");
+    if (mat->kind != NCNN_MP_MAT_OWNED) {
+        ncnn_mp_raise_value(where, "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)");
     }
+    ncnn_mp_blob_key(key, where);
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
     int ret = ncnn_mp_extractor_input(self->native->handle, key, mat->handle, where);
+    nlr_buf_t nlr;
+    if (ret == 0 && nlr_push(&nlr) == 0) {
+        mp_obj_dict_store(self->inputs, key, mat_in);
+        nlr_pop();
+    } else if (ret == 0) {
+        ncnn_mp_extractor_done(self);
+        nlr_jump(nlr.ret_val);
+    }
+    ncnn_mp_extractor_done(self);
     if (ret != 0) {
         if (mp_obj_is_int(key)) {
             mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: the net has no blob %d"), where, (int)mp_obj_get_int(key));
         }
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
     }
-    mp_obj_dict_store(self->inputs, key, mat_in);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Extractor_input_obj, ncnn_mp_Extractor_input);
@@ -222,39 +271,51 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
 // Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
 static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_get_extractor(self_in, where);
     int index = ncnn_mp_blob_key(key, where);
-    if (ncnn_net_get_input_count(self->native->net->handle) == 0) {
-        ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
+    ncnn_mp_extractor_native_t *e = self->native;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        if (ncnn_net_get_input_count(e->net->handle) == 0) {
+            ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
+        }
+        ncnn_mp_extractor_check_inputs(self, where);
+        ncnn_mp_extractor_restore_inputs(self, e->handle, where);
+        nlr_pop();
+    } else {
+        ncnn_mp_extractor_done(self);
+        nlr_jump(nlr.ret_val);
     }
-    ncnn_mp_extractor_check_inputs(self, where);
-    ncnn_mp_extractor_restore_inputs(self, self->native->handle, where);
+    // The result may share storage with an input Mat or come from the extractor's blob
+    // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator.
+    ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
+    if (r.allocator == NULL) {
+        r.allocator = e->net->allocators[NCNN_MP_BLOB_ALLOCATOR];
+    }
     ncnn_mat_t out = NULL;
     int ret;
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
-    self->native->running = true;
-    self->native->net->busy++;
     #if NCNN_STRING
     if (index < 0) {
-        ret = ncnn_extractor_extract(self->native->handle, mp_obj_str_get_str(key), &out);
+        ret = ncnn_extractor_extract(e->handle, mp_obj_str_get_str(key), &out);
     } else
     #endif
     {
-        ret = ncnn_extractor_extract_index(self->native->handle, index, &out);
+        ret = ncnn_extractor_extract_index(e->handle, index, &out);
     }
-    self->native->net->busy--;
-    self->native->running = false;
     ncnn_mp_call_stop(&call);
-    if (call.error != MP_OBJ_NULL && out) {
-        ncnn_mat_destroy(out);
-    }
-    ncnn_mp_call_raise(&call);
-    if (ret != 0) {
+    ncnn_mp_allocator_native_ref(r.allocator);  // (held until wrapped: done lets set_option swap it)
+    ncnn_mp_extractor_done(self);
+    if (call.error != MP_OBJ_NULL || ret != 0) {
         if (out) {
             ncnn_mat_destroy(out);
         }
+        ncnn_mp_allocator_native_unref(r.allocator);
+    }
+    ncnn_mp_call_raise(&call);
+    if (ret != 0) {
         if (mp_obj_is_int(key)) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract blob %d (error %d: no such blob, or a layer failed)"),
                 where, (int)mp_obj_get_int(key), ret);
@@ -262,11 +323,16 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract '%s' (error %d: no such blob, or a layer failed)"),
             where, mp_obj_str_get_str(key), ret);
     }
-    // The result may share storage with an input Mat or come from the extractor's
-    // blob allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator.
-    ncnn_mp_allocator_native_t *alloc = self->native->blob_allocator ? self->native->blob_allocator
-        : self->native->net->blob_allocator;
-    return ncnn_mp_mat_wrap_owned(out, self_in, alloc, where);
+    mp_obj_t result;
+    if (nlr_push(&nlr) == 0) {
+        result = ncnn_mp_result_wrap(&r, out, where);
+        nlr_pop();
+    } else {
+        ncnn_mp_allocator_native_unref(r.allocator);
+        nlr_jump(nlr.ret_val);
+    }
+    ncnn_mp_allocator_native_unref(r.allocator);
+    return result;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_extract_obj, ncnn_mp_Extractor_extract);
 

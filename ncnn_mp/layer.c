@@ -166,7 +166,9 @@ MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_model_obj, ncnn_mp_Layer_load_model
 static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
     const char *where = "Layer.create_pipeline";
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
-    ncnn_option_t opt = ncnn_mp_get_option(opt_in, where)->handle;
+    ncnn_mp_result_t r;  // the pipeline's buffers come from the Option's allocators
+    ncnn_mp_result_from_option(&r, opt_in, MP_OBJ_NULL, where);
+    ncnn_option_t opt = r.opt;
     if (self->pipeline_opt) {
         ncnn_mp_raise_value(where, "the pipeline exists already (destroy_pipeline first)");
     }
@@ -198,8 +200,7 @@ MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_destroy_pipeline_obj, ncnn_mp_Layer_dest
 
 // Before a forward: the steps ncnn's Net always runs, done here if the user skipped
 // them (a layer run without load_param/create_pipeline reads unset weights).
-static ncnn_option_t ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, mp_obj_t opt_in, const char *where) {
-    ncnn_option_t opt = ncnn_mp_get_option(opt_in, where)->handle;
+static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, const char *where) {
     if (self->stage < 1) {
         ncnn_paramdict_t pd = ncnn_paramdict_create();
         int ret = self->handle->load_param(self->handle, pd);
@@ -226,7 +227,6 @@ static ncnn_option_t ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, mp_obj_t opt
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: opt.%q differs from the Option the pipeline was created with"),
             where, differs);
     }
-    return opt;
 }
 
 static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
@@ -244,6 +244,8 @@ static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
 
 // Layer.forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple[Mat, ...]
 //   layer->forward_1 / layer->forward_n
+// Other threads run while ncnn computes (a built-in layer calls no Python back). The tops
+// may be the bottoms' own storage (Split, Noop, Reshape...): they are results of the bottoms.
 static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     const char *where = "Layer.forward";
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(args[0], where);
@@ -251,31 +253,28 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     if (n_args != (multi ? 4u : 3u)) {
         ncnn_mp_raise_type(where, "expected forward(mat, opt) or forward([mats], n_top, opt)");
     }
-    ncnn_option_t opt = ncnn_mp_layer_ready(self, args[n_args - 1], where);
-    if (!multi) {
-        ncnn_mat_t bottom = ncnn_mp_layer_input(args[1], where);
-        ncnn_mat_t top = NULL;
-        int ret = self->handle->forward_1(self->handle, bottom, &top, opt);
-        if (ret != 0) {
-            ncnn_mat_destroy(top);
-            ncnn_mp_layer_check_ret(ret, where);
+    size_t n = 1;
+    mp_obj_t *items = (mp_obj_t *)&args[1];
+    if (multi) {
+        mp_obj_get_array(args[1], &n, &items);
+        if (n == 0) {
+            ncnn_mp_raise_value(where, "no input Mats");
         }
-        return ncnn_mp_mat_wrap_owned(top, MP_OBJ_NULL, NULL, where);
     }
-    size_t n;
-    mp_obj_t *items;
-    mp_obj_get_array(args[1], &n, &items);
-    int n_top = ncnn_mp_get_int_in(args[2], 1, 64, where, "n_top");
-    if (n == 0) {
-        ncnn_mp_raise_value(where, "no input Mats");
-    }
+    int n_top = multi ? ncnn_mp_get_int_in(args[2], 1, 64, where, "n_top") : 1;
     ncnn_mat_t *bottoms = m_new(ncnn_mat_t, n);
     for (size_t i = 0; i < n; i++) {
         bottoms[i] = ncnn_mp_layer_input(items[i], where);
     }
+    ncnn_mp_result_t r;  // (a tuple of the bottoms: the caller's list may change later)
+    ncnn_mp_result_from_option(&r, args[n_args - 1], multi ? mp_obj_new_tuple(n, items) : args[1], where);
+    ncnn_mp_layer_ready(self, r.opt, where);
     ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
     mp_obj_t *out = m_new(mp_obj_t, n_top);
-    int ret = self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, opt);
+    MP_THREAD_GIL_EXIT();
+    int ret = multi ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
+        : self->handle->forward_1(self->handle, bottoms[0], &tops[0], r.opt);
+    MP_THREAD_GIL_ENTER();
     if (ret != 0) {
         for (int i = 0; i < n_top; i++) {
             ncnn_mat_destroy(tops[i]);
@@ -283,10 +282,10 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
         ncnn_mp_layer_check_ret(ret, where);
     }
     for (int i = 0; i < n_top; i++) {
-        out[i] = ncnn_mp_mat_wrap_owned(tops[i], MP_OBJ_NULL, NULL, where);
+        out[i] = ncnn_mp_result_wrap(&r, tops[i], where);  // (wrap destroys the handle if it raises)
         tops[i] = NULL;
     }
-    mp_obj_t result = mp_obj_new_tuple(n_top, out);
+    mp_obj_t result = multi ? mp_obj_new_tuple(n_top, out) : out[0];
     m_del(ncnn_mat_t, bottoms, n);
     m_del(ncnn_mat_t, tops, n_top);
     m_del(mp_obj_t, out, n_top);
@@ -301,7 +300,9 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     if (!ncnn_layer_get_support_inplace(self->handle)) {
         ncnn_mp_raise_value(where, "this layer type does not support in-place forward");
     }
-    ncnn_option_t opt = ncnn_mp_layer_ready(self, opt_in, where);
+    ncnn_mp_result_t r;  // nothing is made; the Option is read as for a result
+    ncnn_mp_result_from_option(&r, opt_in, MP_OBJ_NULL, where);
+    ncnn_mp_layer_ready(self, r.opt, where);
     bool multi = mp_obj_is_type(mats, &mp_type_list) || mp_obj_is_type(mats, &mp_type_tuple);
     size_t n = 1;
     mp_obj_t *items = &mats;
@@ -312,12 +313,14 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     for (size_t i = 0; i < n; i++) {
         ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(items[i], where);
         if (m->readonly) {
-            ncnn_mp_raise_value(where, "the Mat is over an immutable buffer (bytes)");
+            ncnn_mp_raise_value(where, "the Mat is read-only (over bytes, or a bottom blob ncnn lent)");
         }
         handles[i] = ncnn_mp_layer_input(items[i], where);
     }
-    int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, opt)
-        : self->handle->forward_inplace_1(self->handle, handles[0], opt);
+    MP_THREAD_GIL_EXIT();
+    int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
+        : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
+    MP_THREAD_GIL_ENTER();
     m_del(ncnn_mat_t, handles, n ? n : 1);
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;

@@ -12,6 +12,8 @@ static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(bool finaliser) {
         : mp_obj_malloc(ncnn_mp_mat_obj_t, &ncnn_mp_type_Mat);
     self->handle = NULL;
     self->keep = MP_OBJ_NULL;
+    self->lent = NULL;
+    self->owner = NULL;
     self->allocator = NULL;
     self->external = NULL;
     self->kind = NCNN_MP_MAT_OWNED;
@@ -19,10 +21,10 @@ static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(bool finaliser) {
     return self;
 }
 
-mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,
+// Wraps a new handle that ncnn_mp owns. The wrapper is allocated before it takes the
+// handle: should that raise MemoryError, the handle is destroyed here instead of leaking.
+static mp_obj_t ncnn_mp_mat_wrap(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,
     const char *where) {
-    // The wrapper is allocated before it takes the handle: should that raise
-    // MemoryError, the handle is destroyed here instead of leaking.
     nlr_buf_t nlr;
     ncnn_mp_mat_obj_t *self;
     if (nlr_push(&nlr) == 0) {
@@ -43,37 +45,174 @@ mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_alloca
     return MP_OBJ_FROM_PTR(self);
 }
 
-mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle) {
+mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle, ncnn_mp_lent_t *lent) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new(false);
     self->kind = NCNN_MP_MAT_BORROWED;
-    self->handle = handle;
+    self->lent = lent;
+    self->owner = ncnn_mp_thread();
+    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self));
+    self->handle = handle;  // only now: a failed lend leaves nothing that could outlive ncnn's blob
     return MP_OBJ_FROM_PTR(self);
 }
 
 void ncnn_mp_mat_expire(mp_obj_t mat) {
-    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(mat))->handle = NULL;
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(mat);
+    if (self->kind == NCNN_MP_MAT_LENT_VIEW && self->handle) {
+        ncnn_mat_destroy(self->handle);  // now, while the storage it may share is alive
+    }
+    self->handle = NULL;
+    self->lent = NULL;
+    ncnn_mp_allocator_native_assign(&self->allocator, NULL);
+}
+
+// Why the Mat itself cannot be used now, or NULL when it can.
+static const char *ncnn_mp_mat_unusable(ncnn_mp_mat_obj_t *m) {
+    if (m->handle == NULL) {
+        return m->kind == NCNN_MP_MAT_OWNED ? "the Mat was released"
+            : "Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)";
+    }
+    if (m->kind != NCNN_MP_MAT_OWNED && m->owner != ncnn_mp_thread()) {
+        return "the Mat was lent to a callback running in another thread (clone() it there to share it)";
+    }
+    return NULL;
+}
+
+// Mat(data=buf): whether buf's storage is still where the Mat points (a bytearray that
+// grew may have moved; a Mat given new storage by create() freed its old one).
+static bool ncnn_mp_mat_external_moved(ncnn_mp_mat_obj_t *m) {
+    const void *now = NULL;
+    if (mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
+        ncnn_mp_mat_obj_t *k = MP_OBJ_TO_PTR(m->keep);
+        now = k->handle ? ncnn_mat_get_data(k->handle) : NULL;
+    } else {
+        mp_buffer_info_t info;
+        now = mp_get_buffer(m->keep, &info, MP_BUFFER_READ) ? info.buf : NULL;
+    }
+    return now != m->external;
+}
+
+// One rule for every way into a Mat: it is usable when it and every Mat it may share
+// storage with (its `keep` chain: the Mats it was computed from, or lies over) are.
+static const char *ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
+    for (;;) {
+        const char *why = ncnn_mp_mat_unusable(m);
+        if (why != NULL || m->keep == MP_OBJ_NULL) {
+            return why;
+        }
+        if (mp_obj_is_type(m->keep, &mp_type_tuple) || mp_obj_is_type(m->keep, &mp_type_list)) {
+            // The bottoms of a Layer.forward: one level per such call.
+            size_t n;
+            mp_obj_t *items;
+            mp_obj_get_array(m->keep, &n, &items);
+            for (size_t i = 0; i < n && why == NULL; i++) {
+                if (mp_obj_is_type(items[i], &ncnn_mp_type_Mat)) {
+                    why = ncnn_mp_mat_chain_unusable(MP_OBJ_TO_PTR(items[i]));
+                }
+            }
+            return why;
+        }
+        if (mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
+            why = ncnn_mp_mat_unusable(MP_OBJ_TO_PTR(m->keep));
+            if (why != NULL) {
+                return why;
+            }
+        }
+        if (m->external && ncnn_mp_mat_external_moved(m)) {
+            return "the buffer under this Mat was resized and moved (keep data= buffers at a fixed size)";
+        }
+        if (!mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
+            return NULL;
+        }
+        m = MP_OBJ_TO_PTR(m->keep);
+    }
 }
 
 ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
-    if (self->handle == NULL) {
-        ncnn_mp_raise_value(where, self->kind == NCNN_MP_MAT_BORROWED
-            ? "Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)"
-            : "the Mat was released");
-    }
-    if (self->external) {
-        // A bytearray that grew since Mat(data=...) may have moved: ncnn would write to freed memory.
-        mp_buffer_info_t info;
-        mp_get_buffer_raise(self->keep, &info, MP_BUFFER_READ);
-        if (info.buf != self->external) {
-            ncnn_mp_raise_value(where, "the buffer under this Mat was resized and moved (keep data= buffers at a fixed size)");
-        }
+    const char *why = ncnn_mp_mat_chain_unusable(self);
+    if (why) {
+        ncnn_mp_raise_value(where, why);
     }
     return self;
 }
 
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where) {
     return ncnn_mp_get_mat(obj, where)->handle;
+}
+
+// ---------------------------------------------------------------------------
+// Results (see ncnn_mp_result_t).
+
+void ncnn_mp_result_from_option(ncnn_mp_result_t *r, mp_obj_t opt_in, mp_obj_t source, const char *where) {
+    ncnn_mp_option_obj_t *o = ncnn_mp_get_option(opt_in, where);
+    r->source = source;
+    r->opt = o->handle;
+    switch (o->kind) {
+        case NCNN_MP_OPTION_OWNED:
+            r->allocator = o->allocators[NCNN_MP_BLOB_ALLOCATOR];
+            break;
+        case NCNN_MP_OPTION_NET_VIEW:
+            r->allocator = o->net->allocators[NCNN_MP_BLOB_ALLOCATOR];
+            break;
+        default:
+            r->opt = ncnn_mp_option_new_copy(o->handle);
+            r->allocator = NULL;
+            break;
+    }
+}
+
+void ncnn_mp_result_from_allocator(ncnn_mp_result_t *r, mp_obj_t alloc_in, mp_obj_t source, const char *where) {
+    r->opt = NULL;
+    r->allocator = ncnn_mp_get_allocator_native_or_none(alloc_in, where);
+    r->source = source;
+}
+
+// The lent list of the innermost callback among a lent source Mat's, or NULL. Callbacks
+// nest on one C stack (lent Mats are usable in their own thread only) and the stack grows
+// down on every target: the innermost list is the lowest address.
+static ncnn_mp_lent_t *ncnn_mp_result_lender(mp_obj_t source, bool *readonly) {
+    size_t n = 1;
+    mp_obj_t *items = &source;
+    if (source == MP_OBJ_NULL) {
+        return NULL;
+    }
+    if (mp_obj_is_type(source, &mp_type_tuple) || mp_obj_is_type(source, &mp_type_list)) {
+        mp_obj_get_array(source, &n, &items);
+    }
+    ncnn_mp_lent_t *lender = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!mp_obj_is_type(items[i], &ncnn_mp_type_Mat)) {
+            continue;
+        }
+        ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(items[i]);
+        *readonly |= m->readonly;
+        if (m->lent && (lender == NULL || (uintptr_t)m->lent < (uintptr_t)lender)) {
+            lender = m->lent;
+        }
+    }
+    return lender;
+}
+
+mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where) {
+    bool readonly = false;
+    ncnn_mp_lent_t *lender = ncnn_mp_result_lender(r->source, &readonly);
+    mp_obj_t out = ncnn_mp_mat_wrap(handle, r->source, r->allocator, where);
+    ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(out);
+    m->readonly = readonly;
+    if (lender) {
+        m->kind = NCNN_MP_MAT_LENT_VIEW;
+        m->lent = lender;
+        m->owner = ncnn_mp_thread();
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            ncnn_mp_lend(lender, out);
+            nlr_pop();
+        } else {
+            ncnn_mp_mat_expire(out);  // not listed: it must not outlive the lent storage
+            nlr_jump(nlr.ret_val);
+        }
+    }
+    return out;
 }
 
 static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *where) {
@@ -259,7 +398,8 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     if (elemsize % elempack != 0) {
         ncnn_mp_raise_value(where, "elemsize must be a multiple of elempack");
     }
-    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
+    ncnn_mp_result_t r;
+    ncnn_mp_result_from_allocator(&r, args[ARG_allocator].u_obj, MP_OBJ_NULL, where);
     mp_obj_t data = args[ARG_data].u_obj;
     int n = ncnn_mp_get_int_in(args[ARG_n].u_obj, 1, INT32_MAX, where, "n");
     #if !NCNN_BATCH
@@ -274,11 +414,11 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         if (data != mp_const_none) {
             ncnn_mp_raise_value(where, "data= needs a shape (w, and h, d, c as needed)");
         }
-        return ncnn_mp_mat_wrap_owned(ncnn_mat_create(), MP_OBJ_NULL, NULL, where);
+        return ncnn_mp_mat_wrap(ncnn_mat_create(), MP_OBJ_NULL, NULL, where);
     }
     if (data == mp_const_none) {
-        ncnn_mat_t m = ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, n, NULL, alloc ? alloc->handle : NULL);
-        return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, alloc, where);
+        ncnn_allocator_t a = r.allocator ? r.allocator->handle : NULL;
+        return ncnn_mp_result_wrap(&r, ncnn_mp_mat_create(where, dims, shape, elemsize, elempack, n, NULL, a), where);
     }
     // Zero-copy over a Python buffer, which the Mat keeps alive.
     mp_buffer_info_t info;
@@ -295,17 +435,19 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
             "(each channel padded to 16 bytes: cstep * c * elemsize)"), where, (unsigned)info.len, (unsigned)need);
     }
-    mp_obj_t out = ncnn_mp_mat_wrap_owned(m, data, NULL, where);
+    ncnn_mp_result_t over;  // over a lent Mat, it is lent too
+    ncnn_mp_result_from_allocator(&over, mp_const_none, data, where);
+    mp_obj_t out = ncnn_mp_result_wrap(&over, m, where);
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
     self->external = info.buf;
-    self->readonly = readonly;
+    self->readonly |= readonly;
     return out;
 }
 
-// __del__   ncnn_mat_destroy (owned only), then the allocator reference.
+// __del__   ncnn_mat_destroy (not a lent Mat's: ncnn's), then the allocator reference.
 static mp_obj_t ncnn_mp_Mat_del(mp_obj_t self_in) {
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (self->kind == NCNN_MP_MAT_OWNED && self->handle) {
+    if (self->kind != NCNN_MP_MAT_BORROWED && self->handle) {
         ncnn_mat_destroy(self->handle);
     }
     self->handle = NULL;
@@ -329,8 +471,9 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_fill_obj, ncnn_mp_Mat_fill);
 static mp_obj_t ncnn_mp_Mat_clone(size_t n_args, const mp_obj_t *args) {
     const char *where = "Mat.clone";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
-    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(n_args > 1 ? args[1] : mp_const_none, where);
-    return ncnn_mp_mat_wrap_owned(ncnn_mat_clone(self->handle, alloc ? alloc->handle : NULL), MP_OBJ_NULL, alloc, where);
+    ncnn_mp_result_t r;  // a copy: it shares nothing with self
+    ncnn_mp_result_from_allocator(&r, n_args > 1 ? args[1] : mp_const_none, MP_OBJ_NULL, where);
+    return ncnn_mp_result_wrap(&r, ncnn_mat_clone(self->handle, r.allocator ? r.allocator->handle : NULL), where);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_clone_obj, 1, 2, ncnn_mp_Mat_clone);
 
@@ -339,16 +482,17 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
     const char *where = "Mat.reshape";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
     size_t n = n_args - 1;
-    mp_obj_t alloc_obj = mp_const_none;
+    mp_obj_t alloc_in = mp_const_none;
     if (n > 0 && !mp_obj_is_int(args[n_args - 1])) {
-        alloc_obj = args[n_args - 1];
+        alloc_in = args[n_args - 1];
         n--;
     }
     if (n < 1 || n > 4) {
         ncnn_mp_raise_type(where, "expected reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator])");
     }
-    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(alloc_obj, where);
-    ncnn_allocator_t a = alloc ? alloc->handle : NULL;
+    ncnn_mp_result_t r;  // a reshape may share self's storage (which may be a Python buffer or lent)
+    ncnn_mp_result_from_allocator(&r, alloc_in, args[0], where);
+    ncnn_allocator_t a = r.allocator ? r.allocator->handle : NULL;
     int s[4];
     static const char *const names[] = { "w", "h", "d", "c" };
     for (size_t i = 0; i < n; i++) {
@@ -369,10 +513,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
         ncnn_mat_destroy(m);
         ncnn_mp_raise_value(where, "the new shape holds a different number of elements");
     }
-    // A reshape may share self's storage (which may be a Python buffer): keep self alive.
-    mp_obj_t out = ncnn_mp_mat_wrap_owned(m, args[0], alloc, where);
-    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->readonly = self->readonly;
-    return out;
+    return ncnn_mp_result_wrap(&r, m, where);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 1, 6, ncnn_mp_Mat_reshape);
 
@@ -380,9 +521,10 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 1, 6, ncnn_m
 // lent by ncnn cannot change its storage: ncnn owns the ncnn::Mat behind it.
 static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_native_t *alloc, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
-    if (self->kind == NCNN_MP_MAT_BORROWED) {
+    if (self->kind != NCNN_MP_MAT_OWNED) {
         ncnn_mat_destroy(m);
-        ncnn_mp_raise_value(where, "a Mat lent by ncnn cannot get new storage (write into it, or return a new Mat)");
+        ncnn_mp_raise_value(where, "a Mat lent by ncnn, or a view of one, cannot get new storage "
+            "(write into it, or return a new Mat)");
     }
     if (self->handle) {
         ncnn_mat_destroy(self->handle);
@@ -510,12 +652,12 @@ static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
     if (ncnn_mat_get_dims(self->handle) == 0) {
         ncnn_mp_raise_value(where, "the Mat is empty");  // ncnn's Flatten divides by its size
     }
-    ncnn_mp_allocator_native_t *alloc;
-    ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
     ncnn_mp_require_layer(NCNN_MP_HELPER_FLATTEN, where);
+    ncnn_mp_result_t r;  // a flat Mat comes back as itself
+    ncnn_mp_result_from_option(&r, opt_in, self_in, where);
     ncnn_mat_t dst = NULL;
-    ncnn_flatten(self->handle, &dst, opt);
-    return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
+    ncnn_flatten(self->handle, &dst, r.opt);
+    return ncnn_mp_result_wrap(&r, dst, where);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_flatten_obj, ncnn_mp_Mat_flatten);
 
@@ -527,12 +669,12 @@ static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_
     if (elempack != 1 && elempack != 4 && elempack != 8 && elempack != 16) {
         ncnn_mp_raise_value(where, "elempack must be 1, 4, 8 or 16 (the packings ncnn converts between)");
     }
-    ncnn_mp_allocator_native_t *alloc;
-    ncnn_option_t opt = ncnn_mp_get_option_for_result(opt_in, where, &alloc);
     ncnn_mp_require_layer(NCNN_MP_HELPER_PACKING, where);
+    ncnn_mp_result_t r;  // the same packing comes back as itself
+    ncnn_mp_result_from_option(&r, opt_in, self_in, where);
     ncnn_mat_t dst = NULL;
-    ncnn_convert_packing(self->handle, &dst, elempack, opt);
-    return ncnn_mp_mat_wrap_owned(dst, self_in, alloc, where);
+    ncnn_convert_packing(self->handle, &dst, elempack, r.opt);
+    return ncnn_mp_result_wrap(&r, dst, where);
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_convert_packing_obj, ncnn_mp_Mat_convert_packing);
 
@@ -605,8 +747,6 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     if (!make && (b[0] + b[1] >= h || b[2] + b[3] >= w || b[4] + b[5] >= d)) {
         ncnn_mp_raise_value(where, "the borders cut away the whole Mat");
     }
-    ncnn_mp_allocator_native_t *alloc;
-    ncnn_option_t opt = ncnn_mp_get_option_for_result(args[ARG_opt].u_obj, where, &alloc);
     if (make) {  // the new Mat's storage stays within what ncnn_mp lets ncnn allocate
         unsigned long long bytes = (unsigned long long)(w + b[2] + b[3]) * (h + b[0] + b[1]) * (d + b[4] + b[5])
             * ncnn_mat_get_c(m) * ncnn_mat_get_elemsize(m);
@@ -615,6 +755,9 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
         }
     }
     ncnn_mp_require_layer(make ? NCNN_MP_HELPER_PADDING : NCNN_MP_HELPER_CROP, where);
+    ncnn_mp_result_t r;  // zero borders give back the Mat itself
+    ncnn_mp_result_from_option(&r, args[ARG_opt].u_obj, pos_args[0], where);
+    ncnn_option_t opt = r.opt;
     ncnn_mat_t dst = ncnn_mat_create();
     if (make && depth) {
         ncnn_copy_make_border_3d(m, dst, b[0], b[1], b[2], b[3], b[4], b[5], type, v, opt);
@@ -629,7 +772,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
         ncnn_mat_destroy(dst);
         ncnn_mp_raise_value(where, "ncnn could not make the new Mat (unsupported element size or shape)");
     }
-    return ncnn_mp_mat_wrap_owned(dst, MP_OBJ_NULL, alloc, where);
+    return ncnn_mp_result_wrap(&r, dst, where);
 }
 
 static mp_obj_t ncnn_mp_Mat_copy_make_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
@@ -656,10 +799,13 @@ static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
     if (dims == 3) {
         shape[2] = shape[3];
     }
+    ncnn_mp_result_t r;
+    ncnn_mp_result_from_allocator(&r, mp_const_none, self_in, where);
     ncnn_mat_t v = ncnn_mp_mat_create(where, dims, shape, ncnn_mat_get_elemsize(m), ncnn_mat_get_elempack(m), 1,
         ncnn_mp_mat_channel(m, b, 0), NULL);
-    mp_obj_t out = ncnn_mp_mat_wrap_owned(v, self_in, NULL, where);
-    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->readonly = self->readonly;
+    mp_obj_t out = ncnn_mp_result_wrap(&r, v, where);
+    // It lies over self's storage without counting it: valid while self keeps that storage.
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->external = ncnn_mat_get_data(m);
     return out;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_batch_obj, ncnn_mp_Mat_batch);
@@ -771,9 +917,11 @@ static mp_obj_t ncnn_mp_Mat_unary_op(mp_unary_op_t op, mp_obj_t self_in) {
 
 // memoryview(Mat): the storage itself, writes go into the Mat. Typecode 'f' for
 // float32 elements, else 'B'. 3-D/4-D Mats include the padding between channels.
+// A Mat that cannot be used (released, expired, its buffer moved) raises ValueError here
+// as everywhere else: a memoryview of it would point at freed storage.
 static mp_int_t ncnn_mp_Mat_get_buffer(mp_obj_t self_in, mp_buffer_info_t *info, mp_uint_t flags) {
-    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (self->handle == NULL || ((flags & MP_BUFFER_WRITE) && self->readonly)) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "memoryview(Mat)");
+    if ((flags & MP_BUFFER_WRITE) && self->readonly) {
         return 1;
     }
     size_t elem = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);

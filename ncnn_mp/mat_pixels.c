@@ -99,9 +99,10 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
         th = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_h");
     }
     int stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
-    ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(k < n_args ? args[k] : mp_const_none, where);
+    ncnn_mp_result_t r;  // converted: it shares nothing with the pixels
+    ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
     const uint8_t *px = ncnn_mp_pixels_in(args[1], w, h, cin, &stride, false, where);
-    ncnn_allocator_t a = alloc ? alloc->handle : NULL;
+    ncnn_allocator_t a = r.allocator ? r.allocator->handle : NULL;
     int type = mp_obj_get_int(args[2]);
     ncnn_mat_t m;
     switch (kind) {
@@ -115,7 +116,7 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not make the Mat"), where);
     }
     (void)out_channels;
-    return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, alloc, where);
+    return ncnn_mp_result_wrap(&r, m, where);
 }
 
 static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {

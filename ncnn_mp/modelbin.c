@@ -16,21 +16,23 @@ typedef struct _ncnn_mp_mat_array_t {
     struct _ncnn_mp_mat_array_t *link;
 } ncnn_mp_mat_array_t;
 
-// The arrays alive now, found by the ncnn_modelbin_t our callbacks receive.
-static ncnn_mp_mat_array_t *ncnn_mp_mat_arrays;
+// The arrays alive now (MP_STATE_VM(ncnn_mp_mat_arrays), state.c), found by the
+// ncnn_modelbin_t our callbacks receive; under the lock.
 
 // The next Mat of the array, as a new handle (ncnn takes it and destroys it). An empty
 // Mat when the array is used up or the Mat does not have the element count asked
 // for: the layer then fails its load_model instead of reading past the weights.
 static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count) {
-    ncnn_mp_mat_array_t *a = ncnn_mp_mat_arrays;
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_mat_array_t *a = MP_STATE_VM(ncnn_mp_mat_arrays);
     while (a && a->handle != mb) {
         a = a->link;
     }
-    if (a == NULL || a->next >= a->n) {
+    ncnn_mat_t m = a && a->next < a->n ? a->mats[a->next++] : NULL;
+    ncnn_mp_unlock(l);
+    if (m == NULL) {
         return ncnn_mat_create();
     }
-    ncnn_mat_t m = a->mats[a->next++];
     size_t have = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m) * ncnn_mat_get_c(m);
     return have == count ? ncnn_mat_clone(m, NULL) : ncnn_mat_create();
 }
@@ -51,13 +53,15 @@ static ncnn_mat_t ncnn_mp_mat_array_load_3d(const ncnn_modelbin_t mb, int w, int
 }
 
 static void ncnn_mp_mat_array_free(ncnn_mp_mat_array_t *a) {
-    ncnn_mp_mat_array_t **link = &ncnn_mp_mat_arrays;
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_mat_array_t **link = &MP_STATE_VM(ncnn_mp_mat_arrays);
     while (*link && *link != a) {
         link = &(*link)->link;
     }
     if (*link) {
         *link = a->link;
     }
+    ncnn_mp_unlock(l);
     for (size_t i = 0; i < a->n; i++) {
         ncnn_mat_destroy(a->mats[i]);
     }
@@ -70,6 +74,7 @@ static ncnn_mp_modelbin_obj_t *ncnn_mp_modelbin_new(const mp_obj_type_t *type) {
     self->handle = NULL;
     self->keep = MP_OBJ_NULL;
     self->array = NULL;
+    self->owner = NULL;
     self->borrowed = false;
     return self;
 }
@@ -77,6 +82,7 @@ static ncnn_mp_modelbin_obj_t *ncnn_mp_modelbin_new(const mp_obj_type_t *type) {
 mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle) {
     ncnn_mp_modelbin_obj_t *self = ncnn_mp_modelbin_new(&ncnn_mp_type_ModelBin);
     self->handle = handle;
+    self->owner = ncnn_mp_thread();
     self->borrowed = true;
     return MP_OBJ_FROM_PTR(self);
 }
@@ -91,6 +97,9 @@ ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where) {
         ncnn_mp_raise_value(where, self->borrowed
             ? "ModelBin used after the load_model callback it was lent to returned"
             : "the ModelBin was closed");
+    }
+    if (self->borrowed) {
+        ncnn_mp_check_owner(self->owner, where);
     }
     if (self->keep != MP_OBJ_NULL && mp_obj_is_type(self->keep, &ncnn_mp_type_DataReader)) {
         ncnn_mp_get_datareader(self->keep, where);  // still open, buffer still in place
@@ -150,8 +159,10 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     a->handle->load_1d = ncnn_mp_mat_array_load_1d;
     a->handle->load_2d = ncnn_mp_mat_array_load_2d;
     a->handle->load_3d = ncnn_mp_mat_array_load_3d;
-    a->link = ncnn_mp_mat_arrays;
-    ncnn_mp_mat_arrays = a;
+    mp_uint_t l = ncnn_mp_lock();
+    a->link = MP_STATE_VM(ncnn_mp_mat_arrays);
+    MP_STATE_VM(ncnn_mp_mat_arrays) = a;
+    ncnn_mp_unlock(l);
     self->array = a;
     self->handle = a->handle;
     return MP_OBJ_FROM_PTR(self);
@@ -199,7 +210,9 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         ncnn_mat_destroy(m);
         ncnn_mp_raise_value(where, "no weights could be read (the data ran out, or a bad weight tag)");
     }
-    return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, NULL, where);
+    ncnn_mp_result_t r;  // ncnn reads the weights into a Mat of their own
+    ncnn_mp_result_from_allocator(&r, mp_const_none, MP_OBJ_NULL, where);
+    return ncnn_mp_result_wrap(&r, m, where);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ModelBin_load_obj, 3, 5, ncnn_mp_ModelBin_load);
 

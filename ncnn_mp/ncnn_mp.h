@@ -6,6 +6,7 @@
 
 #include "py/obj.h"
 #include "py/runtime.h"
+#include "py/mphal.h"  // MICROPY_BEGIN_ATOMIC_SECTION
 
 #include <ncnn/c_api.h>
 
@@ -21,7 +22,7 @@
 // its Net), so only they have such a record.
 
 typedef struct _ncnn_mp_allocator_native_t {
-    int refs;
+    int refs;  // under the lock
     ncnn_allocator_t handle;
 } ncnn_mp_allocator_native_t;
 
@@ -29,6 +30,16 @@ ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_nativ
 void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a);
 // Replace the reference held in *slot by a new reference to a (which may be NULL).
 void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_allocator_native_t *a);
+
+// The three allocators an ncnn Option points at, as an array indexed by kind.
+typedef enum {
+    NCNN_MP_BLOB_ALLOCATOR, NCNN_MP_WORKSPACE_ALLOCATOR, NCNN_MP_KVCACHE_ALLOCATOR, NCNN_MP_ALLOCATOR_KINDS
+} ncnn_mp_allocator_kind_t;
+typedef ncnn_mp_allocator_native_t *ncnn_mp_allocator_set_t[NCNN_MP_ALLOCATOR_KINDS];
+// dst holds references to what src holds (NULL src: none).
+void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
+// Points opt's three allocators at the set's (NULL: ncnn's default).
+void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set);
 
 typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
 
@@ -40,49 +51,53 @@ typedef struct _ncnn_mp_factory_t {
     char name[];  // the type name, which ncnn keeps a pointer to
 } ncnn_mp_factory_t;
 
+// Where a Net is in its life. ncnn destroys a layer with the destroyer registered for its
+// type *now*, so types may be registered only while it has no layers; it may run only READY.
+typedef enum {
+    NCNN_MP_NET_EMPTY,          // new, or cleared: no layers, none prepared with the option
+    NCNN_MP_NET_PARAMS_FAILED,  // the last param load failed: ncnn dropped the layers, but
+                                // may have prepared some with the option's pipeline flags
+    NCNN_MP_NET_PARAMS,         // layers made; no weights loaded since (or loading them failed):
+                                // a layer whose load_model or create_pipeline never ran crashes in forward
+    NCNN_MP_NET_READY,          // weights loaded: ncnn may run it
+} ncnn_mp_net_stage_t;
+
 typedef struct _ncnn_mp_net_native_t {
-    int refs;
+    int refs;  // under the lock
     ncnn_net_t handle;
     // Allocators the net's option points at (set through net.opt / net.option).
-    ncnn_mp_allocator_native_t *blob_allocator;
-    ncnn_mp_allocator_native_t *workspace_allocator;
-    ncnn_mp_allocator_native_t *kvcache_allocator;
+    ncnn_mp_allocator_set_t allocators;
     // Live extractors: a load or clear destroys them first (ncnn's Extractor
-    // points into the net's blobs and local allocators).
+    // points into the net's blobs and local allocators). Under the lock.
     ncnn_mp_extractor_native_t *extractors;
-    // Layers were loaded (and prepared with the option's pipeline flags) since the last clear.
-    bool loaded;
-    // load_model succeeded since the last param load or clear: only then may ncnn run the
-    // net (a layer whose load_model or create_pipeline never ran crashes in forward).
-    bool ready;
+    uint8_t stage;  // ncnn_mp_net_stage_t
     // The blobs have names: the last param load was a text one that succeeded. ncnn's
     // load_param_bin leaves the name lists empty while the index lists are filled, and
     // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
     bool named;
-    // The last param load succeeded: the net holds layers (ncnn clears them on a failed
-    // load). ncnn destroys a layer with the destroyer registered for its type *now*, so
-    // a type registered after the layers were made would be destroyed with ours.
-    bool has_layers;
-    // ncnn is inside a call on this net (loading, clearing or running it): a custom layer
-    // calling back may not clear, reload, close it or register types on it under ncnn.
-    int busy;
+    // Who is inside ncnn on this net, under the lock: n > 0 extractors running or being
+    // used (any threads), -1 a load, clear or close (one thread, alone). A custom layer
+    // calling back may not clear, reload or close the net that runs it, nor may another thread.
+    int users;
     ncnn_mp_factory_t *factories;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
-// RuntimeError naming `where` if ncnn is inside a call on the net (see busy).
-void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
+// Enters ncnn's use of the net: shared (extractors) or alone (load, clear, close);
+// RuntimeError naming `where` if that collides with a use in progress.
+void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where);
+void ncnn_mp_net_leave(ncnn_mp_net_native_t *n);
+// RuntimeError naming `where` if anyone is inside ncnn on the net.
+void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
 // Destroy every ncnn Extractor still made from this net (before a load or clear).
 void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
 
 struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
-    bool running;                      // inside ncnn_extractor_extract (custom layers may call back)
+    bool running;                      // inside ncnn_extractor_extract, under the lock
     ncnn_mp_net_native_t *net;         // counted
-    ncnn_mp_allocator_native_t *blob_allocator;       // from set_option, counted
-    ncnn_mp_allocator_native_t *workspace_allocator;  // from set_option, counted
-    ncnn_mp_allocator_native_t *kvcache_allocator;    // from set_option, counted
+    ncnn_mp_allocator_set_t allocators;  // from set_option, counted
     ncnn_mp_extractor_native_t *next;  // in net->extractors
 };
 
@@ -116,17 +131,26 @@ extern const mp_obj_type_t ncnn_mp_type_ParamDict;
 extern const mp_obj_type_t ncnn_mp_type_ModelBin;
 extern const mp_obj_type_t ncnn_mp_type_Layer;
 
+// Objects ncnn lends a callback (ncnn's own ParamDict, ModelBin, Option and blobs) belong
+// to the thread the callback runs in, until it returns (their handle is then NULL).
+// `owner` is that thread: used from another one they raise, whatever moment it is.
+const void *ncnn_mp_thread(void);  // the calling thread (MicroPython's state of it), or NULL
+// ValueError naming `where` if a lent object was lent to another thread than the caller.
+void ncnn_mp_check_owner(const void *owner, const char *where);
+
 typedef struct _ncnn_mp_modelbin_obj_t {
     mp_obj_base_t base;
     ncnn_modelbin_t handle;  // NULL once closed, or once a lent ModelBin's callback returned
     mp_obj_t keep;           // the DataReader it reads through
     struct _ncnn_mp_mat_array_t *array;  // from_mat_array: the Mats it serves (C heap, owned)
+    const void *owner;       // lent: the thread
     bool borrowed;
 } ncnn_mp_modelbin_obj_t;
 
 typedef struct _ncnn_mp_paramdict_obj_t {
     mp_obj_base_t base;
     ncnn_paramdict_t handle;  // NULL once a lent ParamDict's callback returned
+    const void *owner;        // lent: the thread
     bool borrowed;
 } ncnn_mp_paramdict_obj_t;
 
@@ -158,9 +182,8 @@ typedef struct _ncnn_mp_option_obj_t {
     ncnn_mp_net_native_t *net;
     // The allocators an owned Option points at (counted): an Allocator closed by
     // Python stays alive while an Option still hands it to ncnn.
-    ncnn_mp_allocator_native_t *blob_allocator;
-    ncnn_mp_allocator_native_t *workspace_allocator;
-    ncnn_mp_allocator_native_t *kvcache_allocator;
+    ncnn_mp_allocator_set_t allocators;
+    const void *owner;  // lent: the thread
     uint8_t kind;
 } ncnn_mp_option_obj_t;
 
@@ -168,18 +191,30 @@ typedef struct _ncnn_mp_option_obj_t {
 typedef enum {
     NCNN_MP_MAT_OWNED,     // created by ncnn_mp; destroyed in __del__
     NCNN_MP_MAT_BORROWED,  // ncnn's, lent for one callback; `handle` is NULLed when it ends
+    NCNN_MP_MAT_LENT_VIEW, // ncnn_mp's, but computed from a lent Mat whose storage it may
+                           // share (ncnn's pools, which die with the net): it is lent
+                           // too, and its handle is destroyed when the callback ends
 } ncnn_mp_mat_kind_t;
+
+typedef struct _ncnn_mp_lent_t ncnn_mp_lent_t;
 
 typedef struct _ncnn_mp_mat_obj_t {
     mp_obj_base_t base;
     ncnn_mat_t handle;
     // What the data may point into and must outlive this Mat: the Python buffer of
-    // Mat(data=...), the Extractor a result came from, the Mat a reshape shares.
+    // Mat(data=...), the Extractor a result came from, the Mat(s) a result was computed
+    // from (a reshape, a view, a layer's output may share their storage). A Mat is
+    // usable only while every Mat along its `keep` chain is (ncnn_mp_get_mat).
     mp_obj_t keep;
+    // Lent (BORROWED or LENT_VIEW): the callback's list of lent objects, and the thread.
+    // `lent` is valid only while `handle` is set.
+    ncnn_mp_lent_t *lent;
+    const void *owner;
     // The allocator the data was allocated from (counted), or NULL for ncnn's default.
     ncnn_mp_allocator_native_t *allocator;
-    // For Mat(data=buf): where buf's storage was, to detect a bytearray that was
-    // resized (and moved) under the Mat.
+    // A Mat lying over storage it does not count (Mat(data=buf), batch(b)): where the
+    // storage of `keep` was when the Mat was made. A bytearray that grew, or a Mat given
+    // new storage, moved it: the Mat is unusable from then on.
     const void *external;
     uint8_t kind;
     bool readonly;
@@ -216,12 +251,30 @@ typedef struct _ncnn_mp_layer_obj_t {
 ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where);
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where);
 ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where);
-// The handle of an Option for a call that allocates a result Mat, and through
-// *blob_allocator the allocator that Mat's data comes from (for the Mat to hold).
-// A lent Option's allocators are ncnn's own pools, which die with the net: its
-// flags are copied into a new owned Option that uses the default allocator.
-ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
-    ncnn_mp_allocator_native_t **blob_allocator);
+// How a Mat ncnn_mp makes from a computation is wrapped. Every method that returns
+// such a Mat fills one of these first (from the Option or the allocator= argument it
+// computes with, and the Mats it computes from) and wraps the result through it, so no
+// method can forget which allocator the result holds or what it may share:
+// - `opt`: the Option handle to give ncnn. A lent Option's allocators are ncnn's own
+//   pools, which die with the net: its flags are copied into a new Option that uses the
+//   default allocator.
+// - `allocator`: what the result's data comes from; the result holds it (counted).
+// - `source`: the Mat, or list/tuple of Mats, the result was computed from. ncnn may
+//   hand back their very storage (a reshape, a zero border, a Flatten of a flat Mat,
+//   Split or Noop layers): the result keeps them alive, is read-only where a source is,
+//   and is lent where a source is lent (it expires with the callback).
+typedef struct {
+    ncnn_option_t opt;
+    ncnn_mp_allocator_native_t *allocator;
+    mp_obj_t source;
+} ncnn_mp_result_t;
+// From an Option argument (opt_in) that ncnn computes the result with.
+void ncnn_mp_result_from_option(ncnn_mp_result_t *r, mp_obj_t opt_in, mp_obj_t source, const char *where);
+// From an allocator= argument (an Allocator or None).
+void ncnn_mp_result_from_allocator(ncnn_mp_result_t *r, mp_obj_t alloc_in, mp_obj_t source, const char *where);
+// Wraps a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's C API
+// returns NULL when allocation fails) raises MemoryError naming `where`.
+mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where);
 ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
@@ -250,13 +303,12 @@ extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_line_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_text_obj;
 #endif
 
-// Wrap a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's
-// C API returns NULL when allocation fails) raises MemoryError naming `where`.
-mp_obj_t ncnn_mp_mat_wrap_owned(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_allocator_native_t *allocator,
-    const char *where);
-// Wrap a Mat that ncnn lends for the duration of a callback.
-mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle);
+// Wrap a Mat that ncnn lends for the duration of a callback (listed in `lent`).
+mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle, ncnn_mp_lent_t *lent);
+// At the callback's end: a lent Mat forgets ncnn's handle, a lent view destroys its own.
 void ncnn_mp_mat_expire(mp_obj_t mat);
+// A lent callback's list: adds obj, to be expired when the callback returns.
+mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj);
 
 // A Python object holding an Option handle owned by someone else (a Net's option view).
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
@@ -288,7 +340,9 @@ void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t hand
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
 // The first flag that layers bake in at load time and that differs between a and b, or MP_QSTRnull.
 qstr ncnn_mp_option_pipeline_mismatch(const ncnn_option_t a, const ncnn_option_t b);
-mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle);
+mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle);  // lent to the calling thread
+// A new Option (collected like any) with src's flags and ncnn's default allocators.
+ncnn_option_t ncnn_mp_option_new_copy(const ncnn_option_t src);
 void ncnn_mp_option_expire(mp_obj_t obj);
 
 // Net helpers the Extractor needs.
@@ -299,14 +353,26 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net);
 // The trampoline (trampoline.c).
 
 // Every public method that lets ncnn call back into Python brackets that call with
-// begin/end: an exception a callback raised is kept in the innermost call and
-// re-raised by ncnn_mp_call_end once ncnn has returned.
+// begin/end (state.c): an exception a callback raised is kept in the calling thread's
+// innermost call and re-raised by ncnn_mp_call_end once ncnn has returned. Records live
+// on the C stack: nothing may raise between begin and stop.
+// On a port with a GIL, begin lets it go (other threads run while ncnn computes) and
+// stop takes it back; a callback takes it for its Python (ncnn_mp_call_take_gil).
 typedef struct _ncnn_mp_call_t {
-    struct _ncnn_mp_call_t *outer;
+    struct _ncnn_mp_call_t *next;  // calls in progress, of every thread
+    const void *thread;
     mp_obj_t error;
+    bool gil_released;
 } ncnn_mp_call_t;
 
 void ncnn_mp_call_begin(ncnn_mp_call_t *call);
+// The calling thread's innermost call in progress, or NULL.
+ncnn_mp_call_t *ncnn_mp_call_current(void);
+// For a callback: takes the GIL if the thread's call let it go (true: give it back after).
+bool ncnn_mp_call_take_gil(void);
+void ncnn_mp_call_give_gil(void);
+// Inside a garbage collection (a finaliser), where no Python may run and nothing allocate.
+bool ncnn_mp_in_collection(void);
 // Once ncnn has returned: call->error becomes the callbacks' exception, else a
 // KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
 // that got something from ncnn frees it if call->error is set, then calls call_raise.
@@ -317,6 +383,20 @@ void ncnn_mp_call_end(ncnn_mp_call_t *call);
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
 void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
+
+// ---------------------------------------------------------------------------
+// Per-interpreter state and the lock (state.c).
+
+// The lock over what threads share; never held across an allocation, a Python call,
+// or a call into ncnn that can call back.
+mp_uint_t ncnn_mp_lock(void);
+void ncnn_mp_unlock(mp_uint_t state);
+// The Python objects only ncnn's memory refers to, keyed by the C record ncnn holds.
+// add may allocate (and raise); get and remove never do (finalisers call them).
+void ncnn_mp_root_add(const void *key, mp_obj_t value);
+mp_obj_t ncnn_mp_root_get(const void *key);
+mp_obj_t ncnn_mp_root_remove(const void *key);  // the value removed, or MP_OBJ_NULL
+void ncnn_mp_live_layers_add(int delta);
 size_t ncnn_mp_custom_live_count(void);
 
 // ---------------------------------------------------------------------------

@@ -6,37 +6,68 @@
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
     if (n) {
+        mp_uint_t l = ncnn_mp_lock();
         n->refs++;
+        ncnn_mp_unlock(l);
     }
     return n;
 }
 
-void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where) {
-    if (n->busy) {
-        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
-            "(called from one of its custom layers)"), where);
-    }
-}
-
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
-    if (n && --n->refs == 0) {
+    if (n == NULL) {
+        return;
+    }
+    mp_uint_t l = ncnn_mp_lock();
+    bool last = --n->refs == 0;
+    ncnn_mp_unlock(l);
+    if (last) {
         // Every Extractor holds a reference, so none is left here.
         ncnn_net_destroy(n->handle);
         ncnn_mp_free_factories(n);
-        ncnn_mp_allocator_native_assign(&n->blob_allocator, NULL);
-        ncnn_mp_allocator_native_assign(&n->workspace_allocator, NULL);
-        ncnn_mp_allocator_native_assign(&n->kvcache_allocator, NULL);
+        ncnn_mp_allocator_set_assign(n->allocators, NULL);
         free(n);
     }
 }
 
+static NORETURN void ncnn_mp_net_raise_busy(const char *where) {
+    mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
+        "(from one of its custom layers, or in another thread)"), where);
+}
+
+void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where) {
+    mp_uint_t l = ncnn_mp_lock();
+    bool free_to_enter = alone ? n->users == 0 : n->users >= 0;
+    if (free_to_enter) {
+        n->users = alone ? -1 : n->users + 1;
+    }
+    ncnn_mp_unlock(l);
+    if (!free_to_enter) {
+        ncnn_mp_net_raise_busy(where);
+    }
+}
+
+void ncnn_mp_net_leave(ncnn_mp_net_native_t *n) {
+    mp_uint_t l = ncnn_mp_lock();
+    n->users = n->users < 0 ? 0 : n->users - 1;
+    ncnn_mp_unlock(l);
+}
+
+void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where) {
+    if (n->users != 0) {
+        ncnn_mp_net_raise_busy(where);
+    }
+}
+
+// (With the net entered alone: no Extractor is in use, none is being made.)
 void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
+    mp_uint_t l = ncnn_mp_lock();
     for (ncnn_mp_extractor_native_t *e = n->extractors; e; e = e->next) {
         if (e->handle) {
-            ncnn_extractor_destroy(e->handle);
+            ncnn_extractor_destroy(e->handle);  // frees memory only: no callback
             e->handle = NULL;
         }
     }
+    ncnn_mp_unlock(l);
 }
 
 ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where) {
@@ -78,10 +109,12 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
 static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Net, "Net.close");
     ncnn_mp_net_native_t *n = self->native;
-    if (n) {
-        ncnn_mp_net_check_idle(n, "Net.close");
+    if (n == NULL) {
+        return mp_const_none;
     }
+    ncnn_mp_net_enter(n, true, "Net.close");
     self->native = NULL;
+    ncnn_mp_net_leave(n);  // a later user can only be an Extractor made before, with its own reference
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     ncnn_mp_net_native_unref(n);
@@ -120,7 +153,7 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
 // (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
 static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
     ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, where);
-    ncnn_mp_net_check_idle(self->native, where);
+    ncnn_mp_net_native_t *n = self->native;
     #if !NCNN_STRING
     if (kind == NCNN_MP_LOAD_PARAM) {
         ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
@@ -129,7 +162,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     const char *path = NULL;
     ncnn_datareader_t dr = NULL;
     ncnn_mp_reader_t reader;
-    bool own_reader = false;
+    mp_buffer_info_t info = { .buf = NULL };
     if (mp_obj_is_str(src)) {
         path = mp_obj_str_get_str(src);
         #if NCNN_STDIO
@@ -145,32 +178,35 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     } else if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL) {
         dr = ncnn_mp_get_datareader_handle(src, where);
     } else {
-        mp_buffer_info_t info;
         if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
                 where, mp_obj_get_type_str(src));
         }
+    }
+    bool own_reader = path == NULL && dr == NULL;
+    ncnn_mp_net_enter(n, true, where);
+    if (own_reader) {  // (linked where ncnn's callbacks find it: nothing may raise until it is closed)
         ncnn_mp_reader_open(&reader, info.buf, info.len, false);
         dr = reader.handle;
-        own_reader = true;
     }
-    ncnn_mp_net_native_drop_extractors(self->native);
+    ncnn_mp_net_native_drop_extractors(n);
     // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
-    self->native->ready = false;
-    self->native->busy++;
-    int ret = ncnn_mp_net_run_loader(self->native->handle, kind, path, dr);
-    self->native->busy--;
-    self->native->loaded = true;  // even a failed load may have prepared some layers
-    self->native->ready = kind == NCNN_MP_LOAD_MODEL && ret == 0 && call.error == MP_OBJ_NULL;
-    if (kind != NCNN_MP_LOAD_MODEL) {
-        self->native->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
-        self->native->has_layers = ret == 0;
+    int ret = ncnn_mp_net_run_loader(n->handle, kind, path, dr);
+    if (kind == NCNN_MP_LOAD_MODEL) {
+        bool has_layers = n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY;
+        n->stage = ret == 0 && call.error == MP_OBJ_NULL ? NCNN_MP_NET_READY
+            : has_layers ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
+    } else {
+        // Even a failed load may have prepared some layers with the option.
+        n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
+        n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
     }
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
+    ncnn_mp_net_leave(n);
     ncnn_mp_call_end(&call);
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
@@ -227,18 +263,15 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_loa
 
 // Net.clear() -> None   ncnn_net_clear (its Extractors stop working)
 static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
-    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net.clear");
-    ncnn_mp_net_check_idle(self->native, "Net.clear");
-    ncnn_mp_net_native_drop_extractors(self->native);
+    ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, "Net.clear")->native;
+    ncnn_mp_net_enter(n, true, "Net.clear");
+    ncnn_mp_net_native_drop_extractors(n);
     ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
     ncnn_mp_call_begin(&call);
-    self->native->busy++;
-    ncnn_net_clear(self->native->handle);
-    self->native->busy--;
-    self->native->loaded = false;
-    self->native->ready = false;
-    self->native->named = false;
-    self->native->has_layers = false;
+    ncnn_net_clear(n->handle);
+    n->stage = NCNN_MP_NET_EMPTY;
+    n->named = false;
+    ncnn_mp_net_leave(n);
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
@@ -326,13 +359,21 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_outpu
 static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t type, mp_obj_t creator) {
     const char *where = "Net.register_custom_layer";
     ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, where)->native;
-    ncnn_mp_net_check_idle(n, where);
-    if (n->has_layers) {
-        // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
-        // new type's destroyer, which takes them for ncnn_mp's own.
-        ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
+    ncnn_mp_net_enter(n, true, where);
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        if (n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY) {
+            // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
+            // new type's destroyer, which takes them for ncnn_mp's own.
+            ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
+        }
+        ncnn_mp_register_custom_layer(n, type, creator, where);
+        nlr_pop();
+    } else {
+        ncnn_mp_net_leave(n);
+        nlr_jump(nlr.ret_val);
     }
-    ncnn_mp_register_custom_layer(n, type, creator, where);
+    ncnn_mp_net_leave(n);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_Net_register_custom_layer);
@@ -340,7 +381,7 @@ static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
     const char *where = "Net.create_extractor";
-    if (!ncnn_mp_get_net(self_in, where)->native->ready) {
+    if (ncnn_mp_get_net(self_in, where)->native->stage != NCNN_MP_NET_READY) {
         ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
             "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
     }
@@ -368,7 +409,6 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
                 ? ncnn_net_get_input_count(n->handle) : ncnn_net_get_output_count(n->handle));
         }
     } else if (dest[1] != MP_OBJ_NULL && opt) {
-        ncnn_mp_net_check_idle(n, "Net.opt");
         ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], "Net.opt");
         if (o->kind == NCNN_MP_OPTION_BORROWED) {
             ncnn_mp_raise_value("Net.opt", "cannot assign an Option lent to a callback");
@@ -377,17 +417,17 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             dest[0] = MP_OBJ_NULL;  // net.opt = net.opt
             return;
         }
-        qstr differs = n->loaded ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
+        qstr differs = n->stage != NCNN_MP_NET_EMPTY
+            ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
         if (differs != MP_QSTRnull) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt: %q differs from what the loaded "
                 "layers were prepared with; assign options before loading (or clear() first)"), differs);
         }
+        ncnn_mp_net_enter(n, true, "Net.opt");
         ncnn_net_set_option(n->handle, o->handle);
         // The net now points at the Option's allocators: hold them as long as it does.
-        bool view = o->kind == NCNN_MP_OPTION_NET_VIEW;
-        ncnn_mp_allocator_native_assign(&n->blob_allocator, view ? o->net->blob_allocator : o->blob_allocator);
-        ncnn_mp_allocator_native_assign(&n->workspace_allocator, view ? o->net->workspace_allocator : o->workspace_allocator);
-        ncnn_mp_allocator_native_assign(&n->kvcache_allocator, view ? o->net->kvcache_allocator : o->kvcache_allocator);
+        ncnn_mp_allocator_set_assign(n->allocators, o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators);
+        ncnn_mp_net_leave(n);
         dest[0] = MP_OBJ_NULL;
     }
 }

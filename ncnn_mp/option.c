@@ -1,4 +1,6 @@
 // Option: ncnn's runtime options (ncnn_option_*), owned, a view of a Net's, or lent to a callback.
+#include <string.h>
+
 #include "ncnn_mp.h"
 
 // The boolean switches, as data: one row per ncnn_option_get_/set_ pair.
@@ -41,9 +43,8 @@ static ncnn_mp_option_obj_t *ncnn_mp_option_new(const mp_obj_type_t *type, bool 
         : mp_obj_malloc(ncnn_mp_option_obj_t, type);
     self->handle = NULL;
     self->net = NULL;
-    self->blob_allocator = NULL;
-    self->workspace_allocator = NULL;
-    self->kvcache_allocator = NULL;
+    memset(self->allocators, 0, sizeof(self->allocators));
+    self->owner = NULL;
     self->kind = NCNN_MP_OPTION_OWNED;
     return self;
 }
@@ -72,27 +73,17 @@ ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where) {
             ? "Option used after the callback it was lent to returned (copy what you need inside the callback)"
             : "the Option was released");
     }
+    if (self->kind == NCNN_MP_OPTION_BORROWED) {
+        ncnn_mp_check_owner(self->owner, where);
+    }
     return self;
 }
 
-ncnn_option_t ncnn_mp_get_option_for_result(mp_obj_t obj, const char *where,
-    ncnn_mp_allocator_native_t **blob_allocator) {
-    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(obj, where);
-    switch (self->kind) {
-        case NCNN_MP_OPTION_OWNED:
-            *blob_allocator = self->blob_allocator;
-            return self->handle;
-        case NCNN_MP_OPTION_NET_VIEW:
-            *blob_allocator = self->net->blob_allocator;
-            return self->handle;
-        default: {
-            ncnn_mp_option_obj_t *copy = ncnn_mp_option_new(&ncnn_mp_type_Option, true);
-            copy->handle = ncnn_option_create();
-            ncnn_mp_option_copy_flags(copy->handle, self->handle);
-            *blob_allocator = NULL;
-            return copy->handle;
-        }
-    }
+ncnn_option_t ncnn_mp_option_new_copy(const ncnn_option_t src) {
+    ncnn_mp_option_obj_t *copy = ncnn_mp_option_new(&ncnn_mp_type_Option, true);  // collected with its handle
+    copy->handle = ncnn_option_create();
+    ncnn_mp_option_copy_flags(copy->handle, src);
+    return copy->handle;
 }
 
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
@@ -106,6 +97,7 @@ mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
 mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle) {
     ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option, false);
     self->kind = NCNN_MP_OPTION_BORROWED;
+    self->owner = ncnn_mp_thread();
     self->handle = handle;
     return MP_OBJ_FROM_PTR(self);
 }
@@ -129,60 +121,50 @@ static mp_obj_t ncnn_mp_Option_del(mp_obj_t self_in) {
         ncnn_option_destroy(self->handle);
     }
     self->handle = NULL;
-    ncnn_mp_allocator_native_assign(&self->blob_allocator, NULL);
-    ncnn_mp_allocator_native_assign(&self->workspace_allocator, NULL);
-    ncnn_mp_allocator_native_assign(&self->kvcache_allocator, NULL);
+    ncnn_mp_allocator_set_assign(self->allocators, NULL);
     ncnn_mp_net_native_unref(self->net);
     self->net = NULL;
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Option_del_obj, ncnn_mp_Option_del);
 
-// Where an allocator set on this Option must be held: in the Option itself, or,
-// for a view, in the Net whose option it is.
-static ncnn_mp_allocator_native_t **ncnn_mp_option_slot(ncnn_mp_option_obj_t *self, int which, const char *where) {
+// Sets one of the Option's allocators; it is held (counted) in the Option itself, or,
+// for a view, in the Net whose option it is, for as long as ncnn may use it.
+static void ncnn_mp_option_set_allocator(mp_obj_t self_in, mp_obj_t alloc_in, ncnn_mp_allocator_kind_t which,
+    const char *where) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
+    ncnn_mp_allocator_native_t *a = ncnn_mp_get_allocator_native_or_none(alloc_in, where);
     if (self->kind == NCNN_MP_OPTION_BORROWED) {
         ncnn_mp_raise_value(where, "cannot set allocators on an Option lent to a callback");
     }
+    ncnn_mp_allocator_native_t **set = self->kind == NCNN_MP_OPTION_NET_VIEW ? self->net->allocators : self->allocators;
     if (self->kind == NCNN_MP_OPTION_NET_VIEW) {
-        return which == 0 ? &self->net->blob_allocator : which == 1 ? &self->net->workspace_allocator
-            : &self->net->kvcache_allocator;
+        ncnn_mp_net_check_idle(self->net, where);  // ncnn may be using the old one
     }
-    return which == 0 ? &self->blob_allocator : which == 1 ? &self->workspace_allocator : &self->kvcache_allocator;
-}
-
-static void ncnn_mp_option_set_allocator(mp_obj_t self_in, mp_obj_t alloc_in, int which, const char *where) {
-    ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
-    ncnn_mp_allocator_native_t *a = ncnn_mp_get_allocator_native_or_none(alloc_in, where);
-    ncnn_mp_allocator_native_t **slot = ncnn_mp_option_slot(self, which, where);
-    ncnn_allocator_t h = a ? a->handle : NULL;
-    if (which == 0) {
-        ncnn_option_set_blob_allocator(self->handle, h);
-    } else if (which == 1) {
-        ncnn_option_set_workspace_allocator(self->handle, h);
-    } else {
-        ncnn_option_set_kvcache_allocator(self->handle, h);
-    }
-    ncnn_mp_allocator_native_assign(slot, a);
+    ncnn_mp_allocator_set_t next;
+    memcpy(next, set, sizeof(next));
+    next[which] = a;
+    ncnn_mp_allocator_set_apply(self->handle, next);
+    ncnn_mp_allocator_native_assign(&set[which], a);
 }
 
 // Option.set_blob_allocator(a: Allocator | None)   ncnn_option_set_blob_allocator
 static mp_obj_t ncnn_mp_Option_set_blob_allocator(mp_obj_t self_in, mp_obj_t a) {
-    ncnn_mp_option_set_allocator(self_in, a, 0, "Option.set_blob_allocator");
+    ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_BLOB_ALLOCATOR, "Option.set_blob_allocator");
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_blob_allocator_obj, ncnn_mp_Option_set_blob_allocator);
 
 // Option.set_workspace_allocator(a: Allocator | None)   ncnn_option_set_workspace_allocator
 static mp_obj_t ncnn_mp_Option_set_workspace_allocator(mp_obj_t self_in, mp_obj_t a) {
-    ncnn_mp_option_set_allocator(self_in, a, 1, "Option.set_workspace_allocator");
+    ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_WORKSPACE_ALLOCATOR, "Option.set_workspace_allocator");
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_workspace_allocator_obj, ncnn_mp_Option_set_workspace_allocator);
 
 // Option.set_kvcache_allocator(a: Allocator | None)   ncnn_option_set_kvcache_allocator
 static mp_obj_t ncnn_mp_Option_set_kvcache_allocator(mp_obj_t self_in, mp_obj_t a) {
-    ncnn_mp_option_set_allocator(self_in, a, 2, "Option.set_kvcache_allocator");
+    ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_KVCACHE_ALLOCATOR, "Option.set_kvcache_allocator");
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_kvcache_allocator_obj, ncnn_mp_Option_set_kvcache_allocator);
@@ -214,7 +196,7 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             : mp_obj_new_int(ncnn_option_get_num_threads(self->handle));
     } else if (dest[1] != MP_OBJ_NULL) {
         ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
-        if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->loaded
+        if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->stage != NCNN_MP_NET_EMPTY
             && !flag->get(self->handle) != !mp_obj_is_true(dest[1])) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt.%q: the net's layers were prepared "
                 "with it when the model was loaded; set it before loading (or clear() first)"), attr);

@@ -12,6 +12,7 @@ enum { NCNN_MP_PARAM_NONE = 0, NCNN_MP_PARAM_AUTO = 1, NCNN_MP_PARAM_INT = 2, NC
 static ncnn_mp_paramdict_obj_t *ncnn_mp_paramdict_new(const mp_obj_type_t *type) {
     ncnn_mp_paramdict_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_paramdict_obj_t, type);
     self->handle = NULL;
+    self->owner = NULL;
     self->borrowed = false;
     return self;
 }
@@ -19,6 +20,7 @@ static ncnn_mp_paramdict_obj_t *ncnn_mp_paramdict_new(const mp_obj_type_t *type)
 mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle) {
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_paramdict_new(&ncnn_mp_type_ParamDict);
     self->handle = handle;
+    self->owner = ncnn_mp_thread();
     self->borrowed = true;
     return MP_OBJ_FROM_PTR(self);
 }
@@ -31,6 +33,9 @@ ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where) {
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_ParamDict, where);
     if (self->handle == NULL) {
         ncnn_mp_raise_value(where, "ParamDict used after the load_param callback it was lent to returned");
+    }
+    if (self->borrowed) {
+        ncnn_mp_check_owner(self->owner, where);
     }
     return self->handle;
 }
@@ -88,7 +93,9 @@ static mp_obj_t ncnn_mp_paramdict_get_array(ncnn_paramdict_t pd, int id, mp_obj_
     ncnn_mat_t empty = ncnn_mat_create();
     ncnn_mat_t m = ncnn_paramdict_get_array(pd, id, empty);
     ncnn_mat_destroy(empty);
-    return ncnn_mp_mat_wrap_owned(m, MP_OBJ_NULL, NULL, where);
+    ncnn_mp_result_t r;  // ncnn's own counted copy: it outlives the ParamDict
+    ncnn_mp_result_from_allocator(&r, mp_const_none, MP_OBJ_NULL, where);
+    return ncnn_mp_result_wrap(&r, m, where);
 }
 
 // ParamDict.get_int(id, default=0) -> int   ncnn_paramdict_get_int

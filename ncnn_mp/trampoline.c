@@ -9,99 +9,25 @@
 // - ncnn destroys every top-blob handle a forward callback hands back, and
 //   dereferences it even on error: each top slot always gets a handle of its own,
 //   an empty Mat on every error path.
-// - Mats, ParamDicts, ModelBins and Options handed to a callback are lent: their
-//   wrappers are expired when the callback returns.
-// - The Python objects ncnn can reach (layer instances, creators) are kept in a
-//   GC root, keyed by the address of the C record ncnn holds, and dropped without
-//   allocating (a Net may be destroyed from a finaliser, inside a collection).
+// - Mats, ParamDicts, ModelBins and Options handed to a callback are lent to it, in
+//   its thread: their wrappers, and the Mats computed from them that may share their
+//   storage (ncnn_mp_result_wrap lends those too), expire when the callback returns.
+// - The Python objects ncnn can reach (layer instances, creators) are kept in the
+//   roots table (state.c), keyed by the address of the C record ncnn holds, and dropped
+//   without allocating (a Net may be destroyed from a finaliser, inside a collection).
+// - Threads: a callback runs in the thread that entered ncnn, and finds that thread's
+//   call (its exception goes there and nowhere else). On a port with a GIL, the public
+//   method let the GIL go while ncnn runs: a callback takes it back for its Python.
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "py/gc.h"
 #include "py/objfun.h"
 #include "py/bc.h"
 #include "ncnn_mp.h"
 
-// dict: small int (address >> 2 of an ncnn_layer_t or factory record) -> Python object.
-MP_REGISTER_ROOT_POINTER(mp_obj_t ncnn_mp_custom_roots);
-
-static mp_obj_t ncnn_mp_root_key(const void *p) {
-    return MP_OBJ_NEW_SMALL_INT((mp_int_t)((uintptr_t)p >> 2));
-}
-
-static void ncnn_mp_root_add(const void *p, mp_obj_t obj) {
-    if (MP_STATE_VM(ncnn_mp_custom_roots) == MP_OBJ_NULL) {
-        MP_STATE_VM(ncnn_mp_custom_roots) = mp_obj_new_dict(0);
-    }
-    mp_obj_dict_store(MP_STATE_VM(ncnn_mp_custom_roots), ncnn_mp_root_key(p), obj);
-}
-
-// True inside a garbage collection (a Net torn down by a finaliser), where no Python may
-// run and nothing may allocate. A heap the user locked (micropython.heap_lock()) is not
-// that: Python layers still run there, and what they allocate fails with MemoryError.
-static bool ncnn_mp_in_collection(void) {
-    #if defined(GC_COLLECT_FLAG)
-    return GC_COLLECT_FLAG && (MP_STATE_THREAD(gc_lock_depth) & GC_COLLECT_FLAG);
-    #else
-    return gc_is_locked();  // older MicroPython cannot tell the two apart
-    #endif
-}
-
-static mp_obj_t ncnn_mp_root_get(const void *p) {
-    if (MP_STATE_VM(ncnn_mp_custom_roots) == MP_OBJ_NULL) {
-        return MP_OBJ_NULL;
-    }
-    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(MP_STATE_VM(ncnn_mp_custom_roots)), ncnn_mp_root_key(p),
-        MP_MAP_LOOKUP);
-    return e ? e->value : MP_OBJ_NULL;
-}
-
-// Never allocates: safe from a finaliser.
-static void ncnn_mp_root_remove(const void *p) {
-    if (MP_STATE_VM(ncnn_mp_custom_roots) != MP_OBJ_NULL) {
-        mp_map_lookup(mp_obj_dict_get_map(MP_STATE_VM(ncnn_mp_custom_roots)), ncnn_mp_root_key(p),
-            MP_MAP_LOOKUP_REMOVE_IF_FOUND);
-    }
-}
-
-// Python layer instances that ncnn holds now (for tests and leak checks).
-static size_t ncnn_mp_live_layers;
-
-size_t ncnn_mp_custom_live_count(void) {
-    return ncnn_mp_live_layers;
-}
-
-// ---------------------------------------------------------------------------
-// Where an exception raised in a callback waits for the public method to re-raise it.
-
-static ncnn_mp_call_t *ncnn_mp_current_call;
-
-void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
-    call->outer = ncnn_mp_current_call;
-    call->error = MP_OBJ_NULL;
-    ncnn_mp_current_call = call;
-}
-
-void ncnn_mp_call_stop(ncnn_mp_call_t *call) {
-    ncnn_mp_current_call = call->outer;
-    if (call->error == MP_OBJ_NULL) {  // else an interrupt stays pending, for the next branch
-        call->error = ncnn_mp_take_pending();
-    }
-}
-
-void ncnn_mp_call_raise(ncnn_mp_call_t *call) {
-    if (call->error != MP_OBJ_NULL) {
-        nlr_raise(call->error);
-    }
-}
-
-void ncnn_mp_call_end(ncnn_mp_call_t *call) {
-    ncnn_mp_call_stop(call);
-    ncnn_mp_call_raise(call);
-}
-
-// Keeps the first exception of the current call, with a traceback line naming the layer.
+// Keeps the first exception of the calling thread's current call, with a traceback line
+// naming the layer.
 static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
@@ -116,13 +42,20 @@ static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
         #endif
         nlr_pop();
     }  // else: no memory to annotate; the exception itself is kept all the same
-    if (ncnn_mp_current_call == NULL) {
-        // ncnn called back outside any call of ours (a Net torn down by a finaliser): report, go on.
-        mp_obj_print_exception(&mp_plat_print, exc);
+    ncnn_mp_call_t *call = ncnn_mp_call_current();
+    if (call == NULL) {
+        // ncnn called back outside any call of ours (a Net's __del__ called by hand):
+        // nobody can receive it. Report it as MicroPython reports a failing __del__,
+        // guarded: printing may raise too.
+        if (nlr_push(&nlr) == 0) {
+            mp_printf(MICROPY_ERROR_PRINTER, "ncnn_mp: exception in a custom layer outside any call, ignored:\n");
+            mp_obj_print_exception(MICROPY_ERROR_PRINTER, exc);
+            nlr_pop();
+        }
         return;
     }
-    if (ncnn_mp_current_call->error == MP_OBJ_NULL) {
-        ncnn_mp_current_call->error = exc;
+    if (call->error == MP_OBJ_NULL) {
+        call->error = exc;
     }
 }
 
@@ -133,11 +66,11 @@ static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance
 // ---------------------------------------------------------------------------
 // Lent objects: wrapped for one callback, expired when it returns.
 
-typedef struct {
+struct _ncnn_mp_lent_t {
     mp_obj_t small[6];
     mp_obj_t *items;
     size_t n, cap;
-} ncnn_mp_lent_t;
+};
 
 static void ncnn_mp_lent_init(ncnn_mp_lent_t *lent) {
     lent->items = lent->small;
@@ -145,7 +78,7 @@ static void ncnn_mp_lent_init(ncnn_mp_lent_t *lent) {
     lent->cap = MP_ARRAY_SIZE(lent->small);
 }
 
-static mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
+mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
     if (lent->n == lent->cap) {
         mp_obj_t *more = m_new(mp_obj_t, lent->cap * 2);
         memcpy(more, lent->items, lent->n * sizeof(mp_obj_t));
@@ -156,9 +89,10 @@ static mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
     return obj;
 }
 
+// In reverse: views go before the Mats they were computed from.
 static void ncnn_mp_lent_expire(ncnn_mp_lent_t *lent) {
-    for (size_t i = 0; i < lent->n; i++) {
-        mp_obj_t o = lent->items[i];
+    while (lent->n > 0) {
+        mp_obj_t o = lent->items[--lent->n];
         if (mp_obj_is_type(o, &ncnn_mp_type_Mat)) {
             ncnn_mp_mat_expire(o);
         } else if (mp_obj_is_type(o, &ncnn_mp_type_Option)) {
@@ -169,7 +103,6 @@ static void ncnn_mp_lent_expire(ncnn_mp_lent_t *lent) {
             ncnn_mp_modelbin_expire(o);
         }
     }
-    lent->n = 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -228,18 +161,16 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
             mp_obj_get_type_str(instance), method, mp_obj_get_type_str(out));
     }
     ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(out, "custom layer output");
-    for (size_t i = 0; i < lent->n; i++) {
-        if (lent->items[i] == MP_OBJ_FROM_PTR(m) && m->kind == NCNN_MP_MAT_BORROWED) {
-            nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
-                "returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)"));
-        }
+    if (m->kind == NCNN_MP_MAT_BORROWED && m->lent == lent) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
+            "returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)"));
     }
     if (ncnn_mat_get_dims(m->handle) == 0) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method, "produced an empty Mat"));
     }
     ncnn_mat_t h = m->handle;
     int dims = ncnn_mat_get_dims(h);
-    bool shareable = m->kind != NCNN_MP_MAT_BORROWED && m->keep == MP_OBJ_NULL && m->allocator == NULL
+    bool shareable = m->kind == NCNN_MP_MAT_OWNED && m->keep == MP_OBJ_NULL && m->allocator == NULL
         && m->external == NULL;
     ncnn_mat_t copy;
     if (shareable) {
@@ -263,25 +194,44 @@ typedef struct {
     ncnn_layer_t layer;
     mp_obj_t instance;
     ncnn_mp_lent_t lent;
+    bool gil;  // the frame took the GIL back from the call that released it
 } ncnn_mp_frame_t;
 
-// Finds the instance ncnn is calling. False when there is none, or when Python may not
-// run now (inside a garbage collection).
+// Finds the instance ncnn is calling, and takes the GIL if the public method that
+// entered ncnn let it go. False when there is none, or when Python may not run now:
+// inside a garbage collection, or in a thread MicroPython does not know.
 static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
     f->layer = layer;
-    f->instance = ncnn_mp_in_collection() ? MP_OBJ_NULL : ncnn_mp_root_get(layer);
+    f->instance = MP_OBJ_NULL;
+    f->gil = false;
     ncnn_mp_lent_init(&f->lent);
-    return f->instance != MP_OBJ_NULL;
+    #if MICROPY_PY_THREAD
+    if (mp_thread_get_state() == NULL) {
+        return false;
+    }
+    #endif
+    if (ncnn_mp_in_collection()) {
+        return false;
+    }
+    f->instance = ncnn_mp_root_get(layer);
+    if (f->instance == MP_OBJ_NULL) {
+        return false;
+    }
+    f->gil = ncnn_mp_call_take_gil();
+    return true;
 }
 
-// Ends a callback: expires what was lent; keeps the exception, if any, for the public method.
+// Ends a callback: expires what was lent; keeps the exception, if any, for the public
+// method; lets the GIL go again if the frame took it.
 static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr method) {
     ncnn_mp_lent_expire(&f->lent);
     if (failed) {
         ncnn_mp_keep_error(MP_OBJ_FROM_PTR(failed->ret_val), f->layer, method);
-        return -1;
     }
-    return 0;
+    if (f->gil) {
+        ncnn_mp_call_give_gil();
+    }
+    return failed ? -1 : 0;
 }
 
 // The Layer base class's own function for `name` (a lookup through the type would
@@ -346,6 +296,7 @@ static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) 
         if (nlr_push(&nlr) == 0) {
             ncnn_mp_check_blob_counts(f.instance, layer);
             nlr_pop();
+            ncnn_mp_frame_close(&f, NULL, MP_QSTR_load_param);
         } else {
             return ncnn_mp_frame_close(&f, &nlr, MP_QSTR_load_param);
         }
@@ -370,7 +321,7 @@ static int ncnn_mp_tr_destroy_pipeline(ncnn_layer_t layer, const ncnn_option_t o
 
 // A lent Mat for a bottom blob: ncnn's, read-only (other layers may read the same blob).
 static mp_obj_t ncnn_mp_lend_bottom(ncnn_mp_lent_t *lent, ncnn_mat_t h) {
-    mp_obj_t m = ncnn_mp_lend(lent, ncnn_mp_mat_wrap_borrowed(h));
+    mp_obj_t m = ncnn_mp_mat_wrap_borrowed(h, lent);
     ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(m))->readonly = true;
     return m;
 }
@@ -409,8 +360,9 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
                 // CPython style: the method fills top Mats made here (top.create / clone_from / ...).
                 mp_obj_t top = single ? MP_OBJ_NULL : mp_obj_new_list(n2, NULL);
                 mp_obj_t made[n2 > 0 ? n2 : 1];
+                ncnn_mp_result_t fresh = { NULL, NULL, MP_OBJ_NULL };
                 for (int i = 0; i < n2; i++) {
-                    made[i] = ncnn_mp_mat_wrap_owned(ncnn_mat_create(), MP_OBJ_NULL, NULL, "custom layer top");
+                    made[i] = ncnn_mp_result_wrap(&fresh, ncnn_mat_create(), "Layer.forward");
                     if (single) {
                         top = made[i];
                     } else {
@@ -485,11 +437,11 @@ static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n,
         }
         mp_obj_t arg;
         if (single) {
-            arg = ncnn_mp_lend(&f.lent, ncnn_mp_mat_wrap_borrowed(blobs[0]));
+            arg = ncnn_mp_mat_wrap_borrowed(blobs[0], &f.lent);
         } else {
             arg = mp_obj_new_list(n, NULL);
             for (int i = 0; i < n; i++) {
-                mp_obj_list_store(arg, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_lend(&f.lent, ncnn_mp_mat_wrap_borrowed(blobs[i])));
+                mp_obj_list_store(arg, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_mat_wrap_borrowed(blobs[i], &f.lent));
             }
         }
         dest[2] = arg;
@@ -562,43 +514,48 @@ static ncnn_layer_t ncnn_mp_creator(void *userdata) {
     if (ncnn_mp_in_collection()) {
         return ncnn_mp_failed_layer();
     }
+    bool gil = ncnn_mp_call_take_gil();
+    ncnn_layer_t made = NULL;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_obj_t instance = mp_call_function_0(factory->creator);
         mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
         if (native == MP_OBJ_NULL || !mp_obj_is_type(native, &ncnn_mp_type_Layer)
             || !((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->custom) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("the creator registered for '%s' returned %s, "
-                "not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("Net.register_custom_layer: the creator for '%s' "
+                "returned %s, not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
                 factory->name, mp_obj_get_type_str(instance));
         }
         ncnn_mp_layer_obj_t *l = MP_OBJ_TO_PTR(native);
         if (!l->owned || l->handle == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("the creator registered for '%s' returned a layer "
-                "instance that a Net already uses (return a new instance each time)"), factory->name);
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.register_custom_layer: the creator for '%s' "
+                "returned a layer instance that a Net already uses (return a new instance each time)"), factory->name);
         }
         // ncnn copies these flags from the layer right after this returns.
         ncnn_mp_layer_copy_flags_from_instance(instance, l->handle);
         ncnn_mp_check_layer_class(instance, l->handle);
         ncnn_mp_root_add(l->handle, instance);
         l->owned = false;  // ncnn destroys it (ncnn_mp_destroyer)
-        ncnn_mp_live_layers++;
+        ncnn_mp_live_layers_add(1);
+        made = l->handle;
         nlr_pop();
-        return l->handle;
+    } else {
+        ncnn_mp_keep_error(MP_OBJ_FROM_PTR(nlr.ret_val), NULL, MP_QSTR___init__);
     }
-    ncnn_mp_keep_error(MP_OBJ_FROM_PTR(nlr.ret_val), NULL, MP_QSTR___init__);
-    return ncnn_mp_failed_layer();
+    if (gil) {
+        ncnn_mp_call_give_gil();
+    }
+    return made ? made : ncnn_mp_failed_layer();
 }
 
 // May run inside a garbage collection (a Net torn down by a finaliser): no allocation.
 static void ncnn_mp_destroyer(ncnn_layer_t layer, void *userdata) {
     (void)userdata;
-    mp_obj_t instance = ncnn_mp_root_get(layer);
+    mp_obj_t instance = ncnn_mp_root_remove(layer);
     if (instance != MP_OBJ_NULL) {
-        ncnn_mp_root_remove(layer);
         mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
         ((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->handle = NULL;
-        ncnn_mp_live_layers--;
+        ncnn_mp_live_layers_add(-1);
     }
     ncnn_layer_destroy(layer);
 }

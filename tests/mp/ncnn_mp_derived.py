@@ -1,0 +1,107 @@
+# Mats derived from other Mats: which allocator a result holds, views of Mats ncnn lends
+# a custom layer (they expire with it), and Mats over buffers that moved (issue 11).
+import gc
+
+import ncnn_mp
+from mptest import check, mat, packed, require
+
+require("NCNN_STRING")  # layer and blob names
+
+
+# 1. A standalone layer's result keeps the allocator its data came from.
+a = ncnn_mp.Allocator()
+opt = ncnn_mp.Option()
+opt.set_blob_allocator(a)
+relu = ncnn_mp.Layer("ReLU")
+r = relu.forward(mat(-1.0, 2.0, -3.0, 4.0), opt)
+tops = ncnn_mp.Layer("Split").forward([mat(5.0, 6.0)], 2, opt)
+opt.set_blob_allocator(None)
+a.close()
+del opt
+gc.collect()
+print("ReLU result after its allocator was closed", packed(r))
+print("Split results", [packed(t) for t in tops])
+del r, tops
+gc.collect()
+print("results dropped: no abort")
+
+# The same through a lent Option: ncnn's pools die with the net, so the result uses
+# ncnn's default allocator instead.
+held = []
+
+
+class Standalone(ncnn_mp.Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, opt):
+        held.append(ncnn_mp.Layer("ReLU").forward(bottom.clone(), opt))
+        return bottom.clone()
+
+
+# 2. Views of lent Mats kept past the callback.
+kept = []
+views = {}
+
+
+class Keep(ncnn_mp.Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def forward_inplace(self, blob, opt):
+        views["reshape"] = blob.reshape(blob.w)
+        views["reshape of reshape"] = views["reshape"].reshape(2, 2)
+        views["batch"] = blob.batch(0)
+        views["flatten"] = blob.flatten(opt)
+        views["convert_packing"] = blob.convert_packing(1, opt)
+        views["zero border"] = blob.copy_make_border(0, 0, 0, 0, 0, 0.0, opt)
+        views["Split layer"] = ncnn_mp.Layer("Split").forward([blob], 2, opt)[1]
+        views["Mat over it"] = ncnn_mp.Mat(4, data=blob)
+        views["clone"] = blob.clone()
+        views["reshape"][0] = 10.0  # a view writes through to the blob
+        print("inside: views see the blob", packed(views["reshape of reshape"]), packed(views["Mat over it"]))
+        kept.append(blob)
+
+
+net = ncnn_mp.Net()
+net.register_custom_layer("Keep", Keep)
+net.register_custom_layer("Standalone", Standalone)
+net.load_param_mem("7767517\n3 3\nInput data 0 1 data 0=4\nKeep k 1 1 data mid\nStandalone s 1 1 mid out\n")
+net.load_model(b"")
+with net.create_extractor() as ex:
+    ex.input("data", mat(1.0, 2.0, 3.0, 4.0))
+    out = ex.extract("out")
+print("out", packed(out), "standalone ReLU through a lent Option", packed(held[0]))
+net.clear()
+gc.collect()
+print("the clone is the blob as it was", packed(views.pop("clone")))
+for name in sorted(views):
+    v = views[name]
+    check(name + " used after the callback", lambda: v.fill(0.0))
+    check(name + " read", lambda: v[0])
+    check(name + " memoryview", lambda: memoryview(v))
+check("lent Mat reshaped after the callback", lambda: kept[0].reshape(4))
+net.close()
+views.clear()
+gc.collect()
+print("views dropped after the net: no abort")
+
+# 3. A Mat over a buffer that was resized (and so moved).
+b = bytearray(16)
+m = ncnn_mp.Mat(4, data=b)
+v = m.reshape(2, 2)
+whole = m.batch(0)
+b.extend(bytes(4096))
+check("memoryview after the buffer moved", lambda: memoryview(m))
+check("fill after the buffer moved", lambda: m.fill(1.0))
+check("index after the buffer moved", lambda: m[0])
+check("a reshape of it after the buffer moved", lambda: v[0])
+check("its batch view after the buffer moved", lambda: memoryview(whole))
+m2 = ncnn_mp.Mat(4)
+over = ncnn_mp.Mat(4, data=m2)
+m2.create(8)
+check("a Mat over a Mat given new storage", lambda: over[0])
+print("done")
