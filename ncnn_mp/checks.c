@@ -1,4 +1,6 @@
 // Raising Python exceptions that name the call, and the argument checks every class shares.
+#include <stdio.h>
+
 #include "ncnn_mp.h"
 
 NORETURN void ncnn_mp_raise_type(const char *where, const char *what) {
@@ -90,4 +92,9 @@ void ncnn_mp_check_owner(const void *owner, const char *where) {
     if (owner != ncnn_mp_thread()) {
         ncnn_mp_raise_value(where, "it was lent to a callback running in another thread (copy what you need there)");
     }
+}
+
+const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr) {
+    snprintf(buf, NCNN_MP_WHERE_LEN, "%s.%s", cls, qstr_str(attr));
+    return buf;
 }

@@ -110,10 +110,23 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Extractor_close_obj, ncnn_mp_Extractor_close);
 
 
+// A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
+static NORETURN void ncnn_mp_raise_blob_missing(mp_obj_t key, const char *where) {
+    if (mp_obj_is_int(key)) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: the net has no blob %d"), where,
+            mp_obj_is_small_int(key) ? (int)MP_OBJ_SMALL_INT_VALUE(key) : -1);
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
+}
+
 // A blob key: its index for an int, -1 for a name (str); anything else is a TypeError.
 static int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
     if (mp_obj_is_int(key)) {
-        return ncnn_mp_get_int_in(key, 0, INT32_MAX, where, "blob index");
+        // One exception for every index the net does not have, -1 as 99 (see ncnn_mp_blob_missing).
+        if (!mp_obj_is_small_int(key) || MP_OBJ_SMALL_INT_VALUE(key) < 0 || MP_OBJ_SMALL_INT_VALUE(key) > INT32_MAX) {
+            ncnn_mp_raise_blob_missing(key, where);
+        }
+        return (int)MP_OBJ_SMALL_INT_VALUE(key);
     }
     if (!mp_obj_is_str(key)) {
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
@@ -134,6 +147,20 @@ static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t
     }
     #endif
     return ncnn_extractor_input_index(ex, index, mat);
+}
+
+// Whether the net has the blob `key`, asked of a throwaway Extractor, whose input() refuses
+// a blob the net does not have (ncnn's C API tells neither the blob count nor the names).
+// (With the net entered.)
+static bool ncnn_mp_net_has_blob(ncnn_mp_net_native_t *net, mp_obj_t key, const char *where) {
+    mp_uint_t l = ncnn_mp_lock();  // as every Extractor is made: not during set_option's swap
+    ncnn_extractor_t probe = ncnn_extractor_create(net->handle);
+    ncnn_mp_unlock(l);
+    ncnn_mat_t empty = ncnn_mat_create();
+    int ret = ncnn_mp_extractor_input(probe, key, empty, where);
+    ncnn_mat_destroy(empty);
+    ncnn_extractor_destroy(probe);
+    return ret == 0;
 }
 
 // Give ncnn every input again. With lightmode (ncnn's default) ncnn frees a blob once
@@ -230,10 +257,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     }
     ncnn_mp_extractor_done(self);
     if (ret != 0) {
-        if (mp_obj_is_int(key)) {
-            mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: the net has no blob %d"), where, (int)mp_obj_get_int(key));
-        }
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
+        ncnn_mp_raise_blob_missing(key, where);
     }
     return mp_const_none;
 }
@@ -306,6 +330,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ret = ncnn_extractor_extract_index(e->handle, index, &out);
     }
     ncnn_mp_call_stop(&call);
+    bool missing = ret != 0 && call.error == MP_OBJ_NULL && !ncnn_mp_net_has_blob(e->net, key, where);
     ncnn_mp_allocator_native_ref(r.allocator);  // (held until wrapped: done lets set_option swap it)
     ncnn_mp_extractor_done(self);
     if (call.error != MP_OBJ_NULL || ret != 0) {
@@ -316,12 +341,11 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     }
     ncnn_mp_call_raise(&call);
     if (ret != 0) {
-        if (mp_obj_is_int(key)) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract blob %d (error %d: no such blob, or a layer failed)"),
-                where, (int)mp_obj_get_int(key), ret);
+        if (missing) {
+            ncnn_mp_raise_blob_missing(key, where);
         }
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not extract '%s' (error %d: no such blob, or a layer failed)"),
-            where, mp_obj_str_get_str(key), ret);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: a layer on the way to the blob failed "
+            "(error %d; ncnn's log on stderr says why)"), where, ret);
     }
     mp_obj_t result;
     if (nlr_push(&nlr) == 0) {

@@ -432,7 +432,8 @@ static void ncnn_mp_Layer_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[1] = MP_OBJ_SENTINEL;
         return;
     }
-    ncnn_layer_t h = ncnn_mp_get_layer(self_in, "Layer")->handle;
+    char where[NCNN_MP_WHERE_LEN];
+    ncnn_layer_t h = ncnn_mp_get_layer(self_in, ncnn_mp_attr_where(where, "Layer", attr))->handle;
     if (dest[0] != MP_OBJ_NULL) {
         if (dest[1] != MP_OBJ_NULL) {
             flag->set(h, mp_obj_is_true(dest[1]));

@@ -317,11 +317,12 @@ static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *sha
 }
 
 // Reads w, h, d, c into shape[] (ncnn order, d left out when 0) and returns dims.
-static int ncnn_mp_mat_parse_shape(const char *where, mp_arg_val_t *whdc, int *shape) {
+// min_w: 0 where w=0 means an empty Mat (Mat()), else 1.
+static int ncnn_mp_mat_parse_shape(const char *where, mp_arg_val_t *whdc, int *shape, int min_w) {
     static const char *const names[] = { "w", "h", "d", "c" };
     int v[4];
     for (int i = 0; i < 4; i++) {
-        v[i] = ncnn_mp_get_int_in(whdc[i].u_obj, 0, INT32_MAX, where, names[i]);
+        v[i] = ncnn_mp_get_int_in(whdc[i].u_obj, i ? 0 : min_w, INT32_MAX, where, names[i]);
     }
     if (v[0] == 0) {
         if (v[1] || v[2] || v[3]) {
@@ -386,7 +387,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         args[slot].u_obj = pos[slot];
     }
     int shape[4];
-    int dims = ncnn_mp_mat_parse_shape(where, args, shape);
+    int dims = ncnn_mp_mat_parse_shape(where, args, shape, 0);
     int elemsize = ncnn_mp_get_int_in(args[ARG_elemsize].u_obj, 0, 64, where, "elemsize");
     int elempack = ncnn_mp_get_int_in(args[ARG_elempack].u_obj, 0, 64, where, "elempack");
     if (elemsize == 0) {
@@ -632,10 +633,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
         args[ARG_d].u_obj = MP_OBJ_NEW_SMALL_INT(0);
     }
     int shape[4];
-    int dims = ncnn_mp_mat_parse_shape(where, args, shape);
-    if (dims == 0) {
-        ncnn_mp_raise_value(where, "w must be >= 1");
-    }
+    int dims = ncnn_mp_mat_parse_shape(where, args, shape, 1);
     int elemsize = ncnn_mp_get_int_in(args[ARG_elemsize].u_obj, 1, 64, where, "elemsize");
     int elempack = ncnn_mp_get_int_in(args[ARG_elempack].u_obj, 1, 64, where, "elempack");
     ncnn_mp_allocator_native_t *alloc = ncnn_mp_get_allocator_native_or_none(args[ARG_allocator].u_obj, where);
@@ -960,7 +958,8 @@ static void ncnn_mp_Mat_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[1] = MP_OBJ_SENTINEL;  // methods, and stores (which then fail) go to locals_dict
         return;
     }
-    ncnn_mat_t m = ncnn_mp_get_mat(self_in, "Mat")->handle;
+    char where[NCNN_MP_WHERE_LEN];
+    ncnn_mat_t m = ncnn_mp_get_mat(self_in, ncnn_mp_attr_where(where, "Mat", attr))->handle;
     mp_int_t v;
     switch (i) {
         case 0: v = ncnn_mat_get_dims(m); break;

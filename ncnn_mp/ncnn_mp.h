@@ -439,6 +439,10 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
 // __exit__ shared by the classes that have close().
 extern const mp_obj_fun_builtin_var_t ncnn_mp_exit_closes_obj;
 
+// "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
+#define NCNN_MP_WHERE_LEN 48
+const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr);
+
 // A C int argument that must lie in [lo, hi].
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
 

@@ -399,7 +399,8 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[1] = MP_OBJ_SENTINEL;
         return;
     }
-    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, "Net");
+    char where[NCNN_MP_WHERE_LEN];
+    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, ncnn_mp_attr_where(where, "Net", attr));
     ncnn_mp_net_native_t *n = self->native;
     if (dest[0] == MP_OBJ_NULL) {
         if (opt) {

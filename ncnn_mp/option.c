@@ -70,7 +70,7 @@ ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where) {
     ncnn_mp_option_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Option, where);
     if (self->handle == NULL) {
         ncnn_mp_raise_value(where, self->kind == NCNN_MP_OPTION_BORROWED
-            ? "Option used after the callback it was lent to returned (copy what you need inside the callback)"
+            ? "used after the callback it was lent to returned (copy what you need inside the callback)"
             : "the Option was released");
     }
     if (self->kind == NCNN_MP_OPTION_BORROWED) {
@@ -190,12 +190,14 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[1] = MP_OBJ_SENTINEL;  // not ours: continue lookup in locals_dict
         return;
     }
+    char where[NCNN_MP_WHERE_LEN];
+    ncnn_mp_attr_where(where, "Option", attr);
     if (dest[0] == MP_OBJ_NULL) {
-        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
+        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
         dest[0] = flag ? mp_obj_new_bool(flag->get(self->handle))
             : mp_obj_new_int(ncnn_option_get_num_threads(self->handle));
     } else if (dest[1] != MP_OBJ_NULL) {
-        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, "Option");
+        ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
         if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->stage != NCNN_MP_NET_EMPTY
             && !flag->get(self->handle) != !mp_obj_is_true(dest[1])) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt.%q: the net's layers were prepared "
@@ -213,7 +215,7 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             flag->set(self->handle, mp_obj_is_true(dest[1]));
         } else {
             ncnn_option_set_num_threads(self->handle,
-                ncnn_mp_get_int_in(dest[1], 1, 1024, "Option.num_threads", "num_threads"));
+                ncnn_mp_get_int_in(dest[1], 1, 1024, where, "num_threads"));
         }
         dest[0] = MP_OBJ_NULL;  // success
     }
