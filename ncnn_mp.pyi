@@ -98,6 +98,13 @@ class Mat:
     A memoryview holds the data pointer, not the Mat (MicroPython's memoryview keeps no
     reference to a buffer outside its heap): keep the Mat named while its view is used;
     memoryview(ex.extract(...)) reads freed memory once the GC has collected the Mat.
+
+    A Mat returned by a method keeps alive the Mats it was computed from and holds the
+    allocator its data came from. One computed from a Mat ncnn lent a custom layer without
+    copying (reshape, batch, flatten, convert_packing, a zero border, Mat(data=blob), a
+    layer handing its bottom back) is lent too: it raises ValueError once the callback
+    returned, or in another thread. A Mat whose buffer moved (a bytearray that grew under
+    Mat(data=...), a Mat given new storage under a view) raises ValueError too.
     """
 
     @property
@@ -266,7 +273,7 @@ class Mat:
     def __len__(self) -> int:
         """Elements in the storage, channel padding included."""
     def __buffer__(self, flags: int, /) -> memoryview:
-        """The storage, for memoryview() and array()."""
+        """The storage, for memoryview() and array(); ValueError where the Mat may not be used."""
 
 class DataReader:
     """Where ncnn reads params and weights: memory (bounds-checked), a file, or zeros (ncnn_datareader_*)."""
