@@ -23,24 +23,14 @@ static void ncnn_mp_extractor_native_free(ncnn_mp_extractor_native_t *e) {
     free(e);
 }
 
-mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in) {
-    const char *where = "Net.create_extractor";
-    ncnn_mp_net_native_t *net = ncnn_mp_get_net(net_in, where)->native;
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_native_t *net) {
     ncnn_mp_extractor_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_extractor_obj_t, &ncnn_mp_type_Extractor);
     self->native = NULL;
     self->net = net_in;
     self->inputs = mp_obj_new_dict(0);
     ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
-    }
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        ncnn_mp_net_enter(net, false, where);  // not while another thread loads it
-        nlr_pop();
-    } else {
-        free(e);
-        nlr_jump(nlr.ret_val);
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
     }
     e->net = ncnn_mp_net_native_ref(net);
     mp_uint_t l = ncnn_mp_lock();  // the net's option may be swapped for a moment (set_option)
@@ -48,41 +38,62 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in) {
     e->next = net->extractors;
     net->extractors = e;
     ncnn_mp_unlock(l);
-    ncnn_mp_net_leave(net);
     self->native = e;
     return MP_OBJ_FROM_PTR(self);
 }
 
 // An Extractor is used by one method at a time, in one thread: `running` from use to
-// done. That also keeps its custom layers from calling back into the Extractor that
-// runs them, and its Net from being loaded or cleared meanwhile (the net is entered).
-static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(mp_obj_t obj, const char *where) {
+// done (or to the method raising: an nlr jump callback). That also keeps its custom
+// layers from calling back into the Extractor that runs them, and its Net from being
+// loaded, cleared or closed meanwhile (the net is entered).
+typedef struct {
+    nlr_jump_callback_node_t done;  // first: the callback gets its address
+    ncnn_mp_extractor_native_t *native;
+} ncnn_mp_extractor_use_t;
+
+static void ncnn_mp_extractor_release(void *use) {
+    ncnn_mp_extractor_native_t *e = ((ncnn_mp_extractor_use_t *)use)->native;
+    ncnn_mp_net_leave(e->net);
+    mp_uint_t l = ncnn_mp_lock();
+    e->running = false;
+    ncnn_mp_unlock(l);
+}
+
+static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, const char *where) {
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
+    mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
     ncnn_mp_extractor_native_t *e = self->native;
+    bool running = e && e->running;
+    if (e && !running) {
+        e->running = true;
+    }
+    ncnn_mp_unlock(l);
     if (e == NULL) {
         ncnn_mp_raise_value(where, "the Extractor was closed");
-    }
-    ncnn_mp_net_enter(e->net, false, where);
-    mp_uint_t l = ncnn_mp_lock();
-    bool running = e->running, cleared = e->handle == NULL;
-    e->running = !running && !cleared;
-    ncnn_mp_unlock(l);
-    if (running || cleared) {
-        ncnn_mp_net_leave(e->net);
     }
     if (running) {
         mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
             "(by one of its custom layers, or in another thread)"), where);
     }
-    if (cleared) {
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        ncnn_mp_net_enter(e->net, false, where);
+        nlr_pop();
+    } else {
+        e->running = false;
+        nlr_jump(nlr.ret_val);
+    }
+    u->native = e;
+    nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
+    if (e->handle == NULL) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
     }
     return self;
 }
 
-static void ncnn_mp_extractor_done(ncnn_mp_extractor_obj_t *self) {
-    self->native->running = false;
-    ncnn_mp_net_leave(self->native->net);
+static void ncnn_mp_extractor_done(ncnn_mp_extractor_use_t *u) {
+    (void)u;
+    nlr_pop_jump_callback(true);
 }
 
 // Extractor.close() / __del__   ncnn_extractor_destroy; the Net is released once nothing uses it.
@@ -187,11 +198,11 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     if (o->kind == NCNN_MP_OPTION_BORROWED) {
         ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
     }
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
+    ncnn_mp_extractor_use_t use;
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
     ncnn_mp_extractor_native_t *e = self->native;
     ncnn_mp_net_native_t *net = e->net;
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
+    {
         qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
         if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
@@ -212,12 +223,8 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
         ncnn_option_destroy(saved);
         ncnn_mp_allocator_set_assign(e->allocators, set);
         ncnn_mp_extractor_restore_inputs(self, fresh, where);
-        nlr_pop();
-    } else {
-        ncnn_mp_extractor_done(self);
-        nlr_jump(nlr.ret_val);
     }
-    ncnn_mp_extractor_done(self);
+    ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extractor_set_option);
@@ -245,20 +252,13 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
         ncnn_mp_raise_value(where, "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)");
     }
     ncnn_mp_blob_key(key, where);
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
-    int ret = ncnn_mp_extractor_input(self->native->handle, key, mat->handle, where);
-    nlr_buf_t nlr;
-    if (ret == 0 && nlr_push(&nlr) == 0) {
-        mp_obj_dict_store(self->inputs, key, mat_in);
-        nlr_pop();
-    } else if (ret == 0) {
-        ncnn_mp_extractor_done(self);
-        nlr_jump(nlr.ret_val);
-    }
-    ncnn_mp_extractor_done(self);
-    if (ret != 0) {
+    ncnn_mp_extractor_use_t use;
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
+    if (ncnn_mp_extractor_input(self->native->handle, key, mat->handle, where) != 0) {
         ncnn_mp_raise_blob_missing(key, where);
     }
+    mp_obj_dict_store(self->inputs, key, mat_in);
+    ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Extractor_input_obj, ncnn_mp_Extractor_input);
@@ -296,22 +296,17 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
 static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
     int index = ncnn_mp_blob_key(key, where);
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(self_in, where);
+    ncnn_mp_extractor_use_t use;
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
     ncnn_mp_extractor_native_t *e = self->native;
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        if (ncnn_net_get_input_count(e->net->handle) == 0) {
-            ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
-        }
-        ncnn_mp_extractor_check_inputs(self, where);
-        ncnn_mp_extractor_restore_inputs(self, e->handle, where);
-        nlr_pop();
-    } else {
-        ncnn_mp_extractor_done(self);
-        nlr_jump(nlr.ret_val);
+    if (ncnn_net_get_input_count(e->net->handle) == 0) {
+        ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
+    ncnn_mp_extractor_check_inputs(self, where);
+    ncnn_mp_extractor_restore_inputs(self, e->handle, where);
     // The result may share storage with an input Mat or come from the extractor's blob
-    // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator.
+    // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
+    // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
     ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
     if (r.allocator == NULL) {
         r.allocator = e->net->allocators[NCNN_MP_BLOB_ALLOCATOR];
@@ -330,32 +325,21 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ret = ncnn_extractor_extract_index(e->handle, index, &out);
     }
     ncnn_mp_call_stop(&call);
-    bool missing = ret != 0 && call.error == MP_OBJ_NULL && !ncnn_mp_net_has_blob(e->net, key, where);
-    ncnn_mp_allocator_native_ref(r.allocator);  // (held until wrapped: done lets set_option swap it)
-    ncnn_mp_extractor_done(self);
     if (call.error != MP_OBJ_NULL || ret != 0) {
         if (out) {
             ncnn_mat_destroy(out);
         }
-        ncnn_mp_allocator_native_unref(r.allocator);
-    }
-    ncnn_mp_call_raise(&call);
-    if (ret != 0) {
+        bool missing = call.error == MP_OBJ_NULL && !ncnn_mp_net_has_blob(e->net, key, where);
+        ncnn_mp_extractor_done(&use);
+        ncnn_mp_call_raise(&call);
         if (missing) {
             ncnn_mp_raise_blob_missing(key, where);
         }
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: a layer on the way to the blob failed "
             "(error %d; ncnn's log on stderr says why)"), where, ret);
     }
-    mp_obj_t result;
-    if (nlr_push(&nlr) == 0) {
-        result = ncnn_mp_result_wrap(&r, out, where);
-        nlr_pop();
-    } else {
-        ncnn_mp_allocator_native_unref(r.allocator);
-        nlr_jump(nlr.ret_val);
-    }
-    ncnn_mp_allocator_native_unref(r.allocator);
+    mp_obj_t result = ncnn_mp_result_wrap(&r, out, where);  // (it destroys `out` if it raises)
+    ncnn_mp_extractor_done(&use);
     return result;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_extract_obj, ncnn_mp_Extractor_extract);

@@ -88,6 +88,16 @@ void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
 // RuntimeError naming `where` if that collides with a use in progress.
 void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where);
 void ncnn_mp_net_leave(ncnn_mp_net_native_t *n);
+// A public method's use of a Net object's native net, from ncnn_mp_net_use until
+// ncnn_mp_net_done or until the method raises (an nlr jump callback leaves the net then):
+// entered shared or alone, so that no other thread loads, clears or closes it meanwhile.
+// ValueError if the Net was closed, RuntimeError (see ncnn_mp_net_enter) if busy.
+typedef struct {
+    nlr_jump_callback_node_t leave;  // first: the callback gets its address
+    ncnn_mp_net_native_t *net;
+} ncnn_mp_net_use_t;
+ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool alone, const char *where);
+void ncnn_mp_net_done(ncnn_mp_net_use_t *u);
 // RuntimeError naming `where` if anyone is inside ncnn on the net.
 void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
 // Destroy every ncnn Extractor still made from this net (before a load or clear).
@@ -346,8 +356,9 @@ ncnn_option_t ncnn_mp_option_new_copy(const ncnn_option_t src);
 void ncnn_mp_option_expire(mp_obj_t obj);
 
 // Net helpers the Extractor needs.
-ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where);
-mp_obj_t ncnn_mp_extractor_new(mp_obj_t net);
+
+// (With the net used by the caller: ncnn_mp_net_use.)
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_native_t *net);
 
 // ---------------------------------------------------------------------------
 // The trampoline (trampoline.c).

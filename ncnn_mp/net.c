@@ -34,14 +34,20 @@ static NORETURN void ncnn_mp_net_raise_busy(const char *where) {
         "(from one of its custom layers, or in another thread)"), where);
 }
 
-void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where) {
-    mp_uint_t l = ncnn_mp_lock();
+// (Under the lock.)
+static bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {
     bool free_to_enter = alone ? n->users == 0 : n->users >= 0;
     if (free_to_enter) {
         n->users = alone ? -1 : n->users + 1;
     }
+    return free_to_enter;
+}
+
+void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where) {
+    mp_uint_t l = ncnn_mp_lock();
+    bool entered = ncnn_mp_net_try_enter(n, alone);
     ncnn_mp_unlock(l);
-    if (!free_to_enter) {
+    if (!entered) {
         ncnn_mp_net_raise_busy(where);
     }
 }
@@ -70,12 +76,29 @@ void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
     ncnn_mp_unlock(l);
 }
 
-ncnn_mp_net_obj_t *ncnn_mp_get_net(mp_obj_t obj, const char *where) {
+static void ncnn_mp_net_use_leave(void *use) {
+    ncnn_mp_net_leave(((ncnn_mp_net_use_t *)use)->net);
+}
+
+ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool alone, const char *where) {
     ncnn_mp_net_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Net, where);
-    if (self->native == NULL) {
+    mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
+    ncnn_mp_net_native_t *n = self->native;
+    bool entered = n != NULL && ncnn_mp_net_try_enter(n, alone);
+    ncnn_mp_unlock(l);
+    if (n == NULL) {
         ncnn_mp_raise_value(where, "the Net was closed");
     }
-    return self;
+    if (!entered) {
+        ncnn_mp_net_raise_busy(where);
+    }
+    u->net = n;
+    nlr_push_jump_callback(&u->leave, ncnn_mp_net_use_leave);
+    return n;
+}
+
+void ncnn_mp_net_done(ncnn_mp_net_use_t *u) {
+    nlr_pop_jump_callback(true);
 }
 
 // Net()   ncnn_net_create
@@ -108,13 +131,15 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
 // runs, and its exceptions come out here); Extractors still alive keep it until they go.
 static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
     ncnn_mp_net_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Net, "Net.close");
-    ncnn_mp_net_native_t *n = self->native;
-    if (n == NULL) {
-        return mp_const_none;
+    if (self->native == NULL) {
+        return mp_const_none;  // closed already
     }
-    ncnn_mp_net_enter(n, true, "Net.close");
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, "Net.close");
+    mp_uint_t l = ncnn_mp_lock();
     self->native = NULL;
-    ncnn_mp_net_leave(n);  // a later user can only be an Extractor made before, with its own reference
+    ncnn_mp_unlock(l);
+    ncnn_mp_net_done(&use);  // a later user can only be an Extractor made before, with its own reference
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     ncnn_mp_net_native_unref(n);
@@ -152,8 +177,8 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
 // Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer
 // (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
 static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
-    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, where);
-    ncnn_mp_net_native_t *n = self->native;
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, where);
     #if !NCNN_STRING
     if (kind == NCNN_MP_LOAD_PARAM) {
         ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
@@ -184,7 +209,6 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         }
     }
     bool own_reader = path == NULL && dr == NULL;
-    ncnn_mp_net_enter(n, true, where);
     if (own_reader) {  // (linked where ncnn's callbacks find it: nothing may raise until it is closed)
         ncnn_mp_reader_open(&reader, info.buf, info.len, false);
         dr = reader.handle;
@@ -206,7 +230,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
-    ncnn_mp_net_leave(n);
+    ncnn_mp_net_done(&use);
     ncnn_mp_call_end(&call);
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
@@ -263,15 +287,15 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_loa
 
 // Net.clear() -> None   ncnn_net_clear (its Extractors stop working)
 static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
-    ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, "Net.clear")->native;
-    ncnn_mp_net_enter(n, true, "Net.clear");
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, "Net.clear");
     ncnn_mp_net_native_drop_extractors(n);
     ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
     ncnn_mp_call_begin(&call);
     ncnn_net_clear(n->handle);
     n->stage = NCNN_MP_NET_EMPTY;
     n->named = false;
-    ncnn_mp_net_leave(n);
+    ncnn_mp_net_done(&use);
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
@@ -293,21 +317,25 @@ static int ncnn_mp_net_index(mp_obj_t i, int count, const char *where) {
 // Net.get_input_name(i) / get_output_name(i) -> str   ncnn_net_get_{input,output}_name
 // Net.get_input_index(i) / get_output_index(i) -> int   ncnn_net_get_{input,output}_index
 static mp_obj_t ncnn_mp_net_io(mp_obj_t self_in, mp_obj_t i, bool output, bool name, const char *where) {
-    ncnn_mp_net_native_t *native = ncnn_mp_get_net(self_in, where)->native;
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *native = ncnn_mp_net_use(&use, self_in, false, where);
     ncnn_net_t net = native->handle;
     int n = output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
     int k = ncnn_mp_net_index(i, n, where);
+    mp_obj_t result;
     if (!name) {
-        return mp_obj_new_int(output ? ncnn_net_get_output_index(net, k) : ncnn_net_get_input_index(net, k));
-    }
-    if (!native->named) {
+        result = mp_obj_new_int(output ? ncnn_net_get_output_index(net, k) : ncnn_net_get_input_index(net, k));
+    } else if (!native->named) {
         ncnn_mp_raise_value(where, "a net loaded from a binary param has no blob names (use the index functions)");
+    } else {
+        #if NCNN_STRING
+        result = mp_obj_new_str_from_cstr(output ? ncnn_net_get_output_name(net, k) : ncnn_net_get_input_name(net, k));
+        #else
+        ncnn_mp_raise_not_built(where, "NCNN_STRING (use the index functions)");
+        #endif
     }
-    #if NCNN_STRING
-    return mp_obj_new_str_from_cstr(output ? ncnn_net_get_output_name(net, k) : ncnn_net_get_input_name(net, k));
-    #else
-    ncnn_mp_raise_not_built(where, "NCNN_STRING (use the index functions)");
-    #endif
+    ncnn_mp_net_done(&use);
+    return result;
 }
 
 static mp_obj_t ncnn_mp_Net_get_input_name(mp_obj_t self_in, mp_obj_t i) {
@@ -333,13 +361,15 @@ static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_index_obj, ncnn_mp_Net_g
 // Net.input_names() / output_names() -> list[str]   (CPython ncnn)
 // A net loaded from a binary param has none: [] (as ncnn's C++ input_names() gives).
 static mp_obj_t ncnn_mp_net_names(mp_obj_t self_in, bool output, const char *where) {
-    ncnn_mp_net_native_t *native = ncnn_mp_get_net(self_in, where)->native;
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *native = ncnn_mp_net_use(&use, self_in, false, where);
     ncnn_net_t net = native->handle;
     int n = !native->named ? 0 : output ? ncnn_net_get_output_count(net) : ncnn_net_get_input_count(net);
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (int i = 0; i < n; i++) {
         mp_obj_list_append(list, ncnn_mp_net_io(self_in, MP_OBJ_NEW_SMALL_INT(i), output, true, where));
     }
+    ncnn_mp_net_done(&use);
     return list;
 }
 
@@ -358,22 +388,15 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_outpu
 // creator: a Layer subclass, or any callable returning a new instance of one.
 static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t type, mp_obj_t creator) {
     const char *where = "Net.register_custom_layer";
-    ncnn_mp_net_native_t *n = ncnn_mp_get_net(self_in, where)->native;
-    ncnn_mp_net_enter(n, true, where);
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        if (n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY) {
-            // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
-            // new type's destroyer, which takes them for ncnn_mp's own.
-            ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
-        }
-        ncnn_mp_register_custom_layer(n, type, creator, where);
-        nlr_pop();
-    } else {
-        ncnn_mp_net_leave(n);
-        nlr_jump(nlr.ret_val);
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, where);
+    if (n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY) {
+        // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
+        // new type's destroyer, which takes them for ncnn_mp's own.
+        ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
     }
-    ncnn_mp_net_leave(n);
+    ncnn_mp_register_custom_layer(n, type, creator, where);
+    ncnn_mp_net_done(&use);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_Net_register_custom_layer);
@@ -381,11 +404,15 @@ static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
     const char *where = "Net.create_extractor";
-    if (ncnn_mp_get_net(self_in, where)->native->stage != NCNN_MP_NET_READY) {
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
+    if (n->stage != NCNN_MP_NET_READY) {
         ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
             "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
     }
-    return ncnn_mp_extractor_new(self_in);
+    mp_obj_t ex = ncnn_mp_extractor_new(self_in, n);
+    ncnn_mp_net_done(&use);
+    return ex;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_create_extractor);
 
@@ -395,53 +422,54 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_c
 static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     bool opt = attr == MP_QSTR_opt || attr == MP_QSTR_option;
     bool count = attr == MP_QSTR_input_count || attr == MP_QSTR_output_count;
-    if (!opt && !count) {
-        dest[1] = MP_OBJ_SENTINEL;
+    bool load = dest[0] == MP_OBJ_NULL, store = !load && dest[1] != MP_OBJ_NULL && opt;
+    if (!(load && (opt || count)) && !store) {
+        dest[1] = MP_OBJ_SENTINEL;  // methods, and stores (which then fail) go to locals_dict
         return;
     }
     char where[NCNN_MP_WHERE_LEN];
-    ncnn_mp_net_obj_t *self = ncnn_mp_get_net(self_in, ncnn_mp_attr_where(where, "Net", attr));
-    ncnn_mp_net_native_t *n = self->native;
-    if (dest[0] == MP_OBJ_NULL) {
-        if (opt) {
-            dest[0] = ncnn_mp_option_wrap_net_view(n);
-        } else {
-            dest[0] = MP_OBJ_NEW_SMALL_INT(attr == MP_QSTR_input_count
-                ? ncnn_net_get_input_count(n->handle) : ncnn_net_get_output_count(n->handle));
-        }
-    } else if (dest[1] != MP_OBJ_NULL && opt) {
-        ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], "Net.opt");
+    ncnn_mp_attr_where(where, "Net", attr);
+    ncnn_mp_net_use_t use;  // assigning the option: alone, as ncnn may be reading it
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, store, where);
+    if (load && opt) {
+        dest[0] = ncnn_mp_option_wrap_net_view(n);
+    } else if (load) {
+        dest[0] = MP_OBJ_NEW_SMALL_INT(attr == MP_QSTR_input_count
+            ? ncnn_net_get_input_count(n->handle) : ncnn_net_get_output_count(n->handle));
+    } else {
+        ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], where);
         if (o->kind == NCNN_MP_OPTION_BORROWED) {
-            ncnn_mp_raise_value("Net.opt", "cannot assign an Option lent to a callback");
+            ncnn_mp_raise_value(where, "cannot assign an Option lent to a callback");
         }
-        if (o->kind == NCNN_MP_OPTION_NET_VIEW && o->net == n) {
-            dest[0] = MP_OBJ_NULL;  // net.opt = net.opt
-            return;
+        if (o->kind != NCNN_MP_OPTION_NET_VIEW || o->net != n) {  // (else net.opt = net.opt)
+            qstr differs = n->stage != NCNN_MP_NET_EMPTY
+                ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
+            if (differs != MP_QSTRnull) {
+                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from what the loaded "
+                    "layers were prepared with; assign options before loading (or clear() first)"), where, differs);
+            }
+            ncnn_net_set_option(n->handle, o->handle);
+            // The net now points at the Option's allocators: hold them as long as it does.
+            ncnn_mp_allocator_set_assign(n->allocators, o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators);
         }
-        qstr differs = n->stage != NCNN_MP_NET_EMPTY
-            ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
-        if (differs != MP_QSTRnull) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt: %q differs from what the loaded "
-                "layers were prepared with; assign options before loading (or clear() first)"), differs);
-        }
-        ncnn_mp_net_enter(n, true, "Net.opt");
-        ncnn_net_set_option(n->handle, o->handle);
-        // The net now points at the Option's allocators: hold them as long as it does.
-        ncnn_mp_allocator_set_assign(n->allocators, o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators);
-        ncnn_mp_net_leave(n);
         dest[0] = MP_OBJ_NULL;
     }
+    ncnn_mp_net_done(&use);
 }
 
 static void ncnn_mp_Net_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     (void)kind;
     ncnn_mp_net_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (self->native == NULL) {
-        mp_print_str(print, "<Net closed>");
+    mp_uint_t l = ncnn_mp_lock();  // as ncnn_mp_net_use, without raising
+    ncnn_mp_net_native_t *n = self->native;
+    bool entered = n != NULL && ncnn_mp_net_try_enter(n, false);
+    ncnn_mp_unlock(l);
+    if (!entered) {
+        mp_print_str(print, n ? "<Net busy>" : "<Net closed>");
         return;
     }
-    mp_printf(print, "<Net inputs=%d outputs=%d>", ncnn_net_get_input_count(self->native->handle),
-        ncnn_net_get_output_count(self->native->handle));
+    mp_printf(print, "<Net inputs=%d outputs=%d>", ncnn_net_get_input_count(n->handle), ncnn_net_get_output_count(n->handle));
+    ncnn_mp_net_leave(n);
 }
 
 static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {

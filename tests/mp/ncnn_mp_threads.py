@@ -161,7 +161,11 @@ def reload_while_running():
 
 run("reloaded net:", [shared] * THREADS, True, reload_while_running, reloading=True)
 print("reloaded net: reloads happened", reloads["n"] + reloads["refused"] > 0)
-# After all that the shared net still answers right.
+# After all that the shared net still answers right, loaded once more (a reload the workers
+# interrupted may have left it cleared).
+shared.clear()
+shared.load_param_mem(PARAM)
+shared.load_model(b"")
 ex = shared.create_extractor()
 ex.input("data", mat(1.0, 2.0, 3.0, 4.0))
 out = ex.extract("out")
