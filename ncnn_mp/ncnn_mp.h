@@ -383,6 +383,8 @@ ncnn_mp_call_t *ncnn_mp_call_current(void);
 bool ncnn_mp_call_take_gil(void);
 void ncnn_mp_call_give_gil(void);
 // Inside a garbage collection (a finaliser), where no Python may run and nothing allocate.
+// A heap the user locked (micropython.heap_lock()) is not that: Python layers still run
+// there, and what they allocate fails with MemoryError.
 bool ncnn_mp_in_collection(void);
 // Once ncnn has returned: call->error becomes the callbacks' exception, else a
 // KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
