@@ -160,6 +160,26 @@ static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t
     return ncnn_extractor_input_index(ex, index, mat);
 }
 
+// Hands the Mat object `mat` to ncnn under `key`: its storage, or a copy where ncnn does
+// not count references to it (ncnn_mp_mat_counted: an in-place layer taking the blob would
+// crash, and would write into the caller's buffer; a result could point into it too).
+static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj_t mat, const char *where) {
+    ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
+    if (ncnn_mp_mat_counted(mat)) {
+        return ncnn_mp_extractor_input(ex, key, h, where);
+    }
+    ncnn_mat_t copy = ncnn_mat_clone(h, NULL);
+    if (copy == NULL || ncnn_mat_get_data(copy) == NULL) {
+        if (copy) {
+            ncnn_mat_destroy(copy);
+        }
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
+    }
+    int ret = ncnn_mp_extractor_input(ex, key, copy, where);
+    ncnn_mat_destroy(copy);  // ncnn holds its own reference
+    return ret;
+}
+
 // Whether the net has the blob `key`, asked of a throwaway Extractor, whose input() refuses
 // a blob the net does not have (ncnn's C API tells neither the blob count nor the names).
 // (With the net entered.)
@@ -182,7 +202,7 @@ static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn
     mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
     for (size_t i = 0; i < inputs->alloc; i++) {
         if (mp_map_slot_is_filled(inputs, i)) {
-            ncnn_mp_extractor_input(handle, inputs->table[i].key, ncnn_mp_get_mat_handle(inputs->table[i].value, where), where);
+            ncnn_mp_extractor_input_mat(handle, inputs->table[i].key, inputs->table[i].value, where);
         }
     }
 }
@@ -254,7 +274,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     ncnn_mp_blob_key(key, where);
     ncnn_mp_extractor_use_t use;
     ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
-    if (ncnn_mp_extractor_input(self->native->handle, key, mat->handle, where) != 0) {
+    if (ncnn_mp_extractor_input_mat(self->native->handle, key, mat_in, where) != 0) {
         ncnn_mp_raise_blob_missing(key, where);
     }
     mp_obj_dict_store(self->inputs, key, mat_in);

@@ -136,6 +136,30 @@ ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where) {
     return self;
 }
 
+bool ncnn_mp_mat_counted(mp_obj_t obj) {
+    ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(obj);
+    for (;;) {
+        if (m->external) {
+            return false;
+        }
+        if (m->keep != MP_OBJ_NULL && (mp_obj_is_type(m->keep, &mp_type_tuple) || mp_obj_is_type(m->keep, &mp_type_list))) {
+            size_t n;
+            mp_obj_t *items;
+            mp_obj_get_array(m->keep, &n, &items);
+            for (size_t i = 0; i < n; i++) {
+                if (mp_obj_is_type(items[i], &ncnn_mp_type_Mat) && !ncnn_mp_mat_counted(items[i])) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (m->keep == MP_OBJ_NULL || !mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
+            return true;
+        }
+        m = MP_OBJ_TO_PTR(m->keep);
+    }
+}
+
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where) {
     return ncnn_mp_get_mat(obj, where)->handle;
 }

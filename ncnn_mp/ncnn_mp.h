@@ -260,6 +260,10 @@ typedef struct _ncnn_mp_layer_obj_t {
 
 ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where);
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where);
+// Whether ncnn counts references to the Mat's storage. Not for a Mat over a Python buffer
+// (Mat(data=...)), a batch view, or a Mat sharing such storage: ncnn's Net dereferences a
+// blob's reference count when an in-place layer takes it (NULL there: a crash).
+bool ncnn_mp_mat_counted(mp_obj_t mat);
 ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where);
 // How a Mat ncnn_mp makes from a computation is wrapped. Every method that returns
 // such a Mat fills one of these first (from the Option or the allocator= argument it

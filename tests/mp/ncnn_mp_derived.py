@@ -1,6 +1,7 @@
 # Mats derived from other Mats: which allocator a result holds, views of Mats ncnn lends
 # a custom layer (they expire with it), and Mats over buffers that moved (issue 11).
 import gc
+import struct
 
 import ncnn_mp
 from mptest import check, mat, packed, require
@@ -104,4 +105,21 @@ m2 = ncnn_mp.Mat(4)
 over = ncnn_mp.Mat(4, data=m2)
 m2.create(8)
 check("a Mat over a Mat given new storage", lambda: over[0])
+
+# 4. A Mat over a Python buffer as an Extractor input feeding an in-place layer: ncnn
+# dereferenced the (absent) reference count of such storage and crashed, and would have
+# written the layer's result into the caller's buffer.
+b = bytearray(struct.pack("<16f", *[x - 8.0 for x in range(16)]))
+over = ncnn_mp.Mat(16, data=b)
+relu_net = ncnn_mp.Net()
+relu_net.load_param_mem("7767517\n2 2\nInput data 0 1 data\nReLU r 1 1 data out\n")
+relu_net.load_model(b"")
+with relu_net.create_extractor() as ex:
+    ex.input("data", over)
+    out = ex.extract("out")
+    ex.input("data", over.reshape(4, 4))
+    out2 = ex.extract("out")
+print("in-place layer on a Mat over a bytearray", packed(out)[6:10], packed(out2)[6:10], "input untouched", packed(over)[6:10])
+b.extend(bytes(4096))
+print("the result does not point into the buffer", packed(out)[6:10])
 print("done")
