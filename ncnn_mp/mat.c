@@ -217,6 +217,22 @@ static ncnn_mp_lent_t *ncnn_mp_result_lender(mp_obj_t source, bool *readonly) {
     return lender;
 }
 
+// Makes `out` a view lent by the callback of `lender`: it expires with it.
+static void ncnn_mp_mat_lend_view(mp_obj_t out, ncnn_mp_lent_t *lender) {
+    ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(out);
+    m->kind = NCNN_MP_MAT_LENT_VIEW;
+    m->lent = lender;
+    m->owner = ncnn_mp_thread();
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        ncnn_mp_lend(lender, out);
+        nlr_pop();
+    } else {
+        ncnn_mp_mat_expire(out);  // not listed: it must not outlive the lent storage
+        nlr_jump(nlr.ret_val);
+    }
+}
+
 mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where) {
     bool readonly = false;
     ncnn_mp_lent_t *lender = ncnn_mp_result_lender(r->source, &readonly);
@@ -224,17 +240,7 @@ mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const
     ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(out);
     m->readonly = readonly;
     if (lender) {
-        m->kind = NCNN_MP_MAT_LENT_VIEW;
-        m->lent = lender;
-        m->owner = ncnn_mp_thread();
-        nlr_buf_t nlr;
-        if (nlr_push(&nlr) == 0) {
-            ncnn_mp_lend(lender, out);
-            nlr_pop();
-        } else {
-            ncnn_mp_mat_expire(out);  // not listed: it must not outlive the lent storage
-            nlr_jump(nlr.ret_val);
-        }
+        ncnn_mp_mat_lend_view(out, lender);
     }
     return out;
 }
@@ -274,7 +280,7 @@ static uint8_t *ncnn_mp_mat_channel(ncnn_mat_t m, int b, int ch) {
 
 // Bytes from the first element to the last: the padding between channels (cstep)
 // and between batches (nstep) included, the padding after the last element left out.
-static size_t ncnn_mp_mat_nbytes(ncnn_mat_t m) {
+size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m) {
     if (ncnn_mat_get_dims(m) <= 0 || ncnn_mat_get_data(m) == NULL) {
         return 0;
     }
@@ -466,6 +472,10 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
     self->external = info.buf;
     self->readonly |= readonly;
+    ncnn_mp_lent_t *lender = self->kind == NCNN_MP_MAT_OWNED ? ncnn_mp_lent_holding(info.buf) : NULL;
+    if (lender) {  // over a memoryview of a lent blob: lent too
+        ncnn_mp_mat_lend_view(out, lender);
+    }
     return out;
 }
 
@@ -755,7 +765,8 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     }
     b[4] = ncnn_mp_get_int_in(args[ARG_front].u_obj, -1, 1 << 15, where, "front");
     b[5] = ncnn_mp_get_int_in(args[ARG_behind].u_obj, -1, 1 << 15, where, "behind");
-    bool depth = b[4] >= 0 || b[5] >= 0;
+    // A 4-D Mat always through the _3d functions: ncnn's 2-D cut gives it d=0 and cstep=0.
+    bool depth = b[4] >= 0 || b[5] >= 0 || ncnn_mat_get_dims(m) == 4;
     b[4] = b[4] < 0 ? 0 : b[4];
     b[5] = b[5] < 0 ? 0 : b[5];
     int type = ncnn_mp_get_int_in(args[ARG_type].u_obj, 0, 2, where, "type");
@@ -900,7 +911,7 @@ static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t va
     if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
         ncnn_mp_raise_type(where, "indexing needs float32 elements");
     }
-    size_t n = ncnn_mp_mat_nbytes(self->handle) / 4;
+    size_t n = ncnn_mp_mat_storage_bytes(self->handle) / 4;
     if (!mp_obj_is_int(index)) {
         ncnn_mp_raise_type(where, "index must be an int");
     }
@@ -926,7 +937,7 @@ static mp_obj_t ncnn_mp_Mat_unary_op(mp_unary_op_t op, mp_obj_t self_in) {
         case MP_UNARY_OP_LEN: {
             ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "len(Mat)");
             size_t es = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
-            return MP_OBJ_NEW_SMALL_INT(es ? ncnn_mp_mat_nbytes(self->handle) / es : 0);
+            return MP_OBJ_NEW_SMALL_INT(es ? ncnn_mp_mat_storage_bytes(self->handle) / es : 0);
         }
         case MP_UNARY_OP_BOOL: {
             ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(self_in);
@@ -948,7 +959,7 @@ static mp_int_t ncnn_mp_Mat_get_buffer(mp_obj_t self_in, mp_buffer_info_t *info,
     }
     size_t elem = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
     info->buf = ncnn_mat_get_data(self->handle);
-    info->len = ncnn_mp_mat_nbytes(self->handle);
+    info->len = ncnn_mp_mat_storage_bytes(self->handle);
     info->typecode = elem == 4 ? 'f' : 'B';
     return 0;
 }

@@ -323,6 +323,11 @@ mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle, ncnn_mp_lent_t *lent);
 void ncnn_mp_mat_expire(mp_obj_t mat);
 // A lent callback's list: adds obj, to be expired when the callback returns.
 mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj);
+// The list of the calling thread's open callback that lent a Mat whose storage holds p, or
+// NULL (a memoryview of a lent blob carries no trace of the blob but its address).
+ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p);
+// The bytes of a Mat's storage from its first element to its last (mat.c).
+size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
 
 // A Python object holding an Option handle owned by someone else (a Net's option view).
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
@@ -377,6 +382,7 @@ typedef struct _ncnn_mp_call_t {
     struct _ncnn_mp_call_t *next;  // calls in progress, of every thread
     const void *thread;
     mp_obj_t error;
+    struct _ncnn_mp_lent_t *lent;  // the open callback's lent objects, under this call, or NULL
     bool gil_released;
 } ncnn_mp_call_t;
 

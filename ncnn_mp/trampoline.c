@@ -89,6 +89,25 @@ mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
     return obj;
 }
 
+ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p) {
+    const void *me = ncnn_mp_thread();
+    ncnn_mp_lent_t *found = NULL;
+    mp_uint_t l = ncnn_mp_lock();  // (other threads link and unlink calls meanwhile)
+    for (ncnn_mp_call_t *c = MP_STATE_VM(ncnn_mp_calls); c && !found; c = c->next) {
+        ncnn_mp_lent_t *lent = c->thread == me ? c->lent : NULL;
+        for (size_t i = 0; lent && i < lent->n && !found; i++) {
+            mp_obj_t o = lent->items[i];
+            ncnn_mat_t h = mp_obj_is_type(o, &ncnn_mp_type_Mat) ? ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(o))->handle : NULL;
+            const uint8_t *data = h ? ncnn_mat_get_data(h) : NULL;
+            if (data && (const uint8_t *)p >= data && (const uint8_t *)p < data + ncnn_mp_mat_storage_bytes(h)) {
+                found = lent;
+            }
+        }
+    }
+    ncnn_mp_unlock(l);
+    return found;
+}
+
 // In reverse: views go before the Mats they were computed from.
 static void ncnn_mp_lent_expire(ncnn_mp_lent_t *lent) {
     while (lent->n > 0) {
@@ -194,6 +213,8 @@ typedef struct {
     ncnn_layer_t layer;
     mp_obj_t instance;
     ncnn_mp_lent_t lent;
+    ncnn_mp_call_t *call;         // the thread's call the callback runs under (NULL: none)
+    ncnn_mp_lent_t *outer_lent;   // what call->lent was before this frame
     bool gil;  // the frame took the GIL back from the call that released it
 } ncnn_mp_frame_t;
 
@@ -218,6 +239,11 @@ static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
         return false;
     }
     f->gil = ncnn_mp_call_take_gil();
+    f->call = ncnn_mp_call_current();
+    if (f->call) {
+        f->outer_lent = f->call->lent;
+        f->call->lent = &f->lent;
+    }
     return true;
 }
 
@@ -225,6 +251,9 @@ static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
 // method; lets the GIL go again if the frame took it.
 static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr method) {
     ncnn_mp_lent_expire(&f->lent);
+    if (f->call) {
+        f->call->lent = f->outer_lent;
+    }
     if (failed) {
         ncnn_mp_keep_error(MP_OBJ_FROM_PTR(failed->ret_val), f->layer, method);
     }

@@ -61,6 +61,7 @@ class Keep(ncnn_mp.Layer):
         views["zero border"] = blob.copy_make_border(0, 0, 0, 0, 0, 0.0, opt)
         views["Split layer"] = ncnn_mp.Layer("Split").forward([blob], 2, opt)[1]
         views["Mat over it"] = ncnn_mp.Mat(4, data=blob)
+        views["Mat over a memoryview of it"] = ncnn_mp.Mat(4, data=memoryview(blob))
         views["clone"] = blob.clone()
         views["reshape"][0] = 10.0  # a view writes through to the blob
         print("inside: views see the blob", packed(views["reshape of reshape"]), packed(views["Mat over it"]))
@@ -122,4 +123,9 @@ with relu_net.create_extractor() as ex:
 print("in-place layer on a Mat over a bytearray", packed(out)[6:10], packed(out2)[6:10], "input untouched", packed(over)[6:10])
 b.extend(bytes(4096))
 print("the result does not point into the buffer", packed(out)[6:10])
+
+# 5. A 2-D border cut of a 4-D Mat: ncnn's own gave d=0 and cstep=0 (API fuzzer).
+m4 = ncnn_mp.Mat(3, 2, 2, 3)
+m4.fill(1.0)
+print("cut border of a 4-D Mat", m4.copy_cut_border(0, 0, 1, 0, ncnn_mp.Option()))
 print("done")
