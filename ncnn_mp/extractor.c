@@ -33,6 +33,9 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_native_t *net) {
         mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
     }
     e->net = ncnn_mp_net_native_ref(net);
+    // ncnn's Extractor copies the net's option, allocators included: it holds them from now
+    // on, whatever the net is given later (the net is used: its option cannot change meanwhile).
+    ncnn_mp_allocator_set_assign(e->allocators, net->allocators);
     mp_uint_t l = ncnn_mp_lock();  // the net's option may be swapped for a moment (set_option)
     e->handle = ncnn_extractor_create(net->handle);
     e->next = net->extractors;
@@ -328,9 +331,6 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
     // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
     ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
-    if (r.allocator == NULL) {
-        r.allocator = e->net->allocators[NCNN_MP_BLOB_ALLOCATOR];
-    }
     ncnn_mat_t out = NULL;
     int ret;
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.

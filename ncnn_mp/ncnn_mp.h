@@ -107,7 +107,7 @@ struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
     bool running;                      // inside ncnn_extractor_extract, under the lock
     ncnn_mp_net_native_t *net;         // counted
-    ncnn_mp_allocator_set_t allocators;  // from set_option, counted
+    ncnn_mp_allocator_set_t allocators;  // what its ncnn option points at (the net's, or set_option's), counted
     ncnn_mp_extractor_native_t *next;  // in net->extractors
 };
 

@@ -128,4 +128,20 @@ print("the result does not point into the buffer", packed(out)[6:10])
 m4 = ncnn_mp.Mat(3, 2, 2, 3)
 m4.fill(1.0)
 print("cut border of a 4-D Mat", m4.copy_cut_border(0, 0, 1, 0, ncnn_mp.Option()))
+
+# 6. An Extractor holds the allocators its net's option had when it was made: the net may
+# be given others, and the old one closed, while the Extractor still allocates from it.
+a = ncnn_mp.Allocator(unlocked=True)
+relu_net.opt.set_blob_allocator(a)
+ex = relu_net.create_extractor()
+relu_net.opt.set_blob_allocator(None)
+a.close()
+del a
+gc.collect()
+ex.input("data", mat(-1.0, 2.0))
+r = ex.extract("out")
+ex.close()
+del ex
+gc.collect()
+print("extract after the net's allocator was replaced and closed", packed(r))
 print("done")
