@@ -10,6 +10,7 @@ add_library(usermod_ncnn_mp INTERFACE)
 target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/checks.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/method.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/allocator.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/option.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat.c

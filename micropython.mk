@@ -20,6 +20,7 @@ NCNN_MP_LIBS_VAR ?= LDFLAGS_USERMOD
 SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/modncnn_mp.c \
 	$(NCNN_MP_DIR)/ncnn_mp/checks.c \
+	$(NCNN_MP_DIR)/ncnn_mp/method.c \
 	$(NCNN_MP_DIR)/ncnn_mp/allocator.c \
 	$(NCNN_MP_DIR)/ncnn_mp/option.c \
 	$(NCNN_MP_DIR)/ncnn_mp/mat.c \

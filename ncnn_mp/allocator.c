@@ -65,14 +65,14 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
         { MP_QSTR_unlocked, MP_ARG_BOOL, {.u_bool = false} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array("Allocator()", n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     // Allocate the Python object first: if that raises MemoryError, nothing native leaks.
     ncnn_mp_allocator_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_allocator_obj_t, type);
     self->native = NULL;
     self->unlocked = args[ARG_unlocked].u_bool;
     ncnn_mp_allocator_native_t *native = malloc(sizeof(*native));
     if (native == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Allocator: out of memory"));
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Allocator(): out of memory"));
     }
     native->refs = 1;
     native->handle = self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
@@ -89,7 +89,9 @@ static mp_obj_t ncnn_mp_Allocator_close(mp_obj_t self_in) {
     self->native = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Allocator_close_obj, ncnn_mp_Allocator_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_close_obj, Allocator, close, ncnn_mp_Allocator_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_del_obj, Allocator, __del__, ncnn_mp_Allocator_close);
+NCNN_MP_DEFINE_CONTEXT_MANAGER(Allocator);
 
 
 static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
@@ -101,9 +103,9 @@ static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, m
 
 static const mp_rom_map_elem_t ncnn_mp_Allocator_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Allocator_del_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_Allocator_enter_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Allocator_exit_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Allocator_locals, ncnn_mp_Allocator_locals_table);
 

@@ -41,6 +41,23 @@ int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const ch
     return (int)v;
 }
 
+int ncnn_mp_get_index(mp_obj_t obj, int count, bool wrap, const char *where, const char *name, const char *of) {
+    if (!mp_obj_is_int(obj)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be an int, not %s"),
+            where, name, mp_obj_get_type_str(obj));
+    }
+    mp_int_t i = mp_obj_is_small_int(obj) ? MP_OBJ_SMALL_INT_VALUE(obj) : 0;
+    if (!mp_obj_is_small_int(obj) || i < INT32_MIN || i > INT32_MAX) {  // (and too big for mp_obj_get_int)
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: %s out of range (%s %d)"), where, name, of, count);
+    }
+    mp_int_t k = wrap && i < 0 ? i + count : i;
+    if (k < 0 || k >= count) {
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: %s %d out of range (%s %d)"),
+            where, name, (int)i, of, count);
+    }
+    return (int)k;
+}
+
 void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where) {
     // A Python subclass instance keeps the native object in subobj[0]; before its
     // __init__ has called super().__init__() that slot holds a placeholder.
@@ -68,15 +85,6 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
     }
 }
 
-// __exit__(exc_type, exc, tb) for every class with close(): `with` blocks release at their end.
-static mp_obj_t ncnn_mp_exit_closes(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    mp_obj_t close[2];
-    mp_load_method(args[0], MP_QSTR_close, close);
-    return mp_call_method_n_kw(0, 0, close);
-}
-MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_exit_closes_obj, 4, 4, ncnn_mp_exit_closes);
-
 // MicroPython 1.25 decompresses an error message into a stack buffer exactly as long as
 // the firmware's longest message, then writes the terminating NUL one byte past it
 // (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer), and
@@ -92,6 +100,11 @@ void ncnn_mp_check_owner(const void *owner, const char *where) {
     if (owner != ncnn_mp_thread()) {
         ncnn_mp_raise_value(where, "it was lent to a callback running in another thread (copy what you need there)");
     }
+}
+
+NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {
+    mp_raise_msg_varg(&mp_type_AttributeError, MP_ERROR_TEXT("%s.%q: %s"), cls, attr,
+        dest[1] == MP_OBJ_NULL ? "cannot be deleted" : "read-only");
 }
 
 const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr) {

@@ -155,7 +155,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         { MP_QSTR_zeros, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     int sources = (args[ARG_from_memory].u_obj != MP_OBJ_NULL) + (args[ARG_from_stdio].u_obj != MP_OBJ_NULL)
         + args[ARG_zeros].u_bool;
     if (sources != 1) {
@@ -168,11 +168,17 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     self->keep = MP_OBJ_NULL;
     mp_obj_t mem = args[ARG_from_memory].u_obj;
     mp_obj_t src = args[ARG_from_stdio].u_obj;
+    const char *mem_name = "from_memory";
     if (src != MP_OBJ_NULL && !mp_obj_is_str(src)) {
         // An open file: read it whole, then serve it from memory.
         mp_obj_t read[2];
-        mp_load_method(src, MP_QSTR_read, read);
+        mp_load_method_maybe(src, MP_QSTR_read, read);
+        if (read[0] == MP_OBJ_NULL) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: from_stdio must be a path (str) or an open file, not %s"),
+                where, mp_obj_get_type_str(src));
+        }
         mem = mp_call_method_n_kw(0, 0, read);
+        mem_name = "from_stdio's file.read()";
         src = MP_OBJ_NULL;
     }
     if (src != MP_OBJ_NULL) {
@@ -190,7 +196,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     }
     mp_buffer_info_t info = { .buf = NULL, .len = 0 };
     if (mem != MP_OBJ_NULL) {
-        ncnn_mp_get_buffer(mem, &info, MP_BUFFER_READ, where, "from_memory");
+        ncnn_mp_get_buffer(mem, &info, MP_BUFFER_READ, where, mem_name);
     }
     // C heap, not GC heap: the reader list links these records, and __del__ must
     // still find the record intact whatever order a collection frees things in.
@@ -222,14 +228,16 @@ static mp_obj_t ncnn_mp_DataReader_close(mp_obj_t self_in) {
     }
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_DataReader_close_obj, ncnn_mp_DataReader_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_DataReader_close_obj, DataReader, close, ncnn_mp_DataReader_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_DataReader_del_obj, DataReader, __del__, ncnn_mp_DataReader_close);
+NCNN_MP_DEFINE_CONTEXT_MANAGER(DataReader);
 
 
 static const mp_rom_map_elem_t ncnn_mp_DataReader_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_DataReader_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_DataReader_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_DataReader_del_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_DataReader_enter_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_DataReader_exit_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_DataReader_locals, ncnn_mp_DataReader_locals_table);
 

@@ -121,7 +121,9 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     }
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Extractor_close_obj, ncnn_mp_Extractor_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Extractor_close_obj, Extractor, close, ncnn_mp_Extractor_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Extractor_del_obj, Extractor, __del__, ncnn_mp_Extractor_close);
+NCNN_MP_DEFINE_CONTEXT_MANAGER(Extractor);
 
 
 // A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
@@ -250,7 +252,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_set_option_obj, ncnn_mp_Extractor_set_option);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_set_option_obj, Extractor, set_option, ncnn_mp_Extractor_set_option);
 
 // Extractor.input(blob: str | int, mat: Mat) -> None   ncnn_extractor_input / _input_index
 // ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat.
@@ -284,7 +286,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Extractor_input_obj, ncnn_mp_Extractor_input);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Extractor_input_obj, Extractor, input, ncnn_mp_Extractor_input);
 
 // ncnn runs a net's Input layers on whatever they were given; an input never given
 // would reach the next layer as an empty Mat, which many layers do not check.
@@ -362,20 +364,30 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     ncnn_mp_extractor_done(&use);
     return result;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Extractor_extract_obj, ncnn_mp_Extractor_extract);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_extract_obj, Extractor, extract, ncnn_mp_Extractor_extract);
+
+// Extractor(): made by Net.create_extractor only (it needs the Net).
+static mp_obj_t ncnn_mp_Extractor_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    (void)type;
+    (void)n_args;
+    (void)n_kw;
+    (void)args;
+    ncnn_mp_raise_type("Extractor()", "made by Net.create_extractor(), not directly");
+}
 
 static const mp_rom_map_elem_t ncnn_mp_Extractor_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_set_option), MP_ROM_PTR(&ncnn_mp_Extractor_set_option_obj) },
     { MP_ROM_QSTR(MP_QSTR_input), MP_ROM_PTR(&ncnn_mp_Extractor_input_obj) },
     { MP_ROM_QSTR(MP_QSTR_extract), MP_ROM_PTR(&ncnn_mp_Extractor_extract_obj) },
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Extractor_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Extractor_del_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_Extractor_enter_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Extractor_exit_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Extractor_locals, ncnn_mp_Extractor_locals_table);
 
 MP_DEFINE_CONST_OBJ_TYPE(
     ncnn_mp_type_Extractor, MP_QSTR_Extractor, MP_TYPE_FLAG_NONE,
+    make_new, ncnn_mp_Extractor_make_new,
     locals_dict, &ncnn_mp_Extractor_locals
     );

@@ -50,7 +50,7 @@ static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args,
         { MP_QSTR_typeindex, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     mp_obj_t type_name = args[ARG_type].u_obj, typeindex = args[ARG_typeindex].u_obj;
     if (type_name != mp_const_none && typeindex != mp_const_none) {
         ncnn_mp_raise_type(where, "give type= or typeindex=, not both");
@@ -105,7 +105,7 @@ static mp_obj_t ncnn_mp_Layer_del(mp_obj_t self_in) {
     self->handle = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Layer_del_obj, ncnn_mp_Layer_del);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Layer_del_obj, Layer, __del__, ncnn_mp_Layer_del);
 
 static void ncnn_mp_layer_check_ret(int ret, const char *where) {
     if (ret != 0) {
@@ -138,7 +138,7 @@ static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
     self->stage = 1;
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_param_obj, ncnn_mp_Layer_load_param);
+NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_param_obj, Layer, load_param, ncnn_mp_Layer_load_param);
 
 // Layer.load_model(mb: ModelBin) -> None   layer->load_model
 static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
@@ -158,7 +158,7 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     self->stage = 2;
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_load_model_obj, ncnn_mp_Layer_load_model);
+NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_model_obj, Layer, load_model, ncnn_mp_Layer_load_model);
 
 // Layer.create_pipeline(opt: Option) -> None   layer->create_pipeline
 // The layer keeps a copy of opt: forward must run with the same pipeline flags,
@@ -180,7 +180,7 @@ static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in)
     ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_create_pipeline_obj, ncnn_mp_Layer_create_pipeline);
+NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_create_pipeline_obj, Layer, create_pipeline, ncnn_mp_Layer_create_pipeline);
 
 // Layer.destroy_pipeline(opt: Option) -> None   layer->destroy_pipeline
 static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
@@ -196,7 +196,7 @@ static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_destroy_pipeline_obj, ncnn_mp_Layer_destroy_pipeline);
+NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_destroy_pipeline_obj, Layer, destroy_pipeline, ncnn_mp_Layer_destroy_pipeline);
 
 // Before a forward: the steps ncnn's Net always runs, done here if the user skipped
 // them (a layer run without load_param/create_pipeline reads unset weights).
@@ -291,7 +291,7 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     m_del(mp_obj_t, out, n_top);
     return result;
 }
-MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, 3, 4, ncnn_mp_Layer_forward);
+NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, Layer, forward, 3, 4, ncnn_mp_Layer_forward);
 
 // Layer.forward_inplace(mat | [mats], opt) -> None   layer->forward_inplace_1 / _n
 static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, mp_obj_t opt_in) {
@@ -325,7 +325,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Layer_forward_inplace_obj, ncnn_mp_Layer_forward_inplace);
+NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Layer_forward_inplace_obj, Layer, forward_inplace, ncnn_mp_Layer_forward_inplace);
 
 // The bottom or top blob i of a layer inside a Net; *handle is the layer's.
 static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, bool shape, const char *where,
@@ -336,15 +336,7 @@ static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, b
         ncnn_mp_raise_value(where, "ncnn knows the blob shapes only after load_param returns");
     }
     int count = top ? ncnn_layer_get_top_count(self->handle) : ncnn_layer_get_bottom_count(self->handle);
-    if (!mp_obj_is_int(i_in)) {
-        ncnn_mp_raise_type(where, "index must be an int");
-    }
-    mp_int_t i = mp_obj_get_int(i_in);
-    if (i < 0 || i >= count) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index %d out of range (the layer has %d)"),
-            where, (int)i, count);
-    }
-    return (int)i;
+    return ncnn_mp_get_index(i_in, count, false, where, "index", "the layer has");
 }
 
 // Layer.get_bottom(i) / get_top(i) -> int (blob index)   ncnn_layer_get_bottom / _top
@@ -353,14 +345,14 @@ static mp_obj_t ncnn_mp_Layer_get_bottom(mp_obj_t self_in, mp_obj_t i) {
     int k = ncnn_mp_layer_blob_index(self_in, i, false, false, "Layer.get_bottom", &h);
     return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_bottom(h, k));
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_obj, ncnn_mp_Layer_get_bottom);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_get_bottom_obj, Layer, get_bottom, ncnn_mp_Layer_get_bottom);
 
 static mp_obj_t ncnn_mp_Layer_get_top(mp_obj_t self_in, mp_obj_t i) {
     ncnn_layer_t h;
     int k = ncnn_mp_layer_blob_index(self_in, i, true, false, "Layer.get_top", &h);
     return MP_OBJ_NEW_SMALL_INT(ncnn_layer_get_top(h, k));
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_obj, ncnn_mp_Layer_get_top);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_get_top_obj, Layer, get_top, ncnn_mp_Layer_get_top);
 
 static mp_obj_t ncnn_mp_shape_tuple(int dims, int w, int h, int c) {
     mp_obj_t t[4] = { MP_OBJ_NEW_SMALL_INT(dims), MP_OBJ_NEW_SMALL_INT(w), MP_OBJ_NEW_SMALL_INT(h), MP_OBJ_NEW_SMALL_INT(c) };
@@ -377,7 +369,7 @@ static mp_obj_t ncnn_mp_Layer_get_bottom_shape(mp_obj_t self_in, mp_obj_t i) {
     ncnn_blob_get_bottom_shape(layer, k, &dims, &w, &h, &c);
     return ncnn_mp_shape_tuple(dims, w, h, c);
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_bottom_shape_obj, ncnn_mp_Layer_get_bottom_shape);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_get_bottom_shape_obj, Layer, get_bottom_shape, ncnn_mp_Layer_get_bottom_shape);
 
 static mp_obj_t ncnn_mp_Layer_get_top_shape(mp_obj_t self_in, mp_obj_t i) {
     const char *where = "Layer.get_top_shape";
@@ -387,7 +379,7 @@ static mp_obj_t ncnn_mp_Layer_get_top_shape(mp_obj_t self_in, mp_obj_t i) {
     ncnn_blob_get_top_shape(layer, k, &dims, &w, &h, &c);
     return ncnn_mp_shape_tuple(dims, w, h, c);
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Layer_get_top_shape_obj, ncnn_mp_Layer_get_top_shape);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_get_top_shape_obj, Layer, get_top_shape, ncnn_mp_Layer_get_top_shape);
 
 // Layer.type_to_index(type: str) -> int   ncnn_layer_type_to_index (-1: no such type)
 static mp_obj_t ncnn_mp_Layer_type_to_index(mp_obj_t type_name) {
@@ -400,7 +392,7 @@ static mp_obj_t ncnn_mp_Layer_type_to_index(mp_obj_t type_name) {
     ncnn_mp_raise_not_built("Layer.type_to_index", "NCNN_STRING");
     #endif
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Layer_type_to_index_fun_obj, ncnn_mp_Layer_type_to_index);
+static NCNN_MP_DEFINE_STATIC_1(ncnn_mp_Layer_type_to_index_fun_obj, Layer, type_to_index, ncnn_mp_Layer_type_to_index);
 static MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Layer_type_to_index_obj, MP_ROM_PTR(&ncnn_mp_Layer_type_to_index_fun_obj));
 
 static mp_obj_t ncnn_mp_layer_blob_list(ncnn_layer_t h, bool top) {
@@ -428,17 +420,18 @@ static void ncnn_mp_Layer_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     while (ro < MP_ARRAY_SIZE(readonly) && readonly[ro] != attr) {
         ro++;
     }
-    if (flag == NULL && (ro == MP_ARRAY_SIZE(readonly) || dest[0] != MP_OBJ_NULL)) {
+    if (flag == NULL && ro == MP_ARRAY_SIZE(readonly)) {
         dest[1] = MP_OBJ_SENTINEL;
         return;
+    }
+    if (dest[0] != MP_OBJ_NULL && (flag == NULL || dest[1] == MP_OBJ_NULL)) {
+        ncnn_mp_raise_attr_fixed("Layer", attr, dest);
     }
     char where[NCNN_MP_WHERE_LEN];
     ncnn_layer_t h = ncnn_mp_get_layer(self_in, ncnn_mp_attr_where(where, "Layer", attr))->handle;
     if (dest[0] != MP_OBJ_NULL) {
-        if (dest[1] != MP_OBJ_NULL) {
-            flag->set(h, mp_obj_is_true(dest[1]));
-            dest[0] = MP_OBJ_NULL;
-        }
+        flag->set(h, mp_obj_is_true(dest[1]));
+        dest[0] = MP_OBJ_NULL;
         return;
     }
     if (flag) {

@@ -395,8 +395,8 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         { MP_QSTR_allocator, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
         { MP_QSTR_n, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(1)} },
     };
-    if (n_args > 4) {
-        ncnn_mp_raise_type(where, "at most 4 positional arguments (w, h, [d,] c)");
+    if (n_args > 4) {  // (the keywords are parsed alone below: the positionals are laid over them)
+        ncnn_mp_raise_arg_count(where, 0, 4, n_args, true);
     }
     mp_obj_t pos[4];
     for (size_t i = 0; i < n_args; i++) {  // (all_args may be NULL when there are none)
@@ -408,7 +408,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     }
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     // Parse keywords only, then lay the positionals over the defaults.
-    mp_arg_parse_all_kw_array(0, n_kw, all_args + n_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array(where, 0, n_kw, all_args + n_args, MP_ARRAY_SIZE(allowed), allowed, args);
     for (size_t i = 0; i < n_args; i++) {
         size_t slot = (n_args == 3 && i == 2) ? 3 : i;
         if (args[slot].u_obj != allowed[slot].defval.u_obj) {
@@ -489,7 +489,7 @@ static mp_obj_t ncnn_mp_Mat_del(mp_obj_t self_in) {
     ncnn_mp_allocator_native_assign(&self->allocator, NULL);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Mat_del_obj, ncnn_mp_Mat_del);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Mat_del_obj, Mat, __del__, ncnn_mp_Mat_del);
 
 // Mat.fill(v: float) -> None   ncnn_mat_fill_float
 static mp_obj_t ncnn_mp_Mat_fill(mp_obj_t self_in, mp_obj_t v) {
@@ -500,7 +500,7 @@ static mp_obj_t ncnn_mp_Mat_fill(mp_obj_t self_in, mp_obj_t v) {
     ncnn_mat_fill_float(self->handle, ncnn_mp_get_float(v, "Mat.fill", "v"));
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_fill_obj, ncnn_mp_Mat_fill);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_fill_obj, Mat, fill, ncnn_mp_Mat_fill);
 
 // Mat.clone(allocator=None) -> Mat   ncnn_mat_clone
 static mp_obj_t ncnn_mp_Mat_clone(size_t n_args, const mp_obj_t *args) {
@@ -510,7 +510,7 @@ static mp_obj_t ncnn_mp_Mat_clone(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_result_from_allocator(&r, n_args > 1 ? args[1] : mp_const_none, MP_OBJ_NULL, where);
     return ncnn_mp_result_wrap(&r, ncnn_mat_clone(self->handle, r.allocator ? r.allocator->handle : NULL), where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_clone_obj, 1, 2, ncnn_mp_Mat_clone);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_clone_obj, Mat, clone, 1, 2, ncnn_mp_Mat_clone);
 
 // Mat.reshape(w[, h[, c]][, allocator]) / reshape(w, h, d, c[, allocator]) -> Mat   ncnn_mat_reshape_{1,2,3,4}d
 static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
@@ -550,7 +550,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
     }
     return ncnn_mp_result_wrap(&r, m, where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, 1, 6, ncnn_mp_Mat_reshape);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_reshape_obj, Mat, reshape, 1, 6, ncnn_mp_Mat_reshape);
 
 // Gives the Mat object `obj` the new handle `m` (from create / clone_from). A Mat
 // lent by ncnn cannot change its storage: ncnn owns the ncnn::Mat behind it.
@@ -600,7 +600,7 @@ static mp_obj_t ncnn_mp_Mat_to_bytes(mp_obj_t self_in) {
     }
     return mp_obj_new_bytes_from_vstr(&vstr);
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Mat_to_bytes_obj, ncnn_mp_Mat_to_bytes);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Mat_to_bytes_obj, Mat, to_bytes, ncnn_mp_Mat_to_bytes);
 
 // Mat.from_bytes(buf) -> None   fills the elements from packed bytes (the layout to_bytes() gives)
 static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
@@ -622,7 +622,7 @@ static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
     }
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_from_bytes_obj, ncnn_mp_Mat_from_bytes);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_from_bytes_obj, Mat, from_bytes, ncnn_mp_Mat_from_bytes);
 
 // Mat.clone_from(other: Mat, allocator=None) -> None   (CPython ncnn) self becomes a deep copy of other
 static mp_obj_t ncnn_mp_Mat_clone_from(size_t n_args, const mp_obj_t *args) {
@@ -640,7 +640,7 @@ static mp_obj_t ncnn_mp_Mat_clone_from(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_mat_replace(args[0], copy, alloc, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_clone_from_obj, 2, 3, ncnn_mp_Mat_clone_from);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_clone_from_obj, Mat, clone_from, 2, 3, ncnn_mp_Mat_clone_from);
 
 // Mat.create(w, h=0, d=0, c=0, *, elemsize=4, elempack=1, allocator=None) -> None   (CPython ncnn)
 // Gives self new storage of that shape (uninitialised), as ncnn::Mat::create does.
@@ -658,7 +658,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
         { MP_QSTR_allocator, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args(where, n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
     if (args[ARG_w].u_obj == MP_OBJ_NULL) {
         ncnn_mp_raise_type(where, "missing w (create(w[, h[, c]]) or create(w, h, d, c))");
     }
@@ -675,7 +675,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     ncnn_mp_mat_replace(pos_args[0], m, alloc, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_create_obj, 1, ncnn_mp_Mat_create);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Mat_create_obj, Mat, create, 1, 5, ncnn_mp_Mat_create);
 
 // Mat.flatten(opt: Option) -> Mat   ncnn_flatten
 static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
@@ -691,7 +691,7 @@ static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
     ncnn_flatten(self->handle, &dst, r.opt);
     return ncnn_mp_result_wrap(&r, dst, where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_flatten_obj, ncnn_mp_Mat_flatten);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_flatten_obj, Mat, flatten, ncnn_mp_Mat_flatten);
 
 // Mat.convert_packing(elempack: int, opt: Option) -> Mat   ncnn_convert_packing
 static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_in, mp_obj_t opt_in) {
@@ -708,7 +708,7 @@ static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_
     ncnn_convert_packing(self->handle, &dst, elempack, r.opt);
     return ncnn_mp_result_wrap(&r, dst, where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_convert_packing_obj, ncnn_mp_Mat_convert_packing);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Mat_convert_packing_obj, Mat, convert_packing, ncnn_mp_Mat_convert_packing);
 
 // Mat.copy_make_border(top, bottom, left, right, type, v, opt, *, front=-1, behind=-1) -> Mat
 //   ncnn_copy_make_border / _3d (front/behind >= 0: the depth too)
@@ -730,7 +730,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed_make)];
     if (make) {
-        mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_make), allowed_make, args);
+        ncnn_mp_parse_args(where, n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_make), allowed_make, args);
     } else {
         // copy_cut_border has no type and v: the same table without those two rows.
         static const mp_arg_t allowed_cut[] = {
@@ -743,7 +743,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
             { MP_QSTR_behind, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
         };
         mp_arg_val_t cut[MP_ARRAY_SIZE(allowed_cut)];
-        mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_cut), allowed_cut, cut);
+        ncnn_mp_parse_args(where, n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed_cut), allowed_cut, cut);
         for (int i = 0; i < 4; i++) {
             args[i] = cut[i];
         }
@@ -811,12 +811,12 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
 static mp_obj_t ncnn_mp_Mat_copy_make_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
     return ncnn_mp_mat_border(n_args, pos_args, kw_args, true);
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_copy_make_border_obj, 8, ncnn_mp_Mat_copy_make_border);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Mat_copy_make_border_obj, Mat, copy_make_border, 1, 8, ncnn_mp_Mat_copy_make_border);
 
 static mp_obj_t ncnn_mp_Mat_copy_cut_border(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
     return ncnn_mp_mat_border(n_args, pos_args, kw_args, false);
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(ncnn_mp_Mat_copy_cut_border_obj, 6, ncnn_mp_Mat_copy_cut_border);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Mat_copy_cut_border_obj, Mat, copy_cut_border, 1, 6, ncnn_mp_Mat_copy_cut_border);
 
 // Mat.batch(b: int) -> Mat   a view of batch b (ncnn_mat_get_batch_data); it keeps this Mat alive
 static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
@@ -827,7 +827,7 @@ static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
     if (dims == 0) {
         ncnn_mp_raise_value(where, "the Mat is empty");
     }
-    int b = ncnn_mp_get_int_in(b_in, 0, ncnn_mp_mat_n(m) - 1, where, "b");
+    int b = ncnn_mp_get_index(b_in, ncnn_mp_mat_n(m), false, where, "b", "the Mat's batch count n is");
     int shape[4] = { ncnn_mat_get_w(m), ncnn_mat_get_h(m), ncnn_mat_get_d(m), ncnn_mat_get_c(m) };
     if (dims == 3) {
         shape[2] = shape[3];
@@ -841,7 +841,7 @@ static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
     ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(out))->external = ncnn_mat_get_data(m);
     return out;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Mat_batch_obj, ncnn_mp_Mat_batch);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_batch_obj, Mat, batch, ncnn_mp_Mat_batch);
 
 // Reads `n` floats from a sequence of numbers or a buffer of packed float32 into out;
 // None gives NULL (ncnn then skips that step).
@@ -898,31 +898,21 @@ static mp_obj_t ncnn_mp_Mat_substract_mean_normalize(mp_obj_t self_in, mp_obj_t 
     m_del(float, buf, 2 * channels);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Mat_substract_mean_normalize_obj, ncnn_mp_Mat_substract_mean_normalize);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Mat_substract_mean_normalize_obj, Mat, substract_mean_normalize, ncnn_mp_Mat_substract_mean_normalize);
 
 // Mat[i] -> float / Mat[i] = v   (CPython ncnn) the i-th float32 of the storage, channel padding included
 static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t value) {
-    const char *where = "Mat[]";
+    const char *where = value == MP_OBJ_SENTINEL ? "Mat.__getitem__" : value == MP_OBJ_NULL ? "Mat.__delitem__"
+        : "Mat.__setitem__";
     ncnn_mp_mat_obj_t *self = value == MP_OBJ_SENTINEL ? ncnn_mp_get_mat(self_in, where)
         : ncnn_mp_get_mat_writable(self_in, where);
     if (value == MP_OBJ_NULL) {
         ncnn_mp_raise_type(where, "Mat elements cannot be deleted");
     }
     if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
-        ncnn_mp_raise_type(where, "indexing needs float32 elements");
+        ncnn_mp_raise_value(where, "indexing needs float32 elements");
     }
-    size_t n = ncnn_mp_mat_storage_bytes(self->handle) / 4;
-    if (!mp_obj_is_int(index)) {
-        ncnn_mp_raise_type(where, "index must be an int");
-    }
-    mp_int_t i = mp_obj_get_int(index);
-    if (i < 0) {
-        i += n;
-    }
-    if (i < 0 || (size_t)i >= n) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index out of range (the Mat holds %u floats)"),
-            where, (unsigned)n);
-    }
+    int i = ncnn_mp_get_index(index, (int)(ncnn_mp_mat_storage_bytes(self->handle) / 4), true, where, "index", "len(Mat) is");
     float *data = ncnn_mat_get_data(self->handle);
     if (value == MP_OBJ_SENTINEL) {
         return mp_obj_new_float_from_f(data[i]);
@@ -935,7 +925,7 @@ static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t va
 static mp_obj_t ncnn_mp_Mat_unary_op(mp_unary_op_t op, mp_obj_t self_in) {
     switch (op) {
         case MP_UNARY_OP_LEN: {
-            ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "len(Mat)");
+            ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "Mat.__len__");
             size_t es = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
             return MP_OBJ_NEW_SMALL_INT(es ? ncnn_mp_mat_storage_bytes(self->handle) / es : 0);
         }
@@ -953,7 +943,7 @@ static mp_obj_t ncnn_mp_Mat_unary_op(mp_unary_op_t op, mp_obj_t self_in) {
 // A Mat that cannot be used (released, expired, its buffer moved) raises ValueError here
 // as everywhere else: a memoryview of it would point at freed storage.
 static mp_int_t ncnn_mp_Mat_get_buffer(mp_obj_t self_in, mp_buffer_info_t *info, mp_uint_t flags) {
-    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "memoryview(Mat)");
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, "Mat.__buffer__");
     if ((flags & MP_BUFFER_WRITE) && self->readonly) {
         return 1;
     }
@@ -989,9 +979,12 @@ static void ncnn_mp_Mat_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     while (i < MP_ARRAY_SIZE(props) && props[i] != attr) {
         i++;
     }
-    if (i == MP_ARRAY_SIZE(props) || dest[0] != MP_OBJ_NULL) {
-        dest[1] = MP_OBJ_SENTINEL;  // methods, and stores (which then fail) go to locals_dict
+    if (i == MP_ARRAY_SIZE(props)) {
+        dest[1] = MP_OBJ_SENTINEL;  // methods go to locals_dict
         return;
+    }
+    if (dest[0] != MP_OBJ_NULL) {
+        ncnn_mp_raise_attr_fixed("Mat", attr, dest);
     }
     char where[NCNN_MP_WHERE_LEN];
     ncnn_mat_t m = ncnn_mp_get_mat(self_in, ncnn_mp_attr_where(where, "Mat", attr))->handle;

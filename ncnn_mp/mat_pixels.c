@@ -73,11 +73,7 @@ typedef enum { NCNN_MP_PLAIN, NCNN_MP_RESIZE, NCNN_MP_ROI, NCNN_MP_ROI_RESIZE } 
 
 static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncnn_mp_from_kind_t kind, const char *where) {
     // args[0] is the class; then pixels, type, w, h, [roi x4], [target w, h], [stride], [allocator]
-    size_t fixed = 5 + (kind >= NCNN_MP_ROI ? 4 : 0) + (kind == NCNN_MP_RESIZE || kind == NCNN_MP_ROI_RESIZE ? 2 : 0);
-    if (n_args < fixed || n_args > fixed + 2) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: takes %d to %d arguments"), where,
-            (int)fixed - 1, (int)fixed + 1);
-    }
+    // (how many: checked by the method object)
     int out_channels;
     int cin = ncnn_mp_pixel_type(args[2], false, &out_channels, where);
     int w = ncnn_mp_get_int_in(args[3], 1, ncnn_mp_max_side, where, "w");
@@ -122,25 +118,25 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
 static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_PLAIN, "Mat.from_pixels");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, 5, 7, ncnn_mp_Mat_from_pixels);
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, Mat, from_pixels, 5, 7, ncnn_mp_Mat_from_pixels);
 MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_from_pixels_resize(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_RESIZE, "Mat.from_pixels_resize");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, 7, 9, ncnn_mp_Mat_from_pixels_resize);
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, Mat, from_pixels_resize, 7, 9, ncnn_mp_Mat_from_pixels_resize);
 MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_from_pixels_roi(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_ROI, "Mat.from_pixels_roi");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_fun_obj, 9, 11, ncnn_mp_Mat_from_pixels_roi);
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_fun_obj, Mat, from_pixels_roi, 9, 11, ncnn_mp_Mat_from_pixels_roi);
 MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_roi_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_from_pixels_roi_resize(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_ROI_RESIZE, "Mat.from_pixels_roi_resize");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_resize_fun_obj, 11, 13, ncnn_mp_Mat_from_pixels_roi_resize);
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_roi_resize_fun_obj, Mat, from_pixels_roi_resize, 11, 13, ncnn_mp_Mat_from_pixels_roi_resize);
 MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_roi_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_resize_fun_obj));
 
 // Mat.to_pixels(type, pixels=None, stride=0) -> bytearray
@@ -184,12 +180,12 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
 static mp_obj_t ncnn_mp_Mat_to_pixels(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_to_pixels(n_args, args, false, "Mat.to_pixels");
 }
-MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, 2, 4, ncnn_mp_Mat_to_pixels);
+NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, Mat, to_pixels, 2, 4, ncnn_mp_Mat_to_pixels);
 
 static mp_obj_t ncnn_mp_Mat_to_pixels_resize(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_to_pixels(n_args, args, true, "Mat.to_pixels_resize");
 }
-MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, 4, 6, ncnn_mp_Mat_to_pixels_resize);
+NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, Mat, to_pixels_resize, 4, 6, ncnn_mp_Mat_to_pixels_resize);
 
 #if NCNN_PIXEL_DRAWING
 
@@ -255,19 +251,19 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
 static mp_obj_t ncnn_mp_Mat_draw_rectangle(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_draw(n_args, args, NCNN_MP_RECT, "Mat.draw_rectangle");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_rectangle_fun_obj, 10, 10, ncnn_mp_Mat_draw_rectangle);
+static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_rectangle_fun_obj, Mat, draw_rectangle, 10, 10, ncnn_mp_Mat_draw_rectangle);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_rectangle_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_draw_circle(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_draw(n_args, args, NCNN_MP_CIRCLE, "Mat.draw_circle");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_circle_fun_obj, 9, 9, ncnn_mp_Mat_draw_circle);
+static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_circle_fun_obj, Mat, draw_circle, 9, 9, ncnn_mp_Mat_draw_circle);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_circle_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_circle_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_draw_line(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_draw(n_args, args, NCNN_MP_LINE, "Mat.draw_line");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_line_fun_obj, 10, 10, ncnn_mp_Mat_draw_line);
+static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_line_fun_obj, Mat, draw_line, 10, 10, ncnn_mp_Mat_draw_line);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_line_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_line_fun_obj));
 
 static mp_obj_t ncnn_mp_Mat_draw_text(size_t n_args, const mp_obj_t *args) {
@@ -276,7 +272,7 @@ static mp_obj_t ncnn_mp_Mat_draw_text(size_t n_args, const mp_obj_t *args) {
     }
     return ncnn_mp_draw(n_args, args, NCNN_MP_TEXT, "Mat.draw_text");
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_Mat_draw_text_fun_obj, 9, 9, ncnn_mp_Mat_draw_text);
+static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_text_fun_obj, Mat, draw_text, 9, 9, ncnn_mp_Mat_draw_text);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_text_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_text_fun_obj));
 
 #endif // NCNN_PIXEL_DRAWING

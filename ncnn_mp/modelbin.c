@@ -117,7 +117,7 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
         { MP_QSTR_from_mat_array, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     mp_obj_t dr = args[ARG_from_datareader].u_obj;
     mp_obj_t mats = args[ARG_from_mat_array].u_obj;
     if ((dr == MP_OBJ_NULL) == (mats == MP_OBJ_NULL)) {
@@ -181,7 +181,8 @@ static mp_obj_t ncnn_mp_ModelBin_close(mp_obj_t self_in) {
     self->handle = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_ModelBin_close_obj, ncnn_mp_ModelBin_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ModelBin_close_obj, ModelBin, close, ncnn_mp_ModelBin_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ModelBin_del_obj, ModelBin, __del__, ncnn_mp_ModelBin_close);
 
 // ModelBin.load(w, type) / load(w, h, type) / load(w, h, c, type) -> Mat   mb->load_1d/_2d/_3d
 // type 0: ncnn's tagged format (float32, fp16 or quantized), 1: raw float32.
@@ -214,12 +215,12 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_result_from_allocator(&r, mp_const_none, MP_OBJ_NULL, where);
     return ncnn_mp_result_wrap(&r, m, where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ModelBin_load_obj, 3, 5, ncnn_mp_ModelBin_load);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ModelBin_load_obj, ModelBin, load, 3, 5, ncnn_mp_ModelBin_load);
 
 static const mp_rom_map_elem_t ncnn_mp_ModelBin_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load), MP_ROM_PTR(&ncnn_mp_ModelBin_load_obj) },
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_ModelBin_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_ModelBin_close_obj) },
+    { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_ModelBin_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_ModelBin_locals, ncnn_mp_ModelBin_locals_table);
 

@@ -5,13 +5,13 @@
 static mp_obj_t ncnn_mp_version(void) {
     return mp_obj_new_str_from_cstr(ncnn_version());
 }
-static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_version_obj, ncnn_mp_version);
+static NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_version_obj, "ncnn_mp.version", ncnn_mp_version);
 
 // version_number() -> int                  wraps ncnn_version_number()
 static mp_obj_t ncnn_mp_version_number(void) {
     return mp_obj_new_int(ncnn_version_number());
 }
-static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_version_number_obj, ncnn_mp_version_number);
+static NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_version_number_obj, "ncnn_mp.version_number", ncnn_mp_version_number);
 
 // build_info() -> dict[str, bool]          the compile-time switches of ncnn's platform.h
 // One row per switch: scripts and tests skip what a given build lacks.
@@ -29,13 +29,13 @@ static mp_obj_t ncnn_mp_build_info(void) {
     #undef NCNN_MP_STORE_FLAG
     return info;
 }
-static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_build_info_obj, ncnn_mp_build_info);
+static NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_build_info_obj, "ncnn_mp.build_info", ncnn_mp_build_info);
 
 // live_custom_layers() -> int   Python layer instances that ncnn holds now (for leak checks)
 static mp_obj_t ncnn_mp_live_custom_layers(void) {
     return mp_obj_new_int_from_uint(ncnn_mp_custom_live_count());
 }
-static MP_DEFINE_CONST_FUN_OBJ_0(ncnn_mp_live_custom_layers_obj, ncnn_mp_live_custom_layers);
+static NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_live_custom_layers_obj, "ncnn_mp.live_custom_layers", ncnn_mp_live_custom_layers);
 
 static const mp_rom_map_elem_t ncnn_mp_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_ncnn_mp) },

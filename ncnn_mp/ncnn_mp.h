@@ -129,6 +129,94 @@ void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool
 void ncnn_mp_reader_close(ncnn_mp_reader_t *r);
 
 // ---------------------------------------------------------------------------
+// Methods and functions (method.c). Every callable ncnn_mp exports is one of these: it
+// knows its public name, checks how it was called (the number of positional arguments,
+// keywords, self) and raises TypeError("Class.method: ...") before the C function runs,
+// where MicroPython's own builtins would say "function takes 2 positional arguments".
+// Found in a class's locals dict it binds self (MP_TYPE_FLAG_BINDS_SELF), as a builtin
+// does; staticmethod and classmethod wrap it as they wrap any function.
+
+typedef enum {
+    NCNN_MP_CALL_0, NCNN_MP_CALL_1, NCNN_MP_CALL_2, NCNN_MP_CALL_3, NCNN_MP_CALL_VAR, NCNN_MP_CALL_KW
+} ncnn_mp_call_kind_t;
+
+// What args[0] is: nothing special (a function, a static method), an instance of
+// self_type (a method: checked, and the native object of a Python subclass passed on),
+// or the class (a class method). The counts in messages leave self and the class out.
+typedef enum { NCNN_MP_SELF_NONE, NCNN_MP_SELF_INSTANCE, NCNN_MP_SELF_CLASS } ncnn_mp_self_kind_t;
+
+typedef struct _ncnn_mp_method_t {
+    mp_obj_base_t base;
+    const char *name;                 // "Class.method", "Class.__exit__", "ncnn_mp.version"
+    const mp_obj_type_t *self_type;   // NCNN_MP_SELF_INSTANCE: the class
+    uint8_t kind;                     // ncnn_mp_call_kind_t
+    uint8_t self;                     // ncnn_mp_self_kind_t
+    uint16_t n_min, n_max;            // positional arguments, self included
+    union {
+        mp_fun_0_t _0;
+        mp_fun_1_t _1;
+        mp_fun_2_t _2;
+        mp_fun_3_t _3;
+        mp_fun_var_t var;
+        mp_fun_kw_t kw;
+    } fun;
+} ncnn_mp_method_t;
+
+extern const mp_obj_type_t ncnn_mp_type_method;
+
+#define NCNN_MP_METHOD_OBJ(obj_name, name_str, type, self_kind, call_kind, lo, hi, field, fun_name) \
+    const ncnn_mp_method_t obj_name = { {&ncnn_mp_type_method}, name_str, type, call_kind, self_kind, lo, hi, \
+                                        .fun.field = fun_name }
+
+// Methods of class Class (self is an ncnn_mp_type_Class, or a Python subclass's instance):
+// NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_fill_obj, Mat, fill, ncnn_mp_Mat_fill) is "Mat.fill".
+// As MicroPython's MP_DEFINE_CONST_FUN_OBJ_*, the counts include self.
+#define NCNN_MP_DEFINE_METHOD_1(obj_name, Class, method, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, &ncnn_mp_type_##Class, NCNN_MP_SELF_INSTANCE, NCNN_MP_CALL_1, 1, 1, _1, fun_name)
+#define NCNN_MP_DEFINE_METHOD_2(obj_name, Class, method, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, &ncnn_mp_type_##Class, NCNN_MP_SELF_INSTANCE, NCNN_MP_CALL_2, 2, 2, _2, fun_name)
+#define NCNN_MP_DEFINE_METHOD_3(obj_name, Class, method, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, &ncnn_mp_type_##Class, NCNN_MP_SELF_INSTANCE, NCNN_MP_CALL_3, 3, 3, _3, fun_name)
+#define NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(obj_name, Class, method, n_args_min, n_args_max, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, &ncnn_mp_type_##Class, NCNN_MP_SELF_INSTANCE, NCNN_MP_CALL_VAR, \
+        n_args_min, n_args_max, var, fun_name)
+// Keywords too: the C function parses them with ncnn_mp_parse_args.
+#define NCNN_MP_DEFINE_METHOD_KW(obj_name, Class, method, n_args_min, n_args_max, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, &ncnn_mp_type_##Class, NCNN_MP_SELF_INSTANCE, NCNN_MP_CALL_KW, \
+        n_args_min, n_args_max, kw, fun_name)
+// The function a staticmethod (no self) or a classmethod (args[0] the class) wraps.
+#define NCNN_MP_DEFINE_STATIC_1(obj_name, Class, method, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, NULL, NCNN_MP_SELF_NONE, NCNN_MP_CALL_1, 1, 1, _1, fun_name)
+#define NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(obj_name, Class, method, n_args_min, n_args_max, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, NULL, NCNN_MP_SELF_NONE, NCNN_MP_CALL_VAR, \
+        n_args_min, n_args_max, var, fun_name)
+#define NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(obj_name, Class, method, n_args_min, n_args_max, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, #Class "." #method, NULL, NCNN_MP_SELF_CLASS, NCNN_MP_CALL_VAR, \
+        n_args_min, n_args_max, var, fun_name)
+// A module-level function: NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_version_obj, "ncnn_mp.version", ...).
+#define NCNN_MP_DEFINE_FUNCTION_0(obj_name, name_str, fun_name) \
+    NCNN_MP_METHOD_OBJ(obj_name, name_str, NULL, NCNN_MP_SELF_NONE, NCNN_MP_CALL_0, 0, 0, _0, fun_name)
+
+// __enter__ (returns self) and __exit__ (calls close()) of a class that has close().
+mp_obj_t ncnn_mp_return_self(mp_obj_t self);
+mp_obj_t ncnn_mp_exit_closes(size_t n_args, const mp_obj_t *args);
+#define NCNN_MP_DEFINE_CONTEXT_MANAGER(Class) \
+    static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_##Class##_enter_obj, Class, __enter__, ncnn_mp_return_self); \
+    static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_##Class##_exit_obj, Class, __exit__, 4, 4, ncnn_mp_exit_closes)
+
+// Arguments by keyword (constructors, and methods defined with _KW): checks what MicroPython's
+// mp_arg_parse_all would report in its own words (too many positional arguments, an unknown
+// keyword, one given twice, a required one missing) and raises TypeError naming `where`;
+// then mp_arg_parse_all fills out_vals. (allowed: MP_ARG_OBJ or MP_ARG_BOOL only, keyword-only
+// ones last.)
+void ncnn_mp_parse_args(const char *where, size_t n_pos, const mp_obj_t *pos, mp_map_t *kws,
+    size_t n_allowed, const mp_arg_t *allowed, mp_arg_val_t *out_vals);
+void ncnn_mp_parse_args_kw_array(const char *where, size_t n_pos, size_t n_kw, const mp_obj_t *args,
+    size_t n_allowed, const mp_arg_t *allowed, mp_arg_val_t *out_vals);
+// TypeError: `where` takes n_min..n_max (positional) arguments, got n_given.
+NORETURN void ncnn_mp_raise_arg_count(const char *where, size_t n_min, size_t n_max, size_t n_given, bool positional);
+
+// ---------------------------------------------------------------------------
 // Python objects.
 
 extern const mp_obj_type_t ncnn_mp_type_Allocator;
@@ -299,8 +387,8 @@ extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_resize_obj;
-extern const mp_obj_fun_builtin_var_t ncnn_mp_Mat_to_pixels_obj;
-extern const mp_obj_fun_builtin_var_t ncnn_mp_Mat_to_pixels_resize_obj;
+extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_obj;
+extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
 // Mat.PIXEL_* constants: ncnn's formats, and format | target << 16 for conversions.
 #define NCNN_MP_PIXEL_TYPES(X) \
     X(RGB, 1) X(BGR, 2) X(GRAY, 3) X(RGBA, 4) X(BGRA, 5) \
@@ -346,12 +434,12 @@ void ncnn_mp_modelbin_expire(mp_obj_t obj);
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where);
 // The Layer base class's own methods: a Python subclass that does not override one
 // finds these, which is how the trampoline tells "not defined".
-extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_load_param_obj;
-extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_load_model_obj;
-extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_create_pipeline_obj;
-extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_destroy_pipeline_obj;
-extern const mp_obj_fun_builtin_fixed_t ncnn_mp_Layer_forward_inplace_obj;
-extern const mp_obj_fun_builtin_var_t ncnn_mp_Layer_forward_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_load_param_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_load_model_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_create_pipeline_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_destroy_pipeline_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_forward_inplace_obj;
+extern const ncnn_mp_method_t ncnn_mp_Layer_forward_obj;
 // Sets the layer's support_* flags and one_blob_only from a Python instance's attributes.
 void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle);
 
@@ -459,14 +547,17 @@ float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
 // The buffer of `obj`, TypeError naming `where` and `name` if it has none.
 void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
 
-// __exit__ shared by the classes that have close().
-extern const mp_obj_fun_builtin_var_t ncnn_mp_exit_closes_obj;
-
 // "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
 #define NCNN_MP_WHERE_LEN 48
 const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr);
+// AttributeError "Class.attr: read-only" (or "cannot be deleted") for a store (delete) in
+// an attr handler's dest: MicroPython's own would say the attribute does not exist.
+NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest);
 
-// A C int argument that must lie in [lo, hi].
+// A C int argument that must lie in [lo, hi]: TypeError if not an int, ValueError outside.
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
+// An index among `count` things (negative ones count from the end when `wrap`): TypeError
+// if it is not an int, IndexError if there is no such thing, saying "(<of> <count>)".
+int ncnn_mp_get_index(mp_obj_t obj, int count, bool wrap, const char *where, const char *name, const char *of);
 
 #endif // NCNN_MP_H

@@ -103,7 +103,7 @@ void ncnn_mp_net_done(ncnn_mp_net_use_t *u) {
 
 // Net()   ncnn_net_create
 static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
-    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    ncnn_mp_parse_args_kw_array("Net()", n_args, n_kw, args, 0, NULL, NULL);
     ncnn_mp_net_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_net_obj_t, type);
     self->native = NULL;
     ncnn_mp_net_native_t *n = calloc(1, sizeof(*n));
@@ -125,7 +125,7 @@ static mp_obj_t ncnn_mp_Net_del(mp_obj_t self_in) {
     self->native = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_del_obj, ncnn_mp_Net_del);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_del_obj, Net, __del__, ncnn_mp_Net_del);
 
 // Net.close() / with Net() as net: release the net now (custom layers' destroy_pipeline
 // runs, and its exceptions come out here); Extractors still alive keep it until they go.
@@ -146,7 +146,8 @@ static mp_obj_t ncnn_mp_Net_close(mp_obj_t self_in) {
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_close_obj, ncnn_mp_Net_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_close_obj, Net, close, ncnn_mp_Net_close);
+NCNN_MP_DEFINE_CONTEXT_MANAGER(Net);
 
 
 typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
@@ -243,7 +244,7 @@ static mp_obj_t ncnn_mp_Net_load_param(mp_obj_t self_in, mp_obj_t src) {
     ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM, "Net.load_param");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_obj, ncnn_mp_Net_load_param);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_obj, Net, load_param, ncnn_mp_Net_load_param);
 
 // Net.load_param_mem(text: str | bytes) -> None   (CPython ncnn) param text held in memory
 static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
@@ -258,14 +259,14 @@ static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
     ncnn_mp_net_load(self_in, buf, NCNN_MP_LOAD_PARAM, where);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_mem_obj, ncnn_mp_Net_load_param_mem);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_mem_obj, Net, load_param_mem, ncnn_mp_Net_load_param_mem);
 
 // Net.load_param_bin(src: str | DataReader | buffer) -> None   ncnn_net_load_param_bin / _datareader
 static mp_obj_t ncnn_mp_Net_load_param_bin(mp_obj_t self_in, mp_obj_t src) {
     ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, "Net.load_param_bin");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_param_bin_obj, ncnn_mp_Net_load_param_bin);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_bin_obj, Net, load_param_bin, ncnn_mp_Net_load_param_bin);
 
 // Net.load_model(src: str | DataReader | buffer) -> None   ncnn_net_load_model / _datareader
 // The weights are copied out of a buffer, so it need not outlive the Net.
@@ -273,7 +274,7 @@ static mp_obj_t ncnn_mp_Net_load_model(mp_obj_t self_in, mp_obj_t src) {
     ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_obj, ncnn_mp_Net_load_model);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_model_obj, Net, load_model, ncnn_mp_Net_load_model);
 
 // Net.load_model_mem(buffer) -> None   (CPython ncnn) same as load_model(buffer)
 static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
@@ -283,7 +284,7 @@ static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
     ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model_mem");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_load_model_mem_obj, ncnn_mp_Net_load_model_mem);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_model_mem_obj, Net, load_model_mem, ncnn_mp_Net_load_model_mem);
 
 // Net.clear() -> None   ncnn_net_clear (its Extractors stop working)
 static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
@@ -299,19 +300,11 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_call_end(&call);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_clear_obj, ncnn_mp_Net_clear);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_clear_obj, Net, clear, ncnn_mp_Net_clear);
 
 // An index argument in [0, count).
 static int ncnn_mp_net_index(mp_obj_t i, int count, const char *where) {
-    if (!mp_obj_is_int(i)) {
-        ncnn_mp_raise_type(where, "index must be an int");
-    }
-    mp_int_t v = mp_obj_get_int(i);
-    if (v < 0 || v >= count) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: index %d out of range (the net has %d)"),
-            where, (int)v, count);
-    }
-    return (int)v;
+    return ncnn_mp_get_index(i, count, false, where, "index", "the net has");
 }
 
 // Net.get_input_name(i) / get_output_name(i) -> str   ncnn_net_get_{input,output}_name
@@ -341,22 +334,22 @@ static mp_obj_t ncnn_mp_net_io(mp_obj_t self_in, mp_obj_t i, bool output, bool n
 static mp_obj_t ncnn_mp_Net_get_input_name(mp_obj_t self_in, mp_obj_t i) {
     return ncnn_mp_net_io(self_in, i, false, true, "Net.get_input_name");
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_input_name_obj, ncnn_mp_Net_get_input_name);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_get_input_name_obj, Net, get_input_name, ncnn_mp_Net_get_input_name);
 
 static mp_obj_t ncnn_mp_Net_get_output_name(mp_obj_t self_in, mp_obj_t i) {
     return ncnn_mp_net_io(self_in, i, true, true, "Net.get_output_name");
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_name_obj, ncnn_mp_Net_get_output_name);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_get_output_name_obj, Net, get_output_name, ncnn_mp_Net_get_output_name);
 
 static mp_obj_t ncnn_mp_Net_get_input_index(mp_obj_t self_in, mp_obj_t i) {
     return ncnn_mp_net_io(self_in, i, false, false, "Net.get_input_index");
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_input_index_obj, ncnn_mp_Net_get_input_index);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_get_input_index_obj, Net, get_input_index, ncnn_mp_Net_get_input_index);
 
 static mp_obj_t ncnn_mp_Net_get_output_index(mp_obj_t self_in, mp_obj_t i) {
     return ncnn_mp_net_io(self_in, i, true, false, "Net.get_output_index");
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Net_get_output_index_obj, ncnn_mp_Net_get_output_index);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_get_output_index_obj, Net, get_output_index, ncnn_mp_Net_get_output_index);
 
 // Net.input_names() / output_names() -> list[str]   (CPython ncnn)
 // A net loaded from a binary param has none: [] (as ncnn's C++ input_names() gives).
@@ -376,12 +369,12 @@ static mp_obj_t ncnn_mp_net_names(mp_obj_t self_in, bool output, const char *whe
 static mp_obj_t ncnn_mp_Net_input_names(mp_obj_t self_in) {
     return ncnn_mp_net_names(self_in, false, "Net.input_names");
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_input_names_obj, ncnn_mp_Net_input_names);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_input_names_obj, Net, input_names, ncnn_mp_Net_input_names);
 
 static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
     return ncnn_mp_net_names(self_in, true, "Net.output_names");
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_output_names_obj, ncnn_mp_Net_output_names);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_output_names_obj, Net, output_names, ncnn_mp_Net_output_names);
 
 // Net.register_custom_layer(type: str | int, creator) -> None
 //   ncnn_net_register_custom_layer_by_type / _by_typeindex (see trampoline.c)
@@ -399,7 +392,7 @@ static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t typ
     ncnn_mp_net_done(&use);
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_Net_register_custom_layer_obj, ncnn_mp_Net_register_custom_layer);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Net_register_custom_layer_obj, Net, register_custom_layer, ncnn_mp_Net_register_custom_layer);
 
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
@@ -414,7 +407,7 @@ static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
     ncnn_mp_net_done(&use);
     return ex;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_create_extractor);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_create_extractor_obj, Net, create_extractor, ncnn_mp_Net_create_extractor);
 
 // Net.opt / Net.option: Option (a view of the net's own option; assigning copies)
 //   ncnn_net_get_option / ncnn_net_set_option
@@ -422,11 +415,14 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Net_create_extractor_obj, ncnn_mp_Net_c
 static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     bool opt = attr == MP_QSTR_opt || attr == MP_QSTR_option;
     bool count = attr == MP_QSTR_input_count || attr == MP_QSTR_output_count;
-    bool load = dest[0] == MP_OBJ_NULL, store = !load && dest[1] != MP_OBJ_NULL && opt;
-    if (!(load && (opt || count)) && !store) {
-        dest[1] = MP_OBJ_SENTINEL;  // methods, and stores (which then fail) go to locals_dict
+    if (!opt && !count) {
+        dest[1] = MP_OBJ_SENTINEL;  // methods go to locals_dict
         return;
     }
+    if (dest[0] != MP_OBJ_NULL && (count || dest[1] == MP_OBJ_NULL)) {
+        ncnn_mp_raise_attr_fixed("Net", attr, dest);
+    }
+    bool load = dest[0] == MP_OBJ_NULL, store = !load;
     char where[NCNN_MP_WHERE_LEN];
     ncnn_mp_attr_where(where, "Net", attr);
     ncnn_mp_net_use_t use;  // assigning the option: alone, as ncnn may be reading it
@@ -488,8 +484,8 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_create_extractor), MP_ROM_PTR(&ncnn_mp_Net_create_extractor_obj) },
     { MP_ROM_QSTR(MP_QSTR_register_custom_layer), MP_ROM_PTR(&ncnn_mp_Net_register_custom_layer_obj) },
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Net_close_obj) },
-    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&mp_identity_obj) },
-    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_exit_closes_obj) },
+    { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_Net_enter_obj) },
+    { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Net_exit_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Net_del_obj) },
 };
 static MP_DEFINE_CONST_DICT(ncnn_mp_Net_locals, ncnn_mp_Net_locals_table);

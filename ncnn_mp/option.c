@@ -108,7 +108,7 @@ void ncnn_mp_option_expire(mp_obj_t obj) {
 
 // Option()   ncnn_option_create
 static mp_obj_t ncnn_mp_Option_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
-    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    ncnn_mp_parse_args_kw_array("Option()", n_args, n_kw, args, 0, NULL, NULL);
     ncnn_mp_option_obj_t *self = ncnn_mp_option_new(type, true);
     self->handle = ncnn_option_create();
     return MP_OBJ_FROM_PTR(self);
@@ -126,7 +126,7 @@ static mp_obj_t ncnn_mp_Option_del(mp_obj_t self_in) {
     self->net = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_Option_del_obj, ncnn_mp_Option_del);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Option_del_obj, Option, __del__, ncnn_mp_Option_del);
 
 // Sets one of the Option's allocators; it is held (counted) in the Option itself, or,
 // for a view, in the Net whose option it is, for as long as ncnn may use it.
@@ -153,21 +153,21 @@ static mp_obj_t ncnn_mp_Option_set_blob_allocator(mp_obj_t self_in, mp_obj_t a) 
     ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_BLOB_ALLOCATOR, "Option.set_blob_allocator");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_blob_allocator_obj, ncnn_mp_Option_set_blob_allocator);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Option_set_blob_allocator_obj, Option, set_blob_allocator, ncnn_mp_Option_set_blob_allocator);
 
 // Option.set_workspace_allocator(a: Allocator | None)   ncnn_option_set_workspace_allocator
 static mp_obj_t ncnn_mp_Option_set_workspace_allocator(mp_obj_t self_in, mp_obj_t a) {
     ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_WORKSPACE_ALLOCATOR, "Option.set_workspace_allocator");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_workspace_allocator_obj, ncnn_mp_Option_set_workspace_allocator);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Option_set_workspace_allocator_obj, Option, set_workspace_allocator, ncnn_mp_Option_set_workspace_allocator);
 
 // Option.set_kvcache_allocator(a: Allocator | None)   ncnn_option_set_kvcache_allocator
 static mp_obj_t ncnn_mp_Option_set_kvcache_allocator(mp_obj_t self_in, mp_obj_t a) {
     ncnn_mp_option_set_allocator(self_in, a, NCNN_MP_KVCACHE_ALLOCATOR, "Option.set_kvcache_allocator");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_kvcache_allocator_obj, ncnn_mp_Option_set_kvcache_allocator);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Option_set_kvcache_allocator_obj, Option, set_kvcache_allocator, ncnn_mp_Option_set_kvcache_allocator);
 
 // Option.set_kvcache_max_seqlen_hint(n: int)   ncnn_option_set_kvcache_max_seqlen_hint
 static mp_obj_t ncnn_mp_Option_set_kvcache_max_seqlen_hint(mp_obj_t self_in, mp_obj_t n) {
@@ -176,7 +176,7 @@ static mp_obj_t ncnn_mp_Option_set_kvcache_max_seqlen_hint(mp_obj_t self_in, mp_
     ncnn_option_set_kvcache_max_seqlen_hint(self->handle, ncnn_mp_get_int_in(n, 0, INT32_MAX, where, "max_seqlen_hint"));
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_Option_set_kvcache_max_seqlen_hint_obj, ncnn_mp_Option_set_kvcache_max_seqlen_hint);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Option_set_kvcache_max_seqlen_hint_obj, Option, set_kvcache_max_seqlen_hint, ncnn_mp_Option_set_kvcache_max_seqlen_hint);
 
 // Option.num_threads: int and the use_* flags: bool   ncnn_option_get_* / ncnn_option_set_*
 static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
@@ -190,6 +190,9 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         dest[1] = MP_OBJ_SENTINEL;  // not ours: continue lookup in locals_dict
         return;
     }
+    if (dest[0] != MP_OBJ_NULL && dest[1] == MP_OBJ_NULL) {
+        ncnn_mp_raise_attr_fixed("Option", attr, dest);
+    }
     char where[NCNN_MP_WHERE_LEN];
     ncnn_mp_attr_where(where, "Option", attr);
     if (dest[0] == MP_OBJ_NULL) {
@@ -200,15 +203,14 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
         if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->stage != NCNN_MP_NET_EMPTY
             && !flag->get(self->handle) != !mp_obj_is_true(dest[1])) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.opt.%q: the net's layers were prepared "
-                "with it when the model was loaded; set it before loading (or clear() first)"), attr);
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: this is a Net's option (net.opt), and the net's "
+                "layers were prepared with it when the model was loaded; set it before loading (or clear() first)"), where);
         }
         #if !NCNN_VULKAN
         if ((attr == MP_QSTR_use_vulkan_compute || attr == MP_QSTR_use_shader_local_memory
              || attr == MP_QSTR_use_cooperative_matrix) && mp_obj_is_true(dest[1])) {
             // ncnn without Vulkan ignores these GPU switches: say so instead of pretending.
-            mp_raise_msg_varg(&mp_type_NotImplementedError,
-                MP_ERROR_TEXT("Option.%q: needs ncnn built with NCNN_VULKAN"), attr);
+            ncnn_mp_raise_not_built(where, "NCNN_VULKAN");
         }
         #endif
         if (flag) {

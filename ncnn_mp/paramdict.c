@@ -46,7 +46,7 @@ static int ncnn_mp_param_id(mp_obj_t id, const char *where) {
 
 // ParamDict()   ncnn_paramdict_create
 static mp_obj_t ncnn_mp_ParamDict_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {
-    mp_arg_check_num(n_args, n_kw, 0, 0, false);
+    ncnn_mp_parse_args_kw_array("ParamDict()", n_args, n_kw, args, 0, NULL, NULL);
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_paramdict_new(type);
     self->handle = ncnn_paramdict_create();
     return MP_OBJ_FROM_PTR(self);
@@ -61,7 +61,7 @@ static mp_obj_t ncnn_mp_ParamDict_del(mp_obj_t self_in) {
     self->handle = NULL;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_ParamDict_del_obj, ncnn_mp_ParamDict_del);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ParamDict_del_obj, ParamDict, __del__, ncnn_mp_ParamDict_del);
 
 // ParamDict.get_type(id) -> int   ncnn_paramdict_get_type (0 none, 2 int, 3 float, 4-6 array, 1 either)
 static mp_obj_t ncnn_mp_ParamDict_get_type(mp_obj_t self_in, mp_obj_t id) {
@@ -69,7 +69,7 @@ static mp_obj_t ncnn_mp_ParamDict_get_type(mp_obj_t self_in, mp_obj_t id) {
     ncnn_paramdict_t pd = ncnn_mp_get_paramdict_handle(self_in, where);
     return MP_OBJ_NEW_SMALL_INT(ncnn_paramdict_get_type(pd, ncnn_mp_param_id(id, where)));
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(ncnn_mp_ParamDict_get_type_obj, ncnn_mp_ParamDict_get_type);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_ParamDict_get_type_obj, ParamDict, get_type, ncnn_mp_ParamDict_get_type);
 
 static mp_obj_t ncnn_mp_paramdict_get_int(ncnn_paramdict_t pd, int id, mp_obj_t def, const char *where) {
     int d = ncnn_mp_get_int_in(def, INT32_MIN, INT32_MAX, where, "default");
@@ -105,7 +105,7 @@ static mp_obj_t ncnn_mp_ParamDict_get_int(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_paramdict_get_int(pd, ncnn_mp_param_id(args[1], where),
         n_args > 2 ? args[2] : MP_OBJ_NEW_SMALL_INT(0), where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ParamDict_get_int_obj, 2, 3, ncnn_mp_ParamDict_get_int);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ParamDict_get_int_obj, ParamDict, get_int, 2, 3, ncnn_mp_ParamDict_get_int);
 
 // ParamDict.get_float(id, default=0.0) -> float   ncnn_paramdict_get_float
 static mp_obj_t ncnn_mp_ParamDict_get_float(size_t n_args, const mp_obj_t *args) {
@@ -114,7 +114,7 @@ static mp_obj_t ncnn_mp_ParamDict_get_float(size_t n_args, const mp_obj_t *args)
     return ncnn_mp_paramdict_get_float(pd, ncnn_mp_param_id(args[1], where),
         n_args > 2 ? args[2] : mp_obj_new_float(0), where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ParamDict_get_float_obj, 2, 3, ncnn_mp_ParamDict_get_float);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ParamDict_get_float_obj, ParamDict, get_float, 2, 3, ncnn_mp_ParamDict_get_float);
 
 // ParamDict.get_array(id, default=None) -> Mat | None   ncnn_paramdict_get_array
 static mp_obj_t ncnn_mp_ParamDict_get_array(size_t n_args, const mp_obj_t *args) {
@@ -122,7 +122,7 @@ static mp_obj_t ncnn_mp_ParamDict_get_array(size_t n_args, const mp_obj_t *args)
     ncnn_paramdict_t pd = ncnn_mp_get_paramdict_handle(args[0], where);
     return ncnn_mp_paramdict_get_array(pd, ncnn_mp_param_id(args[1], where), n_args > 2 ? args[2] : mp_const_none, where);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ParamDict_get_array_obj, 2, 3, ncnn_mp_ParamDict_get_array);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ParamDict_get_array_obj, ParamDict, get_array, 2, 3, ncnn_mp_ParamDict_get_array);
 
 // ParamDict.get(id, default) -> int | float | Mat   (CPython ncnn) read as the default's type
 // (int, float, Mat or None for an array); without a default, as the type ncnn stored.
@@ -152,7 +152,7 @@ static mp_obj_t ncnn_mp_ParamDict_get(size_t n_args, const mp_obj_t *args) {
         default: return ncnn_mp_paramdict_get_array(pd, id, mp_const_none, where);
     }
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ncnn_mp_ParamDict_get_obj, 2, 3, ncnn_mp_ParamDict_get);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ParamDict_get_obj, ParamDict, get, 2, 3, ncnn_mp_ParamDict_get);
 
 static ncnn_paramdict_t ncnn_mp_get_paramdict_writable(mp_obj_t obj, const char *where) {
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_ParamDict, where);
@@ -194,19 +194,19 @@ static mp_obj_t ncnn_mp_ParamDict_set_int(mp_obj_t self_in, mp_obj_t id, mp_obj_
     ncnn_mp_paramdict_set_int(self_in, id, v, "ParamDict.set_int");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_ParamDict_set_int_obj, ncnn_mp_ParamDict_set_int);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_ParamDict_set_int_obj, ParamDict, set_int, ncnn_mp_ParamDict_set_int);
 
 static mp_obj_t ncnn_mp_ParamDict_set_float(mp_obj_t self_in, mp_obj_t id, mp_obj_t v) {
     ncnn_mp_paramdict_set_float(self_in, id, v, "ParamDict.set_float");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_ParamDict_set_float_obj, ncnn_mp_ParamDict_set_float);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_ParamDict_set_float_obj, ParamDict, set_float, ncnn_mp_ParamDict_set_float);
 
 static mp_obj_t ncnn_mp_ParamDict_set_array(mp_obj_t self_in, mp_obj_t id, mp_obj_t v) {
     ncnn_mp_paramdict_set_array(self_in, id, v, "ParamDict.set_array");
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_ParamDict_set_array_obj, ncnn_mp_ParamDict_set_array);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_ParamDict_set_array_obj, ParamDict, set_array, ncnn_mp_ParamDict_set_array);
 
 // ParamDict.set(id, value) -> None   (CPython ncnn) by the value's type: int, float or Mat
 static mp_obj_t ncnn_mp_ParamDict_set(mp_obj_t self_in, mp_obj_t id, mp_obj_t v) {
@@ -223,7 +223,7 @@ static mp_obj_t ncnn_mp_ParamDict_set(mp_obj_t self_in, mp_obj_t id, mp_obj_t v)
     }
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(ncnn_mp_ParamDict_set_obj, ncnn_mp_ParamDict_set);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_ParamDict_set_obj, ParamDict, set, ncnn_mp_ParamDict_set);
 
 static const mp_rom_map_elem_t ncnn_mp_ParamDict_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_get_type), MP_ROM_PTR(&ncnn_mp_ParamDict_get_type_obj) },

@@ -66,7 +66,9 @@ static mp_obj_t ncnn_mp_roots_del(mp_obj_t self_in) {
     }
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(ncnn_mp_roots_del_obj, ncnn_mp_roots_del);
+// (Not public: no self check; the function compares self with the state's table only.)
+static NCNN_MP_METHOD_OBJ(ncnn_mp_roots_del_obj, "ncnn_mp_roots.__del__", NULL, NCNN_MP_SELF_NONE, NCNN_MP_CALL_1, 1, 1,
+    _1, ncnn_mp_roots_del);
 
 static const mp_rom_map_elem_t ncnn_mp_roots_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_roots_del_obj) },

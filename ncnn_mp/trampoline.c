@@ -163,9 +163,12 @@ static int ncnn_mp_status(mp_obj_t instance, qstr method, mp_obj_t r) {
     if (!mp_obj_is_int(r) || mp_obj_is_bool(r)) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, method, "must return None or an int"));
     }
-    mp_int_t code = mp_obj_get_int(r);
+    if (!mp_obj_is_small_int(r)) {  // (a big int is never 0)
+        nlr_raise(ncnn_mp_layer_error(&mp_type_RuntimeError, instance, method, "returned a failure code (a big int)"));
+    }
+    mp_int_t code = MP_OBJ_SMALL_INT_VALUE(r);
     if (code != 0) {
-        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s.%q returned %d (a failure code)"),
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s.%q: returned %d (a failure code)"),
             mp_obj_get_type_str(instance), method, (int)code);
     }
     return 0;
@@ -179,7 +182,8 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s.%q: a top blob must be a Mat, not %s"),
             mp_obj_get_type_str(instance), method, mp_obj_get_type_str(out));
     }
-    ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(out, "custom layer output");
+    char where[NCNN_MP_WHERE_LEN];  // the user's method: "MyLayer.forward: the Mat was released"
+    ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(out, ncnn_mp_attr_where(where, mp_obj_get_type_str(instance), method));
     if (m->kind == NCNN_MP_MAT_BORROWED && m->lent == lent) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
             "returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)"));
@@ -203,7 +207,7 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
     }
     if (ncnn_mat_get_data(copy) == NULL) {
         ncnn_mat_destroy(copy);
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("custom layer output: ncnn could not allocate"));
+        nlr_raise(ncnn_mp_layer_error(&mp_type_MemoryError, instance, method, "ncnn could not allocate the top blob"));
     }
     return copy;
 }
@@ -390,8 +394,10 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
                 mp_obj_t top = single ? MP_OBJ_NULL : mp_obj_new_list(n2, NULL);
                 mp_obj_t made[n2 > 0 ? n2 : 1];
                 ncnn_mp_result_t fresh = { NULL, NULL, MP_OBJ_NULL };
+                char where[NCNN_MP_WHERE_LEN];
+                ncnn_mp_attr_where(where, mp_obj_get_type_str(f.instance), MP_QSTR_forward);
                 for (int i = 0; i < n2; i++) {
-                    made[i] = ncnn_mp_result_wrap(&fresh, ncnn_mat_create(), "Layer.forward");
+                    made[i] = ncnn_mp_result_wrap(&fresh, ncnn_mat_create(), where);
                     if (single) {
                         top = made[i];
                     } else {
