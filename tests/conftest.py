@@ -28,6 +28,18 @@ class Result:
         return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
 
 
+def skip_reason(r: Result) -> str | None:
+    """The SKIP line(s) of a script that skipped itself (mptest.require and the like), or
+    None when it did not. A skip counts only from a run that ended normally (exit 0, or a
+    QEMU run without traceback) and printed nothing but SKIP lines: a script that prints
+    SKIP and then crashes, or whose run ends in a sanitizer's (86) or valgrind's (99)
+    report, has failed, not skipped."""
+    lines = r.stdout.splitlines()
+    if r.returncode != 0 or not lines or not all(ln.startswith("SKIP") for ln in lines):
+        return None
+    return "; ".join(lines)
+
+
 NO_ASLR = ["setarch", "-R"] if shutil.which("setarch") else []
 VALGRIND = ["valgrind", "-q", f"--suppressions={REPO / 'ci' / 'valgrind.supp'}", "--error-exitcode=99",
             "--leak-check=full", "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]

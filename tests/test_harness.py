@@ -1,0 +1,56 @@
+"""The harness's own rules, without a firmware: when a script's SKIP counts as a skip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import Result, skip_reason
+from test_mp_scripts import run_and_compare
+
+
+class FakeBoard:
+    """Stands in for MicroPython/QemuBoard: every run ends as `result` says."""
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+
+    def run(self, script: Path, timeout: float = 0) -> Result:
+        return self.result
+
+
+def test_skip_counts_from_a_normal_end_only() -> None:
+    assert skip_reason(Result(0, "SKIP: needs ncnn built with NCNN_STRING\n", "")) == \
+        "SKIP: needs ncnn built with NCNN_STRING"
+    assert skip_reason(Result(0, "SKIP: a\nSKIP: b\n", "")) == "SKIP: a; SKIP: b"
+    for returncode, stderr in [(1, "Traceback ...\nOSError: 5"),      # printed SKIP, then raised
+                               (-11, ""),                             # then crashed (SIGSEGV)
+                               (86, "ERROR: AddressSanitizer: heap-use-after-free"),
+                               (99, "==1== Invalid read of size 4"),  # valgrind's report
+                               (124, "no answer in time")]:           # a QEMU run that did not end
+        assert skip_reason(Result(returncode, "SKIP: needs ncnn built with NCNN_STRING\n", stderr)) is None, returncode
+    assert skip_reason(Result(0, "SKIP: x\nthen it ran on\n", "")) is None  # not only SKIP lines
+    assert skip_reason(Result(0, "ran\nSKIP\n", "")) is None
+    assert skip_reason(Result(0, "", "")) is None
+
+
+def outcome(result: Result, script: Path) -> str:
+    """What test_mp_scripts makes of a run that ended so (a skip must not escape: pytest
+    would count this test as skipped rather than failed)."""
+    try:
+        run_and_compare(FakeBoard(result), script, timeout=1)  # type: ignore[arg-type]
+    except pytest.skip.Exception:
+        return "skipped"
+    except AssertionError:
+        return "failed"
+    return "passed"
+
+
+def test_skip_then_crash_fails_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "ncnn_mp_fake.py"
+    script.write_text("print('SKIP: x')\n")
+    (tmp_path / "ncnn_mp_fake.py.exp").write_text("what the script prints when it runs\n")
+    assert outcome(Result(0, "SKIP: x\n", ""), script) == "skipped"
+    for returncode in (1, -6, 86, 99):
+        assert outcome(Result(returncode, "SKIP: x\n", "report"), script) == "failed", returncode
