@@ -54,3 +54,18 @@ def test_skip_then_crash_fails_the_script(tmp_path: Path) -> None:
     assert outcome(Result(0, "SKIP: x\n", ""), script) == "skipped"
     for returncode in (1, -6, 86, 99):
         assert outcome(Result(returncode, "SKIP: x\n", "report"), script) == "failed", returncode
+
+
+def test_no_tests_collected_fails_the_whole_suite() -> None:
+    """ci/tool.py: pytest's exit 5 (nothing collected) fails `make test` and .ci/run, which
+    select nothing; a user's selection that matches nothing ends in success."""
+    import tool  # ci/tool.py (conftest puts ci/ on the path)
+
+    for whole in ([], ["-q"], ["-x", "--durations=0"], ["-p", "no:cacheprovider"]):
+        assert not tool.selects_tests(whole), whole
+        assert tool.no_tests_collected(5, whole) == 5, whole
+    for chosen in (["-k", "nothingmatches"], ["-knothing"], ["-m", "mcu"], ["--keyword=x"], ["-q", "tests/test_oom.py"],
+                   ["tests/test_oom.py::test_tiny_heaps"], ["--deselect", "tests/test_oom.py::test_tiny_heaps"]):
+        assert tool.selects_tests(chosen), chosen
+        assert tool.no_tests_collected(5, chosen) == 0, chosen
+    assert tool.no_tests_collected(1, ["-k", "x"]) == 1 and tool.no_tests_collected(0, []) == 0
