@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MicroPython
+from conftest import MNIST_FILES, SHARED_MODELS, MicroPython, shared_models, shared_models_if_here
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
@@ -23,9 +23,18 @@ CASES = 3000
 VALGRIND_CASES = 600  # of which for_valgrind() keeps about 50
 
 
+def shared_model_of(family: str) -> tuple[str, str]:
+    """Where a family's model lives in ../shared/models: (folder, file)."""
+    return ("mnist", "mnist.param") if family == "mnist" else ("bench", f"{family}.param")
+
+
 @pytest.fixture(scope="module")
 def families(digits_dir: Path) -> dict[str, loader_fuzz.Family]:
-    return loader_fuzz.discover_families(digits_dir)
+    """The digits model, and MNIST and the benchmark nets when ../shared/models is here
+    (under CI they must be: conftest.shared_models)."""
+    shared_models_if_here("mnist", *MNIST_FILES)
+    shared_models_if_here("bench", *(f"{name}.param" for name in loader_fuzz.BENCH_WEIGHTS))
+    return loader_fuzz.discover_families(digits_dir, SHARED_MODELS)
 
 
 def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loader_fuzz.Family],
@@ -46,8 +55,9 @@ def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loa
 @pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)
 def test_loader_regression(micropython: MicroPython, families: dict[str, loader_fuzz.Family], path: Path) -> None:
     needed = set(json.loads(path.read_text())["families"]) - set(families)
-    if needed:
-        pytest.skip(f"needs ../shared/models for {sorted(needed)}")
+    for family in sorted(needed):
+        shared_models(*shared_model_of(family))  # skipped, or under CI failed, naming the file
+    assert not needed, f"{path.name} needs families that are not here: {sorted(needed)}"
     assert loader_fuzz.replay(micropython, families, path) is None
 
 
