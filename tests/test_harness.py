@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Result, skip_reason
+import conftest
+from conftest import Result, shared_models, shared_models_if_here, skip_reason
 from test_mp_scripts import run_and_compare
 
 
@@ -69,3 +70,19 @@ def test_no_tests_collected_fails_the_whole_suite() -> None:
         assert tool.selects_tests(chosen), chosen
         assert tool.no_tests_collected(5, chosen) == 0, chosen
     assert tool.no_tests_collected(1, ["-k", "x"]) == 1 and tool.no_tests_collected(0, []) == 0
+
+
+def test_missing_models_skip_here_and_fail_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mnist").mkdir()
+    (tmp_path / "mnist" / "mnist.param").write_text("7767517\n")
+    monkeypatch.setattr(conftest, "SHARED_MODELS", tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    assert shared_models("mnist", "mnist.param") == tmp_path / "mnist"
+    with pytest.raises(pytest.skip.Exception, match=str(tmp_path / "mnist" / "mnist.bin")):
+        shared_models("mnist", "mnist.param", "mnist.bin")
+    assert shared_models_if_here("bench") is None
+    monkeypatch.setenv("CI", "1")
+    assert shared_models("mnist", "mnist.param") == tmp_path / "mnist"
+    for call in (lambda: shared_models("bench"), lambda: shared_models_if_here("bench")):
+        with pytest.raises(pytest.fail.Exception, match=str(tmp_path / "bench")):
+            call()
