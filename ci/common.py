@@ -16,8 +16,9 @@ from typing import Iterable, NoReturn
 REPO = Path(__file__).resolve().parent.parent
 CI = REPO / "ci"
 BUILD = REPO / "build"  # per-checkout outputs (firmware, generated models); gitignored
-# The team's models (MNIST, benchmark structures) beside the checkout; never copied into it.
-SHARED_MODELS = REPO.parent / "shared" / "models"
+# The team's models (MNIST, benchmark structures, real nets) beside the checkout; never
+# copied into it. NCNN_MP_SHARED_MODELS names another folder (tests: one that is missing).
+SHARED_MODELS = Path(os.environ.get("NCNN_MP_SHARED_MODELS") or REPO.parent / "shared" / "models")
 
 
 class SetupError(Exception):

@@ -49,6 +49,37 @@ def run_demo(profile: str) -> int:
     return subprocess.call([str(fw), str(REPO / "examples" / "digits_demo.py"), str(models)])
 
 
+# pytest options that select tests: with one of them (or a file or folder named), a run
+# that collects nothing is the user's filter matching nothing.
+SELECTING = ("-k", "-m", "--keyword", "--deselect", "--ignore", "--ignore-glob", "--lf", "--last-failed")
+
+
+def selects_tests(pytest_args: list[str]) -> bool:
+    """The user's pytest arguments choose tests (-k, -m, a path, ...) rather than only
+    changing how they run (-q, -x, -p no:cacheprovider, ...)."""
+    for arg in pytest_args:
+        if arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            if name in SELECTING or (name[:2] in ("-k", "-m") and not name.startswith("--")):
+                return True
+        elif (REPO / arg.split("::", 1)[0]).exists():
+            return True
+    return False
+
+
+def no_tests_collected(rc: int, pytest_args: list[str]) -> int:
+    """pytest's exit status 5 (no test collected): a failure when the run was the whole
+    suite (make test, .ci/run: a suite that finds nothing has checked nothing), success
+    with a note when the user's own selection matched nothing."""
+    if rc != 5:
+        return rc
+    if selects_tests(pytest_args):
+        say(f"pytest collected no tests: the selection {' '.join(pytest_args)!r} matched none")
+        return 0
+    say("pytest collected no tests from the whole suite: that is a failure")
+    return rc
+
+
 def run_tests(profile: str, pytest_args: list[str]) -> int:
     from firmware import build_firmware
 
@@ -57,10 +88,8 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_FIRMWARE_MEMCHECK=str(memcheck),
                NCNN_MP_PROFILE=profile, NCNN_MP_DIGITS=str(digits_model(python)))
     say("running pytest")
-    rc = subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env)
-    if rc == 5:  # pytest ran no test: a selection matched nothing, which is not a failure of ours
-        say("pytest collected no tests")
-        rc = 0
+    rc = no_tests_collected(subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env),
+                            pytest_args)
     say("running mypy over ncnn_mp.pyi and examples/")
     rc_mypy = subprocess.call([str(python), "-m", "mypy", "ncnn_mp.pyi", "examples/"], cwd=REPO)
     return rc or rc_mypy
@@ -92,8 +121,9 @@ def run_sanitized(pytest_args: list[str]) -> int:
     tests = ["tests/test_mp_scripts.py", "tests/test_fuzz_loader.py", "tests/test_fuzz_api.py",
              "tests/test_oom.py", "tests/test_soak.py", "tests/test_interrupt.py"]
     say("running the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan")
-    return subprocess.call([str(python), "-m", "pytest", *tests, "-m", "not mcu", "-k", "not valgrind",
-                            *pytest_args], cwd=REPO, env=env)
+    rc = subprocess.call([str(python), "-m", "pytest", *tests, "-m", "not mcu", "-k", "not valgrind",
+                          *pytest_args], cwd=REPO, env=env)
+    return no_tests_collected(rc, pytest_args)  # (the fixed file list is ours, not a user's selection)
 
 
 def run_bench_layers(profile: str) -> int:

@@ -15,7 +15,40 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "ci"))  # the build tools: ci/qemu.py runs the MCU firmware
 MP_TESTS = REPO / "tests" / "mp"
-SHARED_MODELS = REPO.parent / "shared" / "models"
+
+from common import SHARED_MODELS  # noqa: E402  (../shared/models, or NCNN_MP_SHARED_MODELS)
+
+
+def _shared_missing(sub: str, files: tuple[str, ...]) -> Path | None:
+    """The first of SHARED_MODELS/sub and its files that is not here, or None."""
+    folder = SHARED_MODELS / sub
+    return next((p for p in [folder, *(folder / f for f in files)] if not p.exists()), None)
+
+
+def _missing_models(path: Path) -> str:
+    return (f"{path} is missing: the team's models (../shared/models; NCNN_MP_SHARED_MODELS "
+            f"names another folder) are not here")
+
+
+def shared_models(sub: str, *files: str) -> Path:
+    """The folder `sub` of the team's models (mnist, bench, real), checked to hold `files`.
+    Missing, the test is skipped on a developer's machine; with CI set (any non-empty
+    value) it fails, naming the missing path: a CI without the models would otherwise
+    pass with the tests that need them never run."""
+    missing = _shared_missing(sub, files)
+    if missing is None:
+        return SHARED_MODELS / sub
+    if os.environ.get("CI"):
+        pytest.fail(_missing_models(missing) + " (CI is set: that is a failure)", pytrace=False)
+    pytest.skip(_missing_models(missing))
+
+
+def shared_models_if_here(sub: str, *files: str) -> Path | None:
+    """The same rule for a test that also runs without the models (the loader fuzzer:
+    then on the digits model alone): None where shared_models would skip."""
+    if _shared_missing(sub, files) is not None and not os.environ.get("CI"):
+        return None
+    return shared_models(sub, *files)
 
 
 @dataclass
@@ -26,6 +59,18 @@ class Result:
 
     def explain(self) -> str:
         return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def skip_reason(r: Result) -> str | None:
+    """The SKIP line(s) of a script that skipped itself (mptest.require and the like), or
+    None when it did not. A skip counts only from a run that ended normally (exit 0, or a
+    QEMU run without traceback) and printed nothing but SKIP lines: a script that prints
+    SKIP and then crashes, or whose run ends in a sanitizer's (86) or valgrind's (99)
+    report, has failed, not skipped."""
+    lines = r.stdout.splitlines()
+    if r.returncode != 0 or not lines or not all(ln.startswith("SKIP") for ln in lines):
+        return None
+    return "; ".join(lines)
 
 
 NO_ASLR = ["setarch", "-R"] if shutil.which("setarch") else []
@@ -142,9 +187,9 @@ def digits_dir() -> Path:
     return d
 
 
+MNIST_FILES = ("mnist.param", "mnist.bin", *(f"{d}.pgm" for d in range(10)))
+
+
 @pytest.fixture(scope="session")
 def mnist_dir() -> Path:
-    d = SHARED_MODELS / "mnist"
-    if not (d / "mnist.param").exists():
-        pytest.skip("../shared/models/mnist is not here")
-    return d
+    return shared_models("mnist", *MNIST_FILES)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MicroPython
+from conftest import MNIST_FILES, SHARED_MODELS, MicroPython, shared_models, shared_models_if_here
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
@@ -17,15 +17,24 @@ import loader_fuzz  # noqa: E402
 from fuzzlib import regressions  # noqa: E402
 
 # Seed 1, cases 0..CASES-1: the cases known to crash inside ncnn are listed in
-# tests/fuzz/loader_known_crashes.json and skipped.
+# tests/fuzz/loader_known_crashes.json, keyed by their content, and skipped.
 SEED = 1
 CASES = 3000
 VALGRIND_CASES = 600  # of which for_valgrind() keeps about 50
 
 
+def shared_model_of(family: str) -> tuple[str, str]:
+    """Where a family's model lives in ../shared/models: (folder, file)."""
+    return ("mnist", "mnist.param") if family == "mnist" else ("bench", f"{family}.param")
+
+
 @pytest.fixture(scope="module")
 def families(digits_dir: Path) -> dict[str, loader_fuzz.Family]:
-    return loader_fuzz.discover_families(digits_dir)
+    """The digits model, and MNIST and the benchmark nets when ../shared/models is here
+    (under CI they must be: conftest.shared_models)."""
+    shared_models_if_here("mnist", *MNIST_FILES)
+    shared_models_if_here("bench", *(f"{name}.param" for name in loader_fuzz.BENCH_WEIGHTS))
+    return loader_fuzz.discover_families(digits_dir, SHARED_MODELS)
 
 
 def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loader_fuzz.Family],
@@ -38,16 +47,44 @@ def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loa
     print(stats.report())
     assert stats.health_checks > CASES // 50, "the health checks did not run"
     assert stats.outcomes["ok"] > 0 and stats.outcomes["param failed"] > 0, stats.report()
+    refresh = f"python tests/fuzz/loader_fuzz.py --cases {CASES} --seed {SEED} --write-known"
+    # With the models the list was made with, every listed case must come up again:
+    # one that does not means the generator changed, and the list skips nothing real.
+    assert not stats.known_unmet, stats.report() + f"\n(refresh the list: {refresh})"
     assert not stats.findings, stats.report() + (
-        "\n(a case in loader_known_crashes.json no longer crashes, or the generator changed: "
-        "python tests/fuzz/loader_fuzz.py --cases 2000 --write-known)" if stats.known else "")
+        f"\n(a known case no longer crashes where it did, or the generator changed: {refresh})" if stats.known else "")
+
+
+def test_known_crashes_are_keyed_by_content(micropython: MicroPython, families: dict[str, loader_fuzz.Family],
+                                            digits_dir: Path) -> None:
+    """A known case is skipped for what it runs, not for its number: with another set of
+    models, case N is another case, and it runs."""
+    known = loader_fuzz.KnownCases.load()
+    listed = known.data[str(SEED)]["cases"]
+    assert listed, "loader_known_crashes.json lists no case"
+    typeindex = loader_fuzz.type_indexes(micropython)
+    digits_only = loader_fuzz.discover_families(digits_dir, digits_dir / "no-shared-models")
+    assert list(digits_only) == ["digits"]
+    assert known.expected(SEED, digits_only, 0, CASES) == {}  # not the models the list was made with
+    moved = 0
+    for entry in listed.values():
+        if entry["fam"] in digits_only:
+            continue
+        case = loader_fuzz.make_case(digits_only, typeindex, SEED, entry["case"])
+        assert loader_fuzz.case_key(digits_only, case) not in known.sites(), entry
+        moved += 1
+    assert moved, "no listed case of a shared model: nothing was checked"
+    if {k: f.digest for k, f in families.items()} == known.data[str(SEED)]["families"]:  # the list's models
+        for key, entry in listed.items():
+            assert loader_fuzz.case_key(families, loader_fuzz.make_case(families, typeindex, SEED, entry["case"])) == key
 
 
 @pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)
 def test_loader_regression(micropython: MicroPython, families: dict[str, loader_fuzz.Family], path: Path) -> None:
     needed = set(json.loads(path.read_text())["families"]) - set(families)
-    if needed:
-        pytest.skip(f"needs ../shared/models for {sorted(needed)}")
+    for family in sorted(needed):
+        shared_models(*shared_model_of(family))  # skipped, or under CI failed, naming the file
+    assert not needed, f"{path.name} needs families that are not here: {sorted(needed)}"
     assert loader_fuzz.replay(micropython, families, path) is None
 
 

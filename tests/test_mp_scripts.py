@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MP_TESTS, MicroPython, QemuBoard
+from conftest import MNIST_FILES, MP_TESTS, MicroPython, QemuBoard, shared_models, skip_reason
 
 SCRIPTS = sorted(MP_TESTS.glob("ncnn_mp_*.py"))
 
@@ -17,10 +17,22 @@ def test_every_script_has_expected_output() -> None:
     assert not missing, f"scripts without a .exp file: {missing}"
 
 
+def needs_shared_models(script: Path) -> None:
+    """A script that reads the team's models (NCNN_MP_SHARED_MODELS, e.g. + "/mnist")
+    prints SKIP without them: skipped here, or failed under CI (conftest.shared_models)."""
+    source = script.read_text()
+    if "NCNN_MP_SHARED_MODELS" in source:
+        for sub in ("mnist", "bench", "real"):
+            if f'"/{sub}' in source:
+                shared_models(sub, *(MNIST_FILES if sub == "mnist" else ()))
+
+
 def run_and_compare(mp: MicroPython | QemuBoard, script: Path, timeout: float, target: str = "unix") -> None:
+    needs_shared_models(script)
     r = mp.run(script, timeout=timeout)
-    if r.stdout.startswith("SKIP"):
-        pytest.skip(r.stdout.strip())
+    skipped = skip_reason(r)
+    if skipped:
+        pytest.skip(skipped)
     assert r.returncode == 0, r.explain()
     # A target whose ncnn was built differently (no NCNN_STDIO: other exceptions for file
     # paths) may have its own expected output beside the script: NAME.py.TARGET.exp.

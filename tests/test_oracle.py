@@ -10,7 +10,7 @@ import ncnn
 import numpy as np
 import pytest
 
-from conftest import REPO, MicroPython
+from conftest import REPO, MicroPython, shared_models
 
 TOLERANCE = 1e-4  # the wheel runs the same ncnn code in float32
 SKLEARN_TOLERANCE = 1e-3  # scikit-learn computes in float64; ncnn in float32 with -Ofast
@@ -271,12 +271,7 @@ print(json.dumps([out.dims, out.w, out.h, out.c, sum(out.to_bytes()) % 1000003])
 
 @pytest.fixture(scope="module")
 def bench_dir() -> Path:
-    from conftest import SHARED_MODELS
-
-    d = SHARED_MODELS / "bench"
-    if not d.is_dir():
-        pytest.skip("../shared/models/bench is not here")
-    return d
+    return shared_models("bench", *(f"{name}.param" for name in BENCH_INPUTS))
 
 
 @pytest.mark.parametrize("name", sorted(BENCH_INPUTS))
