@@ -59,6 +59,14 @@ def scrub(depth=None):
 STALE_NETS = 8 if getenv("NCNN_MP_SANITIZED") else 3
 
 
+def judged(what, value, allowed, unit=""):
+    """A leak or growth check: whether value <= allowed. The verdict goes where the caller
+    prints it (the .exp holds it exactly); the numbers it judged go to stderr, which a failing
+    test shows."""
+    sys.stderr.write("%s: %s%s (allowed <= %s%s)\n" % (what, value, unit, allowed, unit))
+    return value <= allowed
+
+
 def settle():
     """Collect everything unreachable; return how many Python layers ncnn still holds."""
     scrub()

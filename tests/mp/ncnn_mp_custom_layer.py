@@ -334,7 +334,8 @@ def churn(n):
 
 before = churn(5)
 after = churn(50)
-print("no growth over 50 nets", after <= before + 3 * STALE_NETS, before <= 3 * STALE_NETS)  # 3 Python layers a net
+print("no growth over 50 nets", judged("live layers after 50 nets", after, before + 3 * STALE_NETS),
+      judged("live layers before", before, 3 * STALE_NETS))  # 3 Python layers a net
 
 
 # MemoryError inside a callback: the same exception from extract, and the Net lives on.

@@ -4,7 +4,7 @@
 import gc
 
 import ncnn_mp
-from mptest import STALE_NETS, check, require, settle
+from mptest import STALE_NETS, check, judged, require, settle
 
 require("NCNN_STRING")  # layer and blob names
 
@@ -42,7 +42,8 @@ def first(net):
 
 def no_leak():
     # The GC scans the C stack conservatively: stale words may keep a few nets alive.
-    return "no leak" if settle() - base <= STALE_NETS else "LEAK: %d left" % (settle() - base)
+    left = settle() - base
+    return "no leak" if judged("custom layers left", left, STALE_NETS) else "LEAK: %d left" % left
 
 
 # Each scenario runs in a function: temporaries left in the module's own frame (its

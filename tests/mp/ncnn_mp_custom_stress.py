@@ -3,7 +3,7 @@
 import gc
 
 import ncnn_mp
-from mptest import MEMORY_IS_TOOLS, ON_MCU, STALE_NETS, c_memory_kib, getenv, require, settle
+from mptest import MEMORY_IS_TOOLS, ON_MCU, STALE_NETS, c_memory_kib, getenv, judged, require, settle
 
 require("NCNN_STRING")  # layer and blob names
 
@@ -66,9 +66,9 @@ heap0, rss0 = gc.mem_alloc(), c_memory_kib()
 print("extracts", extracts(N) == 3.0 * N)
 gc.collect()
 grown, rss_grown = gc.mem_alloc() - heap0, c_memory_kib() - rss0
-print("heap did not grow", grown <= 256, "live layers", ncnn_mp.live_custom_layers())
+print("heap did not grow", judged("heap growth", grown, 256, " B"), "live layers", ncnn_mp.live_custom_layers())
 # KiB: ncnn's and MicroPython's memory stay put (in the plain run: MEMORY_IS_TOOLS).
-print("C memory did not grow", rss_grown <= 64 or MEMORY_IS_TOOLS)
+print("C memory did not grow", judged("C memory growth", rss_grown, 64, " KiB") or MEMORY_IS_TOOLS)
 
 # 300 distinct types, each its own class, registered on one net and used once in a chain.
 # (30 on an MCU or under the sanitizers: ncnn runs a chain recursively, and 300 Python
@@ -91,4 +91,4 @@ print("chained types", ex.extract(prev)[0] == TYPES, ncnn_mp.live_custom_layers(
 del big, ex
 net.clear()
 # The GC scans the C stack conservatively: a stale word may keep the last net alive.
-print("after clear and drop", settle() <= STALE_NETS)
+print("after clear and drop", judged("custom layers alive", settle(), STALE_NETS))

@@ -2,7 +2,7 @@
 import gc
 
 import ncnn_mp
-from mptest import DIGITS_MODEL, DIGITS_PARAM, MEMORY_IS_TOOLS, STALE_NETS, c_memory_kib, digits_net, getenv, read, require, settle
+from mptest import DIGITS_MODEL, DIGITS_PARAM, MEMORY_IS_TOOLS, STALE_NETS, c_memory_kib, digits_net, getenv, judged, read, require, settle
 
 require("NCNN_STRING")  # layer and blob names
 
@@ -37,6 +37,6 @@ settle()
 heap_grown, rss_grown = gc.mem_alloc() - heap0, c_memory_kib() - rss0
 # The GC's own bookkeeping moves the figure by a few KiB either way; a leak of one small
 # object per cycle would add 160 KiB here.
-print("heap did not grow", heap_grown <= 4096)
-print("C memory did not grow", rss_grown <= 256 or MEMORY_IS_TOOLS)
-print("live custom layers", settle() <= STALE_NETS)
+print("heap did not grow", judged("heap growth", heap_grown, 4096, " B"))
+print("C memory did not grow", judged("C memory growth", rss_grown, 256, " KiB") or MEMORY_IS_TOOLS)
+print("live custom layers", judged("live custom layers", settle(), STALE_NETS))

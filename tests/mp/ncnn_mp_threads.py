@@ -14,7 +14,7 @@ import sys
 import time
 
 import ncnn_mp
-from mptest import STALE_NETS, getenv, mat, settle
+from mptest import STALE_NETS, getenv, judged, mat, settle
 
 THREADS = 4
 ROUNDS = 60 if getenv("NCNN_MP_UNDER_VALGRIND") == "1" else 300
@@ -174,6 +174,4 @@ ex.close()
 shared.close()
 del shared, ex, out
 time.sleep(0.1)
-live = settle()
-print("live custom layers after: at most STALE_NETS", live <= STALE_NETS)
-print("live custom layers after:", live, "(allowed %d)" % STALE_NETS, file=sys.stderr)
+print("live custom layers after: at most STALE_NETS", judged("live custom layers after", settle(), STALE_NETS))
