@@ -140,6 +140,13 @@ CUSTOM = ["F0", "F1", "F2", "F3"]
 PIXELS = ["PIXEL_RGB", "PIXEL_BGR", "PIXEL_GRAY", "PIXEL_RGBA", "PIXEL_RGB2GRAY", "PIXEL_BGR2RGB", "PIXEL_GRAY2RGBA",
           "PIXEL_RGBA2BGR"]
 BORDERS = ["BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT"]
+# What a custom layer makes from the Mats ncnn lends it, to keep past the call (the
+# runner's make_derived), each with the lent Option or a fresh one.
+DERIVATIONS = ["reshape", "reshape2", "batch", "flatten", "packing", "border0", "border1", "cut0", "cut1", "clone",
+               "relu", "flatten_layer", "mv", "data"]
+# Results made with an Option whose allocators are Allocators (the runner's al_make).
+AL_KINDS = ["relu", "relu_inplace", "sigmoid", "concat", "flatten", "packing", "border", "clone", "reshape", "mat"]
+AL_SHAPES = [[8], [16], [4, 3], [4, 2, 3], [5, 3, 2], [3, 2, 2, 2], [2, 2, 4]]
 FLAGS = ["support_packing", "support_bf16_storage", "support_fp16_storage", "support_any_packing", "support_vulkan",
          "support_vulkan_packing", "support_vulkan_any_packing"]
 
@@ -191,8 +198,14 @@ def buffer(rng: random.Random, sizes: list[int] | None = None) -> Spec:
     return {"t": "bytes", "v": data[:n].hex(), "kind": rng.choice(["bytes", "bytearray", "memoryview"])}
 
 
-def layer_spec(rng: random.Random, lid: int) -> dict[str, Any]:
-    """How one custom layer class behaves (see the runner's layer_class)."""
+def derivations(rng: random.Random) -> list[list[str]]:
+    """Which Mats a "derive" action makes from each lent Mat, and with which Option."""
+    return [[h, rng.choice(["lent", "fresh"])] for h in rng.sample(DERIVATIONS, rng.randint(3, len(DERIVATIONS)))]
+
+
+def layer_spec(rng: random.Random, lid: int, derive: bool = False) -> dict[str, Any]:
+    """How one custom layer class behaves (see the runner's layer_class); derive: its forward
+    methods make Mats from what they are lent and keep them."""
     fwi = rng.random() < 0.4
     spec: dict[str, Any] = {
         "id": lid, "obo": rng.random() < 0.7, "inpl": fwi and rng.random() < 0.8 or rng.random() < 0.03,
@@ -203,13 +216,20 @@ def layer_spec(rng: random.Random, lid: int) -> dict[str, Any]:
     }
     for m in ("load_param", "load_model", "create_pipeline", "destroy_pipeline"):
         spec["def_" + m] = rng.random() < 0.9
+    if derive:
+        spec["init"] = "ok"
     for key in ("lp", "lm", "cp", "dp", "f", "fi"):
+        if derive and key in ("f", "fi"):
+            spec[key] = ["derive", 1, derivations(rng)]
+            continue
         if rng.random() < 0.7:
             continue
         what = rng.choice(["raise", "ret", "keep", "gc", "usekept", "write", "reenter", "lent", "empty", "count",
-                           "notmat"])
+                           "notmat", "derive"])
         extra: Any = None
-        if what == "raise":
+        if what == "derive":
+            extra = derivations(rng)
+        elif what == "raise":
             extra = rng.choice(["ValueError", "MemoryError", "KeyboardInterrupt", "SystemExit", "RuntimeError"])
         elif what == "ret":
             extra = rng.choice([1, -1, 0, None, "x", True, {"t": "float", "v": "2.5"}, {"t": "obj", "c": "Mat", "k": 0}])
@@ -407,16 +427,20 @@ class Generator:
             return ["static", cls, m.name, a, kw]
         return ["call", cls, k, m.name, a, kw]
 
-    def scenario(self) -> list[list[Any]]:
-        """A net with misbehaving custom layers, loaded and run (the path most calls into ncnn take)."""
+    def scenario(self, derive: bool = False) -> list[list[Any]]:
+        """A net with misbehaving custom layers, loaded and run (the path most calls into ncnn take).
+        derive: its layers keep Mats made from what ncnn lends them, which are then used after
+        the extract, after clear(), close() and a collection ("derived" steps)."""
         rng = self.rng
         steps: list[list[Any]] = [["new", "Net", [], {}]]
         self.made.update({"Net", "Mat", "Extractor"})
         if rng.random() < 0.3:
             steps.append(["set", "Net", -1, rng.choice(["opt", "option"]), {"t": "obj", "c": "Option", "k": 0}])
-        for t in rng.sample(CUSTOM, rng.randint(1, 4)):
-            steps.append(["call", "Net", -1, "register_custom_layer", [t, creator_spec(rng, self.new_lid())], {}])
-        text = rng.choice(range(len(TEXTS)))
+        for t in (CUSTOM if derive else rng.sample(CUSTOM, rng.randint(1, 4))):
+            creator = (creator_spec(rng, self.new_lid()) if not derive else
+                       {"t": "creator", "kind": rng.choice(["class", "new"]), "b": layer_spec(rng, self.new_lid(), True)})
+            steps.append(["call", "Net", -1, "register_custom_layer", [t, creator], {}])
+        text = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 9] if derive else range(len(TEXTS)))
         steps.append(["call", "Net", -1, rng.choice(["load_param", "load_param", "load_param_mem"]),
                       [{"t": "text", "k": text}], {}])
         weights = {"t": "dr"} if rng.random() < 0.6 else buffer(rng, [0, 16, 256, 1024])
@@ -430,12 +454,75 @@ class Generator:
                                                               {"t": "obj", "c": "Mat", "k": -1}], {}])
             for _ in range(rng.randint(1, 2)):
                 steps.append(["call", "Extractor", -1, "extract", [rng.choice(["out", "out", "a", "b", 1, "data"])], {}])
+                if derive:
+                    steps.append(["derived"])
             if rng.random() < 0.5:
                 steps.append(["call", "Extractor", -1, "close", [], {}])
+        if derive:
+            for end in rng.sample([["call", "Net", -1, "clear", [], {}], ["call", "Net", -1, "close", [], {}], ["gc"],
+                                   ["drop", "Net", -1]], rng.randint(1, 4)):
+                steps += [end, ["derived"]]
+            return steps
         if rng.random() < 0.3:
             steps.append(["call", "Net", -1, "clear", [], {}])
         if rng.random() < 0.2:
             steps.append(["drop", "Net", -1])
+        return steps
+
+    def allocators(self) -> list[list[Any]]:
+        """Standalone layers and Mat helpers given an Option whose blob (and workspace)
+        allocator is an Allocator; then the Option, the Allocator, the input and the layer
+        dropped or closed in a random order, with the results checked in between ("al" steps)."""
+        rng = self.rng
+        steps: list[list[Any]] = [["al", "alloc", "a", rng.random() < 0.3], ["al", "opt", "o"], ["al", "set", "o", "blob", "a"]]
+        if rng.random() < 0.4:
+            steps.append(["al", "alloc", "b", rng.random() < 0.3])
+        if rng.random() < 0.7:
+            steps.append(["al", "set", "o", "workspace", rng.choice(["a", "b"])])
+        shape = rng.choice(AL_SHAPES)
+        steps.append(["al", "x", "x", shape, rng.randrange(11)])
+        results = []
+        for j in range(rng.randint(1, 3)):
+            r = f"r{j}"
+            if rng.random() < 0.2:  # through a Net whose option holds the Allocator
+                if not any(st[1] == "net" for st in steps):
+                    steps.append(["al", "net", "n", rng.choice(["a", "b"])])
+                steps.append(["al", "extract", r, "n", "x", rng.choice(["o", None])])
+            else:
+                steps.append(["al", "make", r, rng.choice(AL_KINDS), "x", "o", rng.choice(["a", "b"])])
+            results.append(r)
+        ends = [["al", "set", "o", "blob", None], ["al", "set", "o", "workspace", None], ["al", "close", "a"],
+                ["al", "close", "b"], ["al", "del", "o"], ["al", "del", "a"], ["al", "del", "b"], ["al", "del", "x"],
+                ["gc"], ["gc"], ["al", "close", "n"], ["al", "del", "n"]]
+        ends += [["al", "del", "L" + r] for r in results] + [["al", "close", "E" + r] for r in results]
+        ends += [["al", "del", "E" + r] for r in results]
+        ends += [["al", "del", r] for r in results if rng.random() < 0.3]
+        rng.shuffle(ends)
+        for end in ends:
+            steps.append(end)
+            if rng.random() < 0.4:
+                steps.append(["al", "check", rng.choice(results)])
+        steps += [["gc"]] + [["al", "check", r] for r in results]
+        return steps
+
+    def buffers(self) -> list[list[Any]]:
+        """Mat(data=bytearray or array) whose buffer then grows (moving or not), used every way
+        after; with an Extractor given it before, and views made from it before ("buf" steps)."""
+        rng = self.rng
+        shape = rng.choice(AL_SHAPES)
+        steps: list[list[Any]] = [["buf", "new", "b", shape, rng.randrange(9), rng.choice([0, 0, 4, 64]),
+                                   rng.choice(["bytearray", "bytearray", "array"])]]
+        if rng.random() < 0.5:
+            steps.append(["buf", "input", "b"])
+        for _ in range(rng.randint(0, 3)):
+            steps.append(["buf", "view", "b", rng.choice(["reshape", "batch", "mv", "data", "clone", "flatten",
+                                                          "border0", "extract"])])
+        for _ in range(rng.randint(1, 2)):
+            steps.append(["buf", "grow", "b", rng.choice(["extend", "slice", "iadd"]),
+                          rng.choice([1, 4, 16, 256, 4096, 65536])])
+            if rng.random() < 0.3:
+                steps.append(["gc"])
+            steps += [["buf", "use", "b"], ["derived"]]
         return steps
 
 
@@ -446,8 +533,14 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
     length = rng.randint(10, 60)
     while len(steps) < length:
         r = rng.random()
-        if r < 0.15:
+        if r < 0.12:
             steps += gen.scenario()
+        elif r < 0.16:
+            steps += gen.scenario(derive=True)
+        elif r < 0.19:
+            steps += gen.allocators()
+        elif r < 0.22:
+            steps += gen.buffers()
         elif r < 0.34:
             steps.append(["gc"])
         elif r < 0.37:
@@ -496,7 +589,15 @@ def problems(run: Run, slack: int) -> list[str]:
     out = []
     if run.died:
         out.append(run.how())
-    out += [ln for ln in run.extra if ln.startswith("FAIL")]
+    fails: dict[str, list[str]] = {}  # sequence -> its FAIL lines (each pass repeats them)
+    for ln in run.extra:
+        if ln.startswith("FAIL"):
+            lines = fails.setdefault(ln.split()[1], [])
+            if ln not in lines:
+                lines.append(ln)
+    out += [lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else "") for lines in fails.values()]
+    if "destroyed too early" in run.stderr:  # ncnn: a Mat outlived the pool allocator it came from
+        out.append("ncnn: " + next(ln for ln in run.stderr.splitlines() if "destroyed too early" in ln).strip())
     grown = heap_growth(run)
     if not run.died and grown is not None and grown > slack:
         out.append(f"heap grew by {grown} bytes after the second pass over the batch")
