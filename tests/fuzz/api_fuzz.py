@@ -781,9 +781,11 @@ def thread_batch(seed: int, batch: int, threads: int, per_thread: int) -> list[d
     return work
 
 
-def thread_payload(work: list[dict[str, Any]], passes: int, timeout_ms: int) -> bytes:
+def thread_payload(work: list[dict[str, Any]], passes: int, timeout_ms: int,
+                   setup: dict[str, Any] | None = None) -> bytes:
+    """setup: the texts, inputs and shared kinds of a saved batch (default: this file's)."""
     head = {"threads": len(work), "passes": passes, "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS,
-            "shared": SHARED_KINDS, "timeout_ms": timeout_ms}
+            "shared": SHARED_KINDS, "timeout_ms": timeout_ms, **(setup or {})}
     return b"".join(json.dumps(x).encode() + b"\n" for x in [head, *work])
 
 
@@ -804,7 +806,8 @@ class ThreadRun:
         return "; ".join(out)
 
 
-def run_threads(mp: MicroPython, work: list[dict[str, Any]], passes: int = PASSES) -> ThreadRun:
+def run_threads(mp: MicroPython, work: list[dict[str, Any]], passes: int = PASSES,
+                setup: dict[str, Any] | None = None) -> ThreadRun:
     """One process running the threads of `work` `passes` times over."""
     ops = sum(len(s["ops"]) for w in work for s in w["seqs"])
     timeout = (40 if mp.valgrind else 1) * passes * (30 + 0.05 * ops)
@@ -812,7 +815,7 @@ def run_threads(mp: MicroPython, work: list[dict[str, Any]], passes: int = PASSE
         mp = MicroPython(mp.binary, dict(mp.env, VALGRIND_OPTS=f"--suppressions={THREAD_SUPPRESSIONS}"), valgrind=True)
     with tempfile.TemporaryDirectory(prefix="ncnn_mp_fuzz_") as d:
         batch, results = Path(d) / "batch", Path(d) / "results"
-        batch.write_bytes(thread_payload(work, passes, int(timeout * 800)))
+        batch.write_bytes(thread_payload(work, passes, int(timeout * 800), setup))
         try:
             r = limited(mp).run(THREAD_RUNNER, str(batch), str(results), timeout=timeout)
             run = Run(r.returncode, stderr=r.stderr)
@@ -900,7 +903,8 @@ def replay(mp: MicroPython, path: Path, attempts: int = 3) -> list[str]:
     data = json.loads(path.read_text())
     if "threads" in data:
         for _ in range(attempts):
-            found = problems(run_threads(mp, data["threads"]).run, heap_slack(mp) * 2)
+            setup = {k: data[k] for k in ("texts", "inputs", "shared")}
+            found = problems(run_threads(mp, data["threads"], setup=setup).run, heap_slack(mp) * 2)
             if found:
                 return found
         return []
