@@ -462,8 +462,9 @@ class Generator:
             if rng.random() < 0.5:
                 steps.append(["call", "Extractor", -1, "close", [], {}])
         if derive:
-            for end in rng.sample([["call", "Net", -1, "clear", [], {}], ["call", "Net", -1, "close", [], {}], ["gc"],
-                                   ["drop", "Net", -1]], rng.randint(1, 4)):
+            ends: list[list[Any]] = [["call", "Net", -1, "clear", [], {}], ["call", "Net", -1, "close", [], {}],
+                                     ["gc"], ["drop", "Net", -1]]
+            for end in rng.sample(ends, rng.randint(1, 4)):
                 steps += [end, ["derived"]]
             return steps
         if rng.random() < 0.3:
@@ -494,7 +495,7 @@ class Generator:
             else:
                 steps.append(["al", "make", r, rng.choice(AL_KINDS), "x", "o", rng.choice(["a", "b"])])
             results.append(r)
-        ends = [["al", "set", "o", "blob", None], ["al", "set", "o", "workspace", None], ["al", "close", "a"],
+        ends: list[list[Any]] = [["al", "set", "o", "blob", None], ["al", "set", "o", "workspace", None], ["al", "close", "a"],
                 ["al", "close", "b"], ["al", "del", "o"], ["al", "del", "a"], ["al", "del", "b"], ["al", "del", "x"],
                 ["gc"], ["gc"], ["al", "close", "n"], ["al", "del", "n"]]
         ends += [["al", "del", "L" + r] for r in results] + [["al", "close", "E" + r] for r in results]

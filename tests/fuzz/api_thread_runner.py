@@ -378,7 +378,8 @@ def main(batch_path, results_path):
                 rec[2].close()
                 rec[0].close()
             except Exception as e:  # every thread has finished: nothing may be running the net
-                out.write("FAIL main: closing a shared Net after pass %d raised %s(%r)\n" % (p + 1, type(e).__name__, str(e)[:80]))
+                out.write("FAIL main: closing a shared Net after pass %d raised %s(%r)\n"
+                          % (p + 1, type(e).__name__, str(e)[:80]))
         SHARED.clear()
         report = rec = net = None
         live = settle()
