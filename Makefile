@@ -5,7 +5,8 @@
 #   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
 #   make sanitize        the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan
 #   make fuzz-loader     the loader fuzzer: CASES mutated models (default 100000), SEED (1)
-#   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000)
+#   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000);
+#                        THREADS=3: its threaded mode, 3 threads per process
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
@@ -39,7 +40,7 @@ fuzz-loader:
 	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/loader_fuzz.py --cases $(CASES) --seed $(SEED) --jobs 2
 fuzz-api:
 	@$(TOOL) firmware >/dev/null && $(TOOL) firmware --profile memcheck >/dev/null && \
-	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED)
+	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED) --threads $(THREADS)
 soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:

@@ -1,9 +1,11 @@
-"""The API sequence fuzzer (tests/fuzz/api_fuzz.py): its CI budget, every saved
-regression, and a short run under valgrind. The full runs are its command line."""
+"""The API sequence fuzzer (tests/fuzz/api_fuzz.py): its CI budget (single-threaded and
+threaded), every saved regression, and short runs under valgrind. The full runs are its
+command line (make fuzz-api [THREADS=3])."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,14 @@ import api_fuzz  # noqa: E402
 from fuzzlib import regressions  # noqa: E402
 
 SEED = 1
-SEQUENCES = 600
-VALGRIND_SEQUENCES = 40
+SEQUENCES = 1200
+VALGRIND_SEQUENCES = 80
+# The threaded run: batches of THREADS threads, each running PER_THREAD sequences.
+THREADS = 3
+THREAD_BATCHES = 10
+PER_THREAD = 20
+VALGRIND_THREAD_BATCHES = 2
+VALGRIND_PER_THREAD = 8
 
 
 def test_stub_drives_the_fuzzer() -> None:
@@ -42,13 +50,67 @@ def test_stub_drives_the_fuzzer() -> None:
     assert not missing, f"the CI budget never calls {sorted(missing)}"
 
 
+def test_ci_budget_has_every_new_step_kind() -> None:
+    """The CI budget keeps lent Mats' derived views, uses them after extract / clear / close /
+    collection, runs Allocators through standalone layers, and grows buffers under Mats."""
+    stub = api_fuzz.read_stub()
+    kinds: Counter[str] = Counter()
+    derived: set[str] = set()
+    al: set[str] = set()
+    grown: set[str] = set()
+    after: set[str] = set()
+
+    def layers(obj: object) -> None:  # every "derive" action in the sequence's layer specs
+        if isinstance(obj, dict):
+            for key in ("f", "fi"):
+                action = obj.get(key)
+                if isinstance(action, list) and action and action[0] == "derive":
+                    derived.update(how for how, _ in action[2])
+            for v in obj.values():
+                layers(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                layers(v)
+
+    for sid in range(SEQUENCES):
+        steps = api_fuzz.make_sequence(stub, SEED, sid)
+        layers(steps)
+        for i, step in enumerate(steps):
+            kinds[step[0]] += 1
+            if step[0] == "al" and step[1] == "make":
+                al.add(step[3])
+            elif step[0] == "buf" and step[1] == "grow":
+                grown.add(step[3])
+            elif step[0] == "derived" and i:
+                prev = steps[i - 1]
+                after.add(prev[3] if prev[0] == "call" else prev[0])
+    assert kinds["derived"] > 100 and kinds["al"] > 300 and kinds["buf"] > 300, kinds
+    assert derived == set(api_fuzz.DERIVATIONS), set(api_fuzz.DERIVATIONS) - derived
+    assert al == set(api_fuzz.AL_KINDS), set(api_fuzz.AL_KINDS) - al
+    assert grown == {"extend", "slice", "iadd"}
+    assert {"extract", "clear", "close", "gc", "drop"} <= after, after
+
+
 def test_api_fuzz_ci_budget(micropython: MicroPython) -> None:
     """Every call ends in a result or a Python exception, no custom layer outlives its
     sequence, and the heap comes back (each batch runs four times; see api_fuzz.HEAP_SLACK)."""
-    stats = api_fuzz.ApiFuzzer(micropython, SEED, save=False).fuzz(SEQUENCES)
+    # minimise=False: a failing firmware fails here in minutes, not hours (each finding is still
+    # located to its sequence and step; api_fuzz.py --start N --sequences 1 minimises and saves it).
+    stats = api_fuzz.ApiFuzzer(micropython, SEED, minimise=False, save=False).fuzz(SEQUENCES)
     print(stats.report())
     assert stats.sequences == SEQUENCES, stats.report()
     assert stats.outcomes["ok"] > stats.steps // 4, stats.report()
+    assert not stats.findings, stats.report()
+
+
+def test_api_fuzz_threads(micropython: MicroPython) -> None:
+    """Threads at once on their own and on shared Nets: every Python-layer exception comes out
+    in the thread whose extract raised it, colliding calls raise RuntimeError or ValueError,
+    results are the single-threaded reference's, the process lives and its heap comes back."""
+    stats = api_fuzz.ThreadFuzzer(micropython, SEED, THREADS, save=False).fuzz(THREAD_BATCHES, PER_THREAD)
+    print(stats.report())
+    assert stats.batches == THREAD_BATCHES, stats.report()
+    assert stats.outcomes["ok"] > sum(stats.outcomes.values()) // 2, stats.report()
     assert not stats.findings, stats.report()
 
 
@@ -60,6 +122,16 @@ def test_api_regression(micropython: MicroPython, path: Path) -> None:
 @pytest.mark.slow
 def test_api_fuzz_under_valgrind(micropython_memcheck: MicroPython) -> None:
     """No invalid access, no use of uninitialised memory, no leak."""
-    stats = api_fuzz.ApiFuzzer(micropython_memcheck, SEED, save=False).fuzz(VALGRIND_SEQUENCES, batch=VALGRIND_SEQUENCES)
+    stats = api_fuzz.ApiFuzzer(micropython_memcheck, SEED, minimise=False, save=False).fuzz(
+        VALGRIND_SEQUENCES, batch=VALGRIND_SEQUENCES)
     print(stats.report())
     assert stats.sequences > 0 and not stats.findings, stats.report()
+
+
+@pytest.mark.slow
+def test_api_fuzz_threads_under_valgrind(micropython_memcheck: MicroPython) -> None:
+    """The threaded mode under valgrind (which runs one thread at a time, switching often)."""
+    stats = api_fuzz.ThreadFuzzer(micropython_memcheck, SEED, THREADS, save=False).fuzz(
+        VALGRIND_THREAD_BATCHES, VALGRIND_PER_THREAD, passes=2)
+    print(stats.report())
+    assert stats.batches == VALGRIND_THREAD_BATCHES and not stats.findings, stats.report()

@@ -26,15 +26,18 @@ import ast
 import json
 import random
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzzlib import (FUZZ, TESTS, MicroPython, Run, firmware,  # noqa: E402
+from fuzzlib import (FUZZ, TESTS, MicroPython, Run, firmware, limited, parse_results,  # noqa: E402
                      regressions, run_batch, sanitized, save_regression, shrink)
 
 RUNNER = FUZZ / "api_runner.py"
@@ -140,6 +143,13 @@ CUSTOM = ["F0", "F1", "F2", "F3"]
 PIXELS = ["PIXEL_RGB", "PIXEL_BGR", "PIXEL_GRAY", "PIXEL_RGBA", "PIXEL_RGB2GRAY", "PIXEL_BGR2RGB", "PIXEL_GRAY2RGBA",
           "PIXEL_RGBA2BGR"]
 BORDERS = ["BORDER_CONSTANT", "BORDER_REPLICATE", "BORDER_REFLECT"]
+# What a custom layer makes from the Mats ncnn lends it, to keep past the call (the
+# runner's make_derived), each with the lent Option or a fresh one.
+DERIVATIONS = ["reshape", "reshape2", "batch", "flatten", "packing", "border0", "border1", "cut0", "cut1", "clone",
+               "relu", "flatten_layer", "mv", "data"]
+# Results made with an Option whose allocators are Allocators (the runner's al_make).
+AL_KINDS = ["relu", "relu_inplace", "sigmoid", "concat", "flatten", "packing", "border", "clone", "reshape", "mat"]
+AL_SHAPES = [[8], [16], [4, 3], [4, 2, 3], [5, 3, 2], [3, 2, 2, 2], [2, 2, 4]]
 FLAGS = ["support_packing", "support_bf16_storage", "support_fp16_storage", "support_any_packing", "support_vulkan",
          "support_vulkan_packing", "support_vulkan_any_packing"]
 
@@ -191,8 +201,14 @@ def buffer(rng: random.Random, sizes: list[int] | None = None) -> Spec:
     return {"t": "bytes", "v": data[:n].hex(), "kind": rng.choice(["bytes", "bytearray", "memoryview"])}
 
 
-def layer_spec(rng: random.Random, lid: int) -> dict[str, Any]:
-    """How one custom layer class behaves (see the runner's layer_class)."""
+def derivations(rng: random.Random) -> list[list[str]]:
+    """Which Mats a "derive" action makes from each lent Mat, and with which Option."""
+    return [[h, rng.choice(["lent", "fresh"])] for h in rng.sample(DERIVATIONS, rng.randint(3, len(DERIVATIONS)))]
+
+
+def layer_spec(rng: random.Random, lid: int, derive: bool = False) -> dict[str, Any]:
+    """How one custom layer class behaves (see the runner's layer_class); derive: its forward
+    methods make Mats from what they are lent and keep them."""
     fwi = rng.random() < 0.4
     spec: dict[str, Any] = {
         "id": lid, "obo": rng.random() < 0.7, "inpl": fwi and rng.random() < 0.8 or rng.random() < 0.03,
@@ -203,13 +219,20 @@ def layer_spec(rng: random.Random, lid: int) -> dict[str, Any]:
     }
     for m in ("load_param", "load_model", "create_pipeline", "destroy_pipeline"):
         spec["def_" + m] = rng.random() < 0.9
+    if derive:
+        spec["init"] = "ok"
     for key in ("lp", "lm", "cp", "dp", "f", "fi"):
+        if derive and key in ("f", "fi"):
+            spec[key] = ["derive", 1, derivations(rng)]
+            continue
         if rng.random() < 0.7:
             continue
         what = rng.choice(["raise", "ret", "keep", "gc", "usekept", "write", "reenter", "lent", "empty", "count",
-                           "notmat"])
+                           "notmat", "derive"])
         extra: Any = None
-        if what == "raise":
+        if what == "derive":
+            extra = derivations(rng)
+        elif what == "raise":
             extra = rng.choice(["ValueError", "MemoryError", "KeyboardInterrupt", "SystemExit", "RuntimeError"])
         elif what == "ret":
             extra = rng.choice([1, -1, 0, None, "x", True, {"t": "float", "v": "2.5"}, {"t": "obj", "c": "Mat", "k": 0}])
@@ -407,16 +430,20 @@ class Generator:
             return ["static", cls, m.name, a, kw]
         return ["call", cls, k, m.name, a, kw]
 
-    def scenario(self) -> list[list[Any]]:
-        """A net with misbehaving custom layers, loaded and run (the path most calls into ncnn take)."""
+    def scenario(self, derive: bool = False) -> list[list[Any]]:
+        """A net with misbehaving custom layers, loaded and run (the path most calls into ncnn take).
+        derive: its layers keep Mats made from what ncnn lends them, which are then used after
+        the extract, after clear(), close() and a collection ("derived" steps)."""
         rng = self.rng
         steps: list[list[Any]] = [["new", "Net", [], {}]]
         self.made.update({"Net", "Mat", "Extractor"})
         if rng.random() < 0.3:
             steps.append(["set", "Net", -1, rng.choice(["opt", "option"]), {"t": "obj", "c": "Option", "k": 0}])
-        for t in rng.sample(CUSTOM, rng.randint(1, 4)):
-            steps.append(["call", "Net", -1, "register_custom_layer", [t, creator_spec(rng, self.new_lid())], {}])
-        text = rng.choice(range(len(TEXTS)))
+        for t in (CUSTOM if derive else rng.sample(CUSTOM, rng.randint(1, 4))):
+            creator = (creator_spec(rng, self.new_lid()) if not derive else
+                       {"t": "creator", "kind": rng.choice(["class", "new"]), "b": layer_spec(rng, self.new_lid(), True)})
+            steps.append(["call", "Net", -1, "register_custom_layer", [t, creator], {}])
+        text = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 9] if derive else range(len(TEXTS)))
         steps.append(["call", "Net", -1, rng.choice(["load_param", "load_param", "load_param_mem"]),
                       [{"t": "text", "k": text}], {}])
         weights = {"t": "dr"} if rng.random() < 0.6 else buffer(rng, [0, 16, 256, 1024])
@@ -430,12 +457,76 @@ class Generator:
                                                               {"t": "obj", "c": "Mat", "k": -1}], {}])
             for _ in range(rng.randint(1, 2)):
                 steps.append(["call", "Extractor", -1, "extract", [rng.choice(["out", "out", "a", "b", 1, "data"])], {}])
+                if derive:
+                    steps.append(["derived"])
             if rng.random() < 0.5:
                 steps.append(["call", "Extractor", -1, "close", [], {}])
+        if derive:
+            ends: list[list[Any]] = [["call", "Net", -1, "clear", [], {}], ["call", "Net", -1, "close", [], {}],
+                                     ["gc"], ["drop", "Net", -1]]
+            for end in rng.sample(ends, rng.randint(1, 4)):
+                steps += [end, ["derived"]]
+            return steps
         if rng.random() < 0.3:
             steps.append(["call", "Net", -1, "clear", [], {}])
         if rng.random() < 0.2:
             steps.append(["drop", "Net", -1])
+        return steps
+
+    def allocators(self) -> list[list[Any]]:
+        """Standalone layers and Mat helpers given an Option whose blob (and workspace)
+        allocator is an Allocator; then the Option, the Allocator, the input and the layer
+        dropped or closed in a random order, with the results checked in between ("al" steps)."""
+        rng = self.rng
+        steps: list[list[Any]] = [["al", "alloc", "a", rng.random() < 0.3], ["al", "opt", "o"], ["al", "set", "o", "blob", "a"]]
+        if rng.random() < 0.4:
+            steps.append(["al", "alloc", "b", rng.random() < 0.3])
+        if rng.random() < 0.7:
+            steps.append(["al", "set", "o", "workspace", rng.choice(["a", "b"])])
+        shape = rng.choice(AL_SHAPES)
+        steps.append(["al", "x", "x", shape, rng.randrange(11)])
+        results = []
+        for j in range(rng.randint(1, 3)):
+            r = f"r{j}"
+            if rng.random() < 0.2:  # through a Net whose option holds the Allocator
+                if not any(st[1] == "net" for st in steps):
+                    steps.append(["al", "net", "n", rng.choice(["a", "b"])])
+                steps.append(["al", "extract", r, "n", "x", rng.choice(["o", None])])
+            else:
+                steps.append(["al", "make", r, rng.choice(AL_KINDS), "x", "o", rng.choice(["a", "b"])])
+            results.append(r)
+        ends: list[list[Any]] = [["al", "set", "o", "blob", None], ["al", "set", "o", "workspace", None], ["al", "close", "a"],
+                ["al", "close", "b"], ["al", "del", "o"], ["al", "del", "a"], ["al", "del", "b"], ["al", "del", "x"],
+                ["gc"], ["gc"], ["al", "close", "n"], ["al", "del", "n"]]
+        ends += [["al", "del", "L" + r] for r in results] + [["al", "close", "E" + r] for r in results]
+        ends += [["al", "del", "E" + r] for r in results]
+        ends += [["al", "del", r] for r in results if rng.random() < 0.3]
+        rng.shuffle(ends)
+        for end in ends:
+            steps.append(end)
+            if rng.random() < 0.4:
+                steps.append(["al", "check", rng.choice(results)])
+        steps += [["gc"]] + [["al", "check", r] for r in results]
+        return steps
+
+    def buffers(self) -> list[list[Any]]:
+        """Mat(data=bytearray or array) whose buffer then grows (moving or not), used every way
+        after; with an Extractor given it before, and views made from it before ("buf" steps)."""
+        rng = self.rng
+        shape = rng.choice(AL_SHAPES)
+        steps: list[list[Any]] = [["buf", "new", "b", shape, rng.randrange(9), rng.choice([0, 0, 4, 64]),
+                                   rng.choice(["bytearray", "bytearray", "array"])]]
+        if rng.random() < 0.5:
+            steps.append(["buf", "input", "b"])
+        for _ in range(rng.randint(0, 3)):
+            steps.append(["buf", "view", "b", rng.choice(["reshape", "batch", "mv", "data", "clone", "flatten",
+                                                          "border0", "extract"])])
+        for _ in range(rng.randint(1, 2)):
+            steps.append(["buf", "grow", "b", rng.choice(["extend", "slice", "iadd"]),
+                          rng.choice([1, 4, 16, 256, 4096, 65536])])
+            if rng.random() < 0.3:
+                steps.append(["gc"])
+            steps += [["buf", "use", "b"], ["derived"]]
         return steps
 
 
@@ -446,8 +537,14 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
     length = rng.randint(10, 60)
     while len(steps) < length:
         r = rng.random()
-        if r < 0.15:
+        if r < 0.12:
             steps += gen.scenario()
+        elif r < 0.16:
+            steps += gen.scenario(derive=True)
+        elif r < 0.19:
+            steps += gen.allocators()
+        elif r < 0.22:
+            steps += gen.buffers()
         elif r < 0.34:
             steps.append(["gc"])
         elif r < 0.37:
@@ -496,7 +593,15 @@ def problems(run: Run, slack: int) -> list[str]:
     out = []
     if run.died:
         out.append(run.how())
-    out += [ln for ln in run.extra if ln.startswith("FAIL")]
+    fails: dict[str, list[str]] = {}  # sequence -> its FAIL lines (each pass repeats them)
+    for ln in run.extra:
+        if ln.startswith("FAIL"):
+            lines = fails.setdefault(ln.split()[1], [])
+            if ln not in lines:
+                lines.append(ln)
+    out += [lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else "") for lines in fails.values()]
+    if "destroyed too early" in run.stderr:  # ncnn: a Mat outlived the pool allocator it came from
+        out.append("ncnn: " + next(ln for ln in run.stderr.splitlines() if "destroyed too early" in ln).strip())
     grown = heap_growth(run)
     if not run.died and grown is not None and grown > slack:
         out.append(f"heap grew by {grown} bytes after the second pass over the batch")
@@ -616,9 +721,194 @@ class ApiFuzzer:
         return self.stats
 
 
-def replay(mp: MicroPython, path: Path) -> list[str]:
-    """Run a saved regression; what goes wrong (nothing: [])."""
+# ---------------------------------------------------------------------------
+# Threaded mode: several _thread threads in one process (api_thread_runner.py).
+
+THREAD_RUNNER = FUZZ / "api_thread_runner.py"
+THREAD_SUPPRESSIONS = FUZZ / "valgrind-threads.supp"
+# The nets threads run: Python layers Tag (in place), TagF (a new top), TagM (two bottoms).
+THREAD_TEXTS = [
+    "7767517\n3 3\nInput data 0 1 data\nTag t0 1 1 data a 0=2.0\nReLU r 1 1 a out\n",
+    "7767517\n3 3\nInput data 0 1 data\nTagF f 1 1 data a 0=-1.5\nTag t 1 1 a out 0=0.5\n",
+    "7767517\n3 4\nInput data 0 1 data\nSplit s 1 2 data a b\nTagM m 2 1 a b out\n",
+]
+# Inputs: float32 Mats without channel padding (the runner writes them through a memoryview).
+THREAD_INPUTS = [[shape, [((j * 5 + i * 3) % 13 - 6) * 0.5 for j in range(n)]]
+                 for i, (shape, n) in enumerate([([16], 16), ([4, 3], 12), ([4, 2, 2], 16), ([2, 2, 2, 2], 16)])]
+SHARED_KINDS = [0, 2]  # the kinds of the Nets every thread shares
+# What a run's layers do: 0 nothing more, 1 raise ValueError(tag), 3 raise RuntimeError(tag),
+# 2 gc.collect(), 4 sleep a millisecond.
+MODES = [0] * 11 + [1] * 4 + [3] + [2] * 2 + [4] * 2
+
+
+def thread_sequence(rng: random.Random, own: set[int], disturber: bool) -> list[list[Any]]:
+    """One sequence of one thread's ops; `own`: the slots of Nets the thread has (kept across its sequences)."""
+    ops: list[list[Any]] = []
+    for run in range(rng.randint(4, 14)):
+        r = rng.random()
+        if r < 0.40:
+            if not own or rng.random() < 0.1:
+                k = rng.randrange(3)
+                ops.append(["net", k, rng.randrange(len(THREAD_TEXTS)), rng.choice([1, 1, 1, 2])])
+                own.add(k)
+            ops.append(["run", "own", rng.choice(sorted(own)), rng.randrange(len(THREAD_INPUTS)), rng.choice(MODES), run])
+        elif r < 0.70:
+            ops.append(["run", "shared", rng.randrange(len(SHARED_KINDS)), rng.randrange(len(THREAD_INPUTS)),
+                        rng.choice(MODES), run])
+        elif r < 0.74:
+            ops.append(["run", "sharedex", rng.randrange(len(SHARED_KINDS)), rng.randrange(len(THREAD_INPUTS)), 0, run])
+        elif r < 0.79 or (disturber and r < 0.85):
+            ops.append(["gc"])
+        elif r < 0.82 or (disturber and r < 0.95):
+            ops.append([rng.choice(["clear", "reload", "reload"]), "shared", rng.randrange(len(SHARED_KINDS))])
+        elif r < 0.93 and own:
+            k = rng.choice(sorted(own))
+            what = rng.choice(["clear", "reload", "reload", "close"])
+            ops.append([what, "own", k])
+            if what == "close":
+                own.discard(k)
+        else:
+            ops.append(["sleep", rng.choice([0, 1, 2])])
+    return ops
+
+
+def thread_batch(seed: int, batch: int, threads: int, per_thread: int) -> list[dict[str, Any]]:
+    """Each thread's sequences for one process; thread 0 clears and reloads the shared Nets most."""
+    work = []
+    for t in range(threads):
+        rng = random.Random(f"api-threads-{seed}-{batch}-{t}")
+        own: set[int] = set()
+        work.append({"t": t, "seqs": [{"id": j, "ops": thread_sequence(rng, own, t == 0)} for j in range(per_thread)]})
+    return work
+
+
+def thread_payload(work: list[dict[str, Any]], passes: int, timeout_ms: int,
+                   setup: dict[str, Any] | None = None) -> bytes:
+    """setup: the texts, inputs and shared kinds of a saved batch (default: this file's)."""
+    head = {"threads": len(work), "passes": passes, "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS,
+            "shared": SHARED_KINDS, "timeout_ms": timeout_ms, **(setup or {})}
+    return b"".join(json.dumps(x).encode() + b"\n" for x in [head, *work])
+
+
+@dataclass
+class ThreadRun:
+    run: Run
+    progress: dict[int, str]  # thread -> its last "s <seq> <op>" line: where it was when the process ended
+
+    def where(self, work: list[dict[str, Any]]) -> str:
+        out = []
+        for t, line in sorted(self.progress.items()):
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "s":
+                seq, op = int(parts[1]), int(parts[2])
+                out.append(f"t{t} in seq {seq} op {op} {json.dumps(work[t]['seqs'][seq]['ops'][op])}")
+            else:
+                out.append(f"t{t} {line or 'not started'}")
+        return "; ".join(out)
+
+
+def run_threads(mp: MicroPython, work: list[dict[str, Any]], passes: int = PASSES,
+                setup: dict[str, Any] | None = None) -> ThreadRun:
+    """One process running the threads of `work` `passes` times over."""
+    ops = sum(len(s["ops"]) for w in work for s in w["seqs"])
+    timeout = (40 if mp.valgrind else 1) * passes * (30 + 0.05 * ops)
+    if mp.valgrind:  # valgrind reads VALGRIND_OPTS besides its command line
+        mp = MicroPython(mp.binary, dict(mp.env, VALGRIND_OPTS=f"--suppressions={THREAD_SUPPRESSIONS}"), valgrind=True)
+    with tempfile.TemporaryDirectory(prefix="ncnn_mp_fuzz_") as d:
+        batch, results = Path(d) / "batch", Path(d) / "results"
+        batch.write_bytes(thread_payload(work, passes, int(timeout * 800), setup))
+        try:
+            r = limited(mp).run(THREAD_RUNNER, str(batch), str(results), timeout=timeout)
+            run = Run(r.returncode, stderr=r.stderr)
+        except pytest.fail.Exception as e:  # MicroPython.run's timeout
+            run = Run(None, stderr=str(e))
+        if results.exists():
+            parse_results(results.read_text(errors="replace"), run)
+        progress = {}
+        for t in range(len(work)):
+            f = Path(f"{results}.t{t}")
+            lines = f.read_text(errors="replace").splitlines() if f.exists() else []
+            progress[t] = lines[-1] if lines else ""
+    return ThreadRun(run, progress)
+
+
+@dataclass
+class ThreadStats:
+    batches: int = 0
+    ops: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    findings: list[str] = field(default_factory=list)
+    heap_growth: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def report(self) -> str:
+        total = sum(self.outcomes.values()) or 1
+        out = [f"API fuzzer, threads: {self.batches} processes, {self.ops} ops per pass, {self.seconds:.0f} s",
+               "op outcomes: " + ", ".join(f"{k} {v} ({100 * v / total:.1f}%)" for k, v in self.outcomes.most_common())]
+        if self.heap_growth:
+            out.append(f"heap growth after the second pass: max {max(self.heap_growth)} B, min {min(self.heap_growth)} B")
+        out.append(f"findings: {len(self.findings)}")
+        return "\n".join(out + ["  " + f for f in self.findings])
+
+
+class ThreadFuzzer:
+    """Batches of threads; a batch that fails is run again (a race need not repeat), saved
+    under tests/fuzz/regressions/api-threads-<seed>-<batch>.json with its seed and every
+    thread's sequences, and reported with where each thread was."""
+
+    def __init__(self, mp: MicroPython, seed: int, threads: int, save: bool = True,
+                 log: Callable[[str], None] = lambda s: None) -> None:
+        self.mp, self.seed, self.threads, self.save, self.log = mp, seed, threads, save, log
+        self.stats = ThreadStats()
+
+    def fuzz(self, batches: int, per_thread: int, passes: int = PASSES, start: int = 0) -> ThreadStats:
+        t0 = time.monotonic()
+        for b in range(start, start + batches):
+            work = thread_batch(self.seed, b, self.threads, per_thread)
+            tr = run_threads(self.mp, work, passes)
+            self.stats.batches += 1
+            self.stats.ops += sum(len(s["ops"]) for w in work for s in w["seqs"])
+            for ln in tr.run.extra:
+                if ln.startswith("T "):
+                    for part in ln.split()[2:]:
+                        kind, _, n = part.rpartition(":")
+                        self.stats.outcomes[kind] += int(n)
+            grown = heap_growth(tr.run)
+            if grown is not None:
+                self.stats.heap_growth.append(grown)
+            found = problems(tr.run, heap_slack(self.mp) * 2)
+            if found:
+                self.investigate(b, work, tr, found, passes)
+        self.stats.seconds = time.monotonic() - t0
+        return self.stats
+
+    def investigate(self, b: int, work: list[dict[str, Any]], tr: ThreadRun, found: list[str], passes: int) -> None:
+        again = sum(bool(problems(run_threads(self.mp, work, passes).run, heap_slack(self.mp) * 2)) for _ in range(2))
+        where = tr.where(work) if tr.run.died else ""
+        what = (f"seed {self.seed} batch {b} ({self.threads} threads; failed again in {again} of 2 reruns): "
+                + "; ".join(found[:6]) + (f" (and {len(found) - 6} more)" if len(found) > 6 else ""))
+        if where:
+            what += f" -- threads were at: {where}"
+        if self.save:
+            path = save_regression(f"api-threads-{self.seed}-{b}", {
+                "found": found, "seed": self.seed, "batch": b, "where": where, "threads": work,
+                "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS, "shared": SHARED_KINDS})
+            what += f" -> {path} (replay: tests/fuzz/api_fuzz.py --replay {path})"
+        self.stats.findings.append(what)
+        self.log("  FINDING " + what)
+
+
+def replay(mp: MicroPython, path: Path, attempts: int = 3) -> list[str]:
+    """Run a saved regression; what goes wrong (nothing: []). A threaded batch runs
+    `attempts` times: a race need not show on every run."""
     data = json.loads(path.read_text())
+    if "threads" in data:
+        for _ in range(attempts):
+            setup = {k: data[k] for k in ("texts", "inputs", "shared")}
+            found = problems(run_threads(mp, data["threads"], setup=setup).run, heap_slack(mp) * 2)
+            if found:
+                return found
+        return []
     return problems(run_seqs(mp, [Sequence(0, data["steps"])]), heap_slack(mp))
 
 
@@ -630,6 +920,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--batch", type=int, default=100, help="sequences per MicroPython process")
     ap.add_argument("--no-save", action="store_true", help="do not write regressions")
     ap.add_argument("--replay", type=Path, nargs="*", help="run saved regression files (all: no file named) instead")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="N > 1: the threaded mode, N threads per process, --batch sequences per process")
     args = ap.parse_args(argv)
     mp = firmware()
     if args.replay is not None:
@@ -639,6 +931,13 @@ def main(argv: list[str]) -> int:
             print(p.name, "; ".join(found) or "ok")
             failed += bool(found)
         return 1 if failed else 0
+    if args.threads > 1:
+        per_thread = max(1, args.batch // args.threads)
+        batches = -(-args.sequences // (per_thread * args.threads))
+        tf = ThreadFuzzer(mp, args.seed, args.threads, save=not args.no_save, log=lambda s: print(s, flush=True))
+        tstats = tf.fuzz(batches, per_thread, start=args.start)
+        print(tstats.report())
+        return 1 if tstats.findings else 0
     fz = ApiFuzzer(mp, args.seed, save=not args.no_save, log=lambda s: print(s, flush=True))
     stats = fz.fuzz(args.sequences, args.batch, args.start)
     print(stats.report())

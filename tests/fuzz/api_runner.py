@@ -10,11 +10,29 @@
 # RESULTS: "S <id>" before a sequence ("s <id> <i>" before each step when verbose),
 # "R <id> <outcome>:<count> ..." after it, "FAIL <id> <why>" for what must not happen,
 # "P <pass> <bytes>" the heap (settled) after each pass over the batch, then "DONE <live layers>".
+#
+# Three kinds of steps check what a sequence keeps against what it should still be able to
+# do with it (a broken expectation is a "FAIL <id> step <i>: ..." line, the process goes on):
+# - "derived": Mats a custom layer made from the Mats ncnn lent it (reshape, batch,
+#   flatten, clone, Mat(data=memoryview(lent)), ...), kept past the callback. One that
+#   shares a lent Mat's storage must raise ValueError on every use; a clone must work
+#   with the values it had; any other must work with its values or raise ValueError.
+# - "al": Options with Allocators handed to standalone layers and Mat helpers, then the
+#   Option, the Allocator and the objects around the result dropped in any order: the
+#   result keeps its values.
+# - "buf": Mat(data=bytearray) whose bytearray is then grown: if the storage moved, every
+#   use of the Mat (and of a view sharing it) raises ValueError; if not, it sees the buffer.
 import gc
+import struct
 import sys
 
 import ncnn_mp
 from binascii import unhexlify
+
+try:
+    from uctypes import addressof  # where a buffer's storage is: tells a view from a copy
+except ImportError:
+    addressof = None
 
 sys.path.append("../mp")
 from mptest import STALE_NETS, settle  # noqa: E402
@@ -25,6 +43,18 @@ POOL = {}    # class name -> objects made so far
 KEEP = []    # lent objects custom layers kept past their call
 TEXTS = []   # param texts (from the batch header)
 CALLS = {}   # layer spec id -> calls so far (for actions on every n-th call)
+DERIVED = []  # Kept records: Mats made from lent Mats or from Mat(data=...) Mats (see below)
+AENV = {}     # "al" steps: slot name -> object
+EXPECT = {}   # "al" steps: result slot -> the floats it must hold
+BUFS = {}     # "buf" steps: slot name -> Buf
+FAILS = []    # broken expectations of the running sequence
+AT = [0, 0]   # the sequence and step running
+
+
+def fail(why):
+    why = "step %d: %s" % (AT[1], why)
+    if len(FAILS) < 20 and why not in FAILS:
+        FAILS.append(why)
 
 
 def put(obj):
@@ -154,6 +184,490 @@ def do(s):
             objs.pop(s[2] % len(objs))
     elif op == "unkeep":
         KEEP.clear()
+    elif op == "derived":
+        do_derived()
+    elif op == "al":
+        do_al(s)
+    elif op == "buf":
+        do_buf(s)
+
+
+
+# ---------------------------------------------------------------------------
+# Kept Mats and what using them must do.
+
+class Kept:
+    """A Mat a sequence keeps: how it was made, whether it shares the storage of the Mat
+    it came from, and its bytes when it was made."""
+
+    def __init__(self, obj, how, shares, snap, expired, must_work):
+        self.obj, self.how, self.shares, self.snap = obj, how, shares, snap
+        self.expired = expired      # () -> True once the storage it shares is gone
+        self.must_work = must_work  # a copy (clone) that must stay usable
+
+
+def floats(b):
+    return struct.unpack("<%df" % (len(b) // 4), b)
+
+
+def relu(xs):
+    return [x if x > 0 else 0.0 for x in xs]
+
+
+def close_to(a, b):
+    return len(a) == len(b) and all(x == y or abs(x - y) <= 1e-5 * (1 + abs(y)) for x, y in zip(a, b))
+
+
+def plain(m):
+    """Float32 with one element per position: its bytes are its values in order."""
+    return m.elemsize == 4 and m.elempack == 1
+
+
+def span(m):
+    """(first byte, bytes) of a Mat's storage, or None (no uctypes, empty, expired)."""
+    try:
+        return addressof(m), len(memoryview(m)) * (4 if m.elemsize == 4 * m.elempack else 1)
+    except Exception:
+        return None
+
+
+def inside(m, region):
+    """m's storage starts inside region (first, bytes): m is a view, not a copy."""
+    s = span(m)
+    return s is not None and region is not None and region[1] > 0 and region[0] <= s[0] < region[0] + region[1]
+
+
+RELU_NET = []
+
+
+def relu_net():
+    """Input -> ReLU: what a kept Mat is fed to as an Extractor input."""
+    if not RELU_NET:
+        n = ncnn_mp.Net()
+        n.load_param(b"7767517\n2 2\nInput data 0 1 data\nReLU r 1 1 data out\n")
+        n.load_model(ncnn_mp.DataReader(zeros=True))
+        RELU_NET.append(n)
+    return RELU_NET[0]
+
+
+def extract_relu(m):
+    ex = relu_net().create_extractor()
+    try:
+        ex.input("data", m)
+        return ex.extract("out").to_bytes()
+    finally:
+        ex.close()
+
+
+def make_derived(how, m, opt):
+    """A Mat made from m inside a custom layer's call (m lent by ncnn)."""
+    total = m.w * m.h * m.d * m.c
+    if how == "reshape":
+        return m.reshape(total)
+    if how == "reshape2":
+        return m.reshape(m.w, total // m.w)
+    if how == "batch":
+        return m.batch(0)
+    if how == "flatten":
+        return m.flatten(opt)
+    if how == "packing":
+        return m.convert_packing(1, opt)
+    if how == "border0":
+        return m.copy_make_border(0, 0, 0, 0, ncnn_mp.Mat.BORDER_CONSTANT, 0.0, opt)
+    if how == "border1":
+        return m.copy_make_border(1, 0, 1, 1, ncnn_mp.Mat.BORDER_CONSTANT, 2.5, opt)
+    if how == "cut0":
+        return m.copy_cut_border(0, 0, 0, 0, opt)
+    if how == "cut1":
+        return m.copy_cut_border(0, 0, 1, 0, opt)
+    if how == "clone":
+        return m.clone()
+    if how == "relu":
+        return ncnn_mp.Layer("ReLU").forward(m, opt)
+    if how == "flatten_layer":
+        return ncnn_mp.Layer("Flatten").forward(m, opt)
+    if how == "mv":  # a Mat over a memoryview of the lent Mat
+        n = len(memoryview(m)) if plain(m) else 0
+        return ncnn_mp.Mat(n - n % 4, data=memoryview(m))
+    if how == "data":  # a Mat over the lent Mat itself as the buffer
+        n = len(memoryview(m)) if plain(m) else 0
+        return ncnn_mp.Mat(n - n % 4, data=m)
+    raise LookupError(how)
+
+
+def check_made(how, m, r):
+    """Inside the callback, right after r = <how>(m): r's values are m's (as far as they are known)."""
+    if not (plain(m) and plain(r)):
+        return
+    src, got = m.to_bytes(), r.to_bytes()
+    if how in ("reshape", "reshape2", "flatten", "packing", "border0", "cut0", "clone", "flatten_layer"):
+        ok = got == src
+    elif how == "relu":
+        ok = close_to(floats(got), relu(floats(src)))
+    elif how in ("mv", "data"):  # a 1-D Mat over the raw storage, channel padding included
+        ok = got == bytes(memoryview(m))[:len(got)]
+    else:
+        return
+    if not ok:
+        fail("%s of a lent Mat, inside the callback: values differ from the lent Mat's" % how)
+
+
+def derive(lent, extra):
+    """The "derive" action: every Mat-returning method on each lent Mat; the results kept."""
+    lent_opt = None
+    for o in lent:
+        if isinstance(o, ncnn_mp.Option):
+            lent_opt = o
+    for m in lent:
+        if not isinstance(m, ncnn_mp.Mat):
+            continue
+        try:
+            if m.dims == 0:
+                continue
+            region = span(m)
+        except ValueError:
+            continue
+        for how, which in extra:
+            opt = lent_opt if which == "lent" and lent_opt is not None else ncnn_mp.Option()
+            try:
+                r = make_derived(how, m, opt)
+                snap = r.to_bytes()
+                check_made(how, m, r)
+            except Exception:  # refused inside the callback: fine, nothing kept
+                continue
+            # A view shares storage ncnn takes back when the callback returns.
+            shares = inside(r, region) if addressof else how in ("reshape", "reshape2", "batch", "mv", "data")
+            DERIVED.append(Kept(r, how, shares, snap, lambda: True, how == "clone"))
+
+
+def uses(m, snap):
+    """(name, use): every way to use a kept Mat; a use returns what to compare (or None).
+    Reads first, then writes (which put the bytes back)."""
+    opt = ncnn_mp.Option
+    out = [
+        ("attrs", lambda: (m.dims, m.w, m.h, m.d, m.c, m.elemsize, m.elempack, m.cstep, m.n, m.nstep) and None),
+        ("len", lambda: len(m) and None),
+        ("[0]", lambda: ("first", m[0])),
+        ("[-1]", lambda: m[-1] and None),
+        ("to_bytes", lambda: ("bytes", m.to_bytes())),
+        ("memoryview", lambda: len(memoryview(m)) and None),
+        ("Mat(data=memoryview)", lambda: ncnn_mp.Mat(4, data=memoryview(m)) and None),
+        ("Mat(data=mat)", lambda: ncnn_mp.Mat(4, data=m) and None),
+        ("clone", lambda: ("bytes", m.clone().to_bytes())),
+        ("reshape", lambda: m.reshape(m.w * m.h * m.d * m.c) and None),
+        ("batch(0)", lambda: m.batch(0) and None),
+        ("flatten", lambda: m.flatten(opt()) and None),
+        ("convert_packing", lambda: m.convert_packing(1, opt()) and None),
+        ("copy_make_border", lambda: m.copy_make_border(1, 1, 1, 1, ncnn_mp.Mat.BORDER_CONSTANT, 0.0, opt()) and None),
+        ("copy_cut_border", lambda: m.copy_cut_border(0, 0, 0, 0, opt()) and None),
+        ("Layer.forward", lambda: ("relu", ncnn_mp.Layer("ReLU").forward(m, opt()).to_bytes())),
+        ("Extractor.input", lambda: ("relu", extract_relu(m))),
+        ("fill", lambda: m.fill(1.5) or ("filled", m.to_bytes())),
+        ("[0]=", lambda: set0(m) or ("set0", m[0])),
+        ("from_bytes", lambda: m.from_bytes(snap) or ("bytes", m.to_bytes())),
+    ]
+    return out
+
+
+def set0(m):
+    m[0] = 2.0
+
+
+def right(kind, got, snap):
+    """Whether a use's result agrees with the bytes the Mat had."""
+    if snap is None or len(snap) % 4:
+        return True
+    xs = floats(snap)
+    if kind == "bytes":
+        return got == snap
+    if kind == "first":
+        return not xs or close_to([got], [xs[0]])
+    if kind == "relu":
+        return close_to(floats(got), relu(xs))
+    if kind == "filled":
+        return all(x == 1.5 for x in floats(got))
+    if kind == "set0":
+        return got == 2.0
+    return True
+
+
+def use_kept(k, what):
+    """Every use of a kept Mat, judged: an expired view raises ValueError on each (TypeError
+    too where MicroPython itself asks for the buffer); anything else works with its values,
+    or (not a clone) raises ValueError."""
+    m = k.obj
+    expired = k.shares and k.expired()
+    comparable = k.snap is not None and plain_or_none(m, k)
+    bad = {}  # verdict -> the uses that got it
+    for name, use in uses(m, k.snap):
+        try:
+            r = use()
+        except Exception as e:
+            t = type(e).__name__
+            if expired:
+                # memoryview() and Mat(data=) ask for the buffer through MicroPython, which says TypeError
+                if not (t == "ValueError" or (t == "TypeError" and (name == "memoryview" or "data" in name))):
+                    bad.setdefault("raised %s, not ValueError" % t, []).append(name)
+            elif k.must_work or t != "ValueError":
+                bad.setdefault("raised %s (%s)" % (t, str(e)[:80]), []).append(name)
+            continue
+        if expired:
+            bad.setdefault("worked (ValueError expected)", []).append(name)
+        elif r is not None and comparable and not right(r[0], r[1], k.snap):
+            bad.setdefault("gave wrong values (storage freed or reused?)", []).append(name)
+    state = "a view of storage that is gone" if expired else "a copy" if k.must_work else "not sharing the storage"
+    for verdict, names in bad.items():
+        fail("%s %s (%s): %s: %s" % (what, k.how, state, verdict, ", ".join(names)))
+
+
+def plain_or_none(m, k):
+    try:
+        return plain(m)
+    except Exception:
+        return False
+
+
+def do_derived():
+    """Use every kept derived Mat (after the callbacks that made them returned)."""
+    for k in DERIVED:
+        use_kept(k, "kept")
+
+
+# ---------------------------------------------------------------------------
+# Options with Allocators on standalone layers ("al" steps).
+
+def values(shape, seed):
+    n = 1
+    for x in shape:
+        n *= x
+    return [float((i * 7 + seed) % 11 - 5) + 0.25 for i in range(n)]
+
+
+def new_mat(shape, xs, allocator=None):
+    m = ncnn_mp.Mat(*shape, allocator=allocator) if len(shape) != 3 else \
+        ncnn_mp.Mat(shape[0], shape[1], shape[2], allocator=allocator)
+    m.from_bytes(struct.pack("<%df" % len(xs), *xs))
+    return m
+
+
+def unpack(m):
+    """A Mat's values in order (packed Mats unpacked first)."""
+    if m.elempack != 1:
+        m = m.convert_packing(1, ncnn_mp.Option())
+    return list(floats(m.to_bytes()))
+
+
+def bordered(shape, xs, v):
+    """copy_make_border(1, 1, 1, 1, BORDER_CONSTANT, v) of a Mat of that shape (1-D: left/right only)."""
+    w = shape[0]
+    if len(shape) == 1:
+        return [v] + xs + [v]
+    h = shape[1]
+    planes = len(xs) // (w * h)
+    out = []
+    for p in range(planes):
+        out += [v] * (w + 2)
+        for y in range(h):
+            out += [v] + xs[(p * h + y) * w:(p * h + y + 1) * w] + [v]
+        out += [v] * (w + 2)
+    return out
+
+
+def al_make(kind, x, opt, a):
+    """A result made with opt (whose allocators are Allocators) or with a directly, and its expected values.
+    Returns (result, expected, objects to keep in slots)."""
+    xs = unpack(x)
+    shape = [x.w] + ([x.h] if x.dims >= 2 else []) + ([x.d] if x.dims == 4 else []) + ([x.c] if x.dims >= 3 else [])
+    if kind == "relu":
+        layer = ncnn_mp.Layer("ReLU")
+        return layer.forward(x, opt), relu(xs), layer
+    if kind == "relu_inplace":
+        layer = ncnn_mp.Layer("ReLU")
+        y = x.clone(a)
+        layer.forward_inplace(y, opt)
+        return y, relu(xs), layer
+    if kind == "sigmoid":
+        layer = ncnn_mp.Layer("Sigmoid")
+        r = layer.forward(x, opt)
+        import math
+        return r, [1 / (1 + math.exp(-v)) for v in xs], layer
+    if kind == "concat":
+        layer = ncnn_mp.Layer("Concat")
+        return layer.forward([x, x], 1, opt)[0], xs + xs, layer
+    if kind == "flatten":
+        return x.flatten(opt), xs, None
+    if kind == "packing":
+        return x.convert_packing(4, opt), xs, None
+    if kind == "border":
+        return x.copy_make_border(1, 1, 1, 1, ncnn_mp.Mat.BORDER_CONSTANT, 3.5, opt), bordered(shape, xs, 3.5), None
+    if kind == "clone":
+        return x.clone(a), xs, None
+    if kind == "reshape":
+        return x.reshape(len(xs), a), xs, None
+    if kind == "mat":
+        return new_mat(shape, xs, a), xs, None
+    raise LookupError(kind)
+
+
+def slot(name):
+    if name not in AENV:
+        raise LookupError(name)  # dropped earlier in the sequence, or never made
+    return AENV[name]
+
+
+def do_al(s):
+    op = s[1]
+    if op == "alloc":
+        AENV[s[2]] = ncnn_mp.Allocator(unlocked=s[3])
+    elif op == "opt":
+        AENV[s[2]] = ncnn_mp.Option()
+    elif op == "set":  # ["al", "set", option, "blob" | "workspace", allocator or None]
+        getattr(slot(s[2]), "set_%s_allocator" % s[3])(slot(s[4]) if s[4] else None)
+    elif op == "x":
+        AENV[s[2]] = new_mat(s[3], values(s[3], s[4]))
+    elif op == "make":  # ["al", "make", result, kind, x, option, allocator]
+        x, opt, a = slot(s[4]), slot(s[5]), AENV.get(s[6])
+        try:
+            r, expected, layer = al_make(s[3], x, opt, a)
+        except Exception as e:
+            if a is None or isinstance(e, LookupError):
+                raise
+            fail("al %s with an Allocator raised %s: %s" % (s[3], type(e).__name__, e))
+            raise
+        got = unpack(r)
+        if not close_to(got, expected):
+            fail("al %s: wrong values when made" % s[3])
+        AENV[s[2]], EXPECT[s[2]] = r, expected
+        if layer is not None:
+            AENV["L" + s[2]] = layer
+    elif op == "net":  # ["al", "net", net, allocator]: a ReLU net whose option uses the Allocator
+        n = ncnn_mp.Net()
+        n.opt.set_blob_allocator(slot(s[3]))
+        n.opt.set_workspace_allocator(slot(s[3]))
+        n.load_param(b"7767517\n2 2\nInput data 0 1 data\nReLU r 1 1 data out\n")
+        n.load_model(ncnn_mp.DataReader(zeros=True))
+        AENV[s[2]] = n
+    elif op == "extract":  # ["al", "extract", result, net, x, option or None]
+        ex = slot(s[3]).create_extractor()
+        if s[5]:
+            ex.set_option(slot(s[5]))
+        x = slot(s[4])
+        ex.input("data", x)
+        AENV[s[2]], EXPECT[s[2]] = ex.extract("out"), relu(unpack(x))
+        AENV["E" + s[2]] = ex
+    elif op == "close":
+        slot(s[2]).close()
+    elif op == "del":
+        AENV.pop(s[2], None)
+    elif op == "check":  # the result still holds the values it was made with
+        r = slot(s[2])
+        try:
+            got = unpack(r)
+        except Exception as e:
+            fail("al result %s: unusable (%s: %s)" % (s[2], type(e).__name__, e))
+            raise
+        if not close_to(got, EXPECT[s[2]]):
+            fail("al result %s: wrong values (its storage was freed or reused)" % s[2])
+
+
+# ---------------------------------------------------------------------------
+# Buffers resized under Mats ("buf" steps).
+
+class Buf:
+    def __init__(self, b, m, shape):
+        self.b, self.m, self.shape = b, m, shape
+        self.at = addressof(b) if addressof else None  # where the storage was when the Mat was made
+        self.nbytes = len(b) * (1 if isinstance(b, bytearray) else 4)
+        self.ex = None
+
+    def moved(self):
+        return self.at is not None and addressof(self.b) != self.at
+
+    def packed(self):
+        """The Mat's elements as the buffer holds them now (channel padding left out)."""
+        shape, raw = self.shape, bytes(self.b)
+        w, h = shape[0], shape[1] if len(shape) > 1 else 1
+        d = shape[2] if len(shape) == 4 else 1
+        c = shape[-1] if len(shape) >= 3 else 1
+        plane = w * h * d
+        cstep = plane if len(shape) <= 2 else (plane * 4 + 15) // 16 * 4
+        return b"".join(raw[ch * cstep * 4:(ch * cstep + plane) * 4] for ch in range(c))
+
+
+def buf_need(shape):
+    w, h = shape[0], shape[1] if len(shape) > 1 else 1
+    d = shape[2] if len(shape) == 4 else 1
+    c = shape[-1] if len(shape) >= 3 else 1
+    return (w * h * d if len(shape) <= 2 else (w * h * d * 4 + 15) // 16 * 4) * c * 4
+
+
+def do_buf(s):
+    op = s[1]
+    if op == "new":  # ["buf", "new", slot, shape, seed, extra bytes, "bytearray" | "array"]
+        shape, n = s[3], buf_need(s[3]) + s[5]
+        if s[6] == "array":
+            from array import array
+            b = array("f", [float((i * 5 + s[4]) % 9 - 4) for i in range(n // 4)])
+        else:
+            b = bytearray(struct.pack("<%df" % (n // 4), *[float((i * 5 + s[4]) % 9 - 4) for i in range(n // 4)]))
+        m = ncnn_mp.Mat(*shape, data=b) if len(shape) != 3 else ncnn_mp.Mat(shape[0], shape[1], shape[2], data=b)
+        BUFS[s[2]] = Buf(b, m, shape)
+        return
+    buf = BUFS.get(s[2])
+    if buf is None:
+        raise LookupError
+    if op == "input":  # an Extractor given the Mat now, extracted later
+        buf.ex = relu_net().create_extractor()
+        buf.ex.input("data", buf.m)
+    elif op == "view":  # ["buf", "view", slot, how]: a Mat sharing (or copying) the buffer's storage
+        m, how = buf.m, s[3]
+        if how == "extract":
+            ex = relu_net().create_extractor()
+            ex.input("data", m)
+            r = ex.extract("out")
+        else:
+            r = make_derived(how, m, ncnn_mp.Option())
+        region = (buf.at, buf.nbytes) if buf.at is not None else None
+        shares = inside(r, region) if addressof else how in ("reshape", "reshape2", "batch", "mv", "data")
+        DERIVED.append(Kept(r, "%s of a Mat(data=%s)" % (how, type(buf.b).__name__), shares, r.to_bytes(),
+                            buf.moved, how == "clone"))
+    elif op == "grow":  # ["buf", "grow", slot, how, n]
+        b, n, how = buf.b, s[4], s[3]
+        more = bytes(n) if isinstance(b, bytearray) else [0.0] * (n // 4 + 1)
+        if how == "extend":
+            b.extend(more)
+        elif how == "slice" and isinstance(b, bytearray):
+            b[len(b):] = more
+        else:
+            b += more if isinstance(b, bytearray) else type(b)("f", more)
+    elif op == "use":  # every use of the Mat over the buffer
+        use_buf(buf)
+
+
+def use_buf(buf):
+    m, moved = buf.m, buf.moved()
+    what = "Mat(data=%s) after the buffer %s" % (type(buf.b).__name__, "moved" if moved else "grew in place")
+    k = Kept(m, "", True, None, lambda: moved, False)
+    if moved:
+        use_kept(k, what)
+    else:
+        k.shares = False
+        k.snap = buf.packed()
+        k.must_work = True
+        use_kept(k, what)
+        if m.to_bytes() != buf.packed():
+            fail("%s: the Mat does not see the buffer's bytes" % what)
+    if buf.ex is not None:  # input() given before the buffer grew
+        try:
+            got = buf.ex.extract("out").to_bytes()
+        except Exception as e:
+            if not moved or type(e).__name__ != "ValueError":
+                fail("%s: extract of an earlier input raised %s: %s" % (what, type(e).__name__, e))
+            return
+        if moved:
+            fail("%s: extract of an earlier input worked (ValueError expected)" % what)
+        elif not close_to(floats(got), relu(floats(buf.packed()))):
+            fail("%s: extract of an earlier input gave wrong values" % what)
 
 
 # ---------------------------------------------------------------------------
@@ -190,6 +704,8 @@ def act(self, key, lent):
                 o[0] = 1.0
     elif what == "reenter":  # call back into ncnn_mp from inside ncnn
         do(extra)
+    elif what == "derive":  # Mats made from the lent Mats, kept past the call
+        derive(lent, extra)
     elif what in ("lent", "empty", "count", "notmat"):
         return (what, None)
     return None
@@ -309,14 +825,17 @@ def run_pass(f, out, verbose):
         sid = seq["id"]
         out.write("S %d\n" % sid)
         counts = {}
+        AT[0] = sid
         for i, s in enumerate(seq["steps"]):
             if verbose:
                 out.write("s %d %d\n" % (sid, i))
+            AT[1] = i
             r = run_step(s)
             counts[r] = counts.get(r, 0) + 1
-        POOL.clear()
-        KEEP.clear()
-        CALLS.clear()
+        for why in FAILS:
+            out.write("FAIL %d %s\n" % (sid, why))
+        for table in (POOL, KEEP, CALLS, DERIVED, AENV, EXPECT, BUFS, FAILS):
+            table.clear()
         seq = s = None
         live = settle()
         if live > STALE_NETS:  # a leak adds up over the batch; stale stack words hold a few at most
