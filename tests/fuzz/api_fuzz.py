@@ -725,7 +725,6 @@ class ApiFuzzer:
 # Threaded mode: several _thread threads in one process (api_thread_runner.py).
 
 THREAD_RUNNER = FUZZ / "api_thread_runner.py"
-THREAD_SUPPRESSIONS = FUZZ / "valgrind-threads.supp"
 # The nets threads run: Python layers Tag (in place), TagF (a new top), TagM (two bottoms).
 THREAD_TEXTS = [
     "7767517\n3 3\nInput data 0 1 data\nTag t0 1 1 data a 0=2.0\nReLU r 1 1 a out\n",
@@ -812,8 +811,6 @@ def run_threads(mp: MicroPython, work: list[dict[str, Any]], passes: int = PASSE
     """One process running the threads of `work` `passes` times over."""
     ops = sum(len(s["ops"]) for w in work for s in w["seqs"])
     timeout = (40 if mp.valgrind else 1) * passes * (30 + 0.05 * ops)
-    if mp.valgrind:  # valgrind reads VALGRIND_OPTS besides its command line
-        mp = MicroPython(mp.binary, dict(mp.env, VALGRIND_OPTS=f"--suppressions={THREAD_SUPPRESSIONS}"), valgrind=True)
     with tempfile.TemporaryDirectory(prefix="ncnn_mp_fuzz_") as d:
         batch, results = Path(d) / "batch", Path(d) / "results"
         batch.write_bytes(thread_payload(work, passes, int(timeout * 800), setup))
