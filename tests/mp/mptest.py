@@ -62,8 +62,12 @@ STALE_NETS = 8 if getenv("NCNN_MP_SANITIZED") else 3
 def judged(what, value, allowed, unit=""):
     """A leak or growth check: whether value <= allowed. The verdict goes where the caller
     prints it (the .exp holds it exactly); the numbers it judged go to stderr, which a failing
-    test shows."""
-    sys.stderr.write("%s: %s%s (allowed <= %s%s)\n" % (what, value, unit, allowed, unit))
+    test shows, and to stdout as well when the check fails (a board has one stream)."""
+    text = "%s: %s%s (allowed <= %s%s)" % (what, value, unit, allowed, unit)
+    if value > allowed:
+        print(text)
+    elif not ON_MCU:
+        sys.stderr.write(text + "\n")
     return value <= allowed
 
 
