@@ -360,6 +360,13 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: a layer on the way to the blob failed "
             "(error %d; ncnn's log on stderr says why)"), where, ret);
     }
+    // The blob may be an input's own storage (extract of an input blob, in-place layers).
+    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
+    for (size_t i = 0; i < inputs->alloc; i++) {
+        if (mp_map_slot_is_filled(inputs, i)) {
+            r.allocator = ncnn_mp_mat_data_allocator(out, inputs->table[i].value, r.allocator);
+        }
+    }
     mp_obj_t result = ncnn_mp_result_wrap(&r, out, where);  // (it destroys `out` if it raises)
     ncnn_mp_extractor_done(&use);
     return result;

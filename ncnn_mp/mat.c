@@ -233,10 +233,37 @@ static void ncnn_mp_mat_lend_view(mp_obj_t out, ncnn_mp_lent_t *lender) {
     }
 }
 
+ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t mat, ncnn_mp_allocator_native_t *otherwise) {
+    ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(mat);
+    const uint8_t *data = h ? ncnn_mat_get_data(h) : NULL;
+    const uint8_t *base = m->handle ? ncnn_mat_get_data(m->handle) : NULL;
+    if (data && base && data >= base && data < base + ncnn_mp_mat_storage_bytes(m->handle)) {
+        return m->allocator;
+    }
+    return otherwise;
+}
+
 mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where) {
     bool readonly = false;
     ncnn_mp_lent_t *lender = ncnn_mp_result_lender(r->source, &readonly);
-    mp_obj_t out = ncnn_mp_mat_wrap(handle, r->source, r->allocator, where);
+    // The allocator its data came from: a source's, where ncnn handed back (part of) the
+    // source's storage; the Option's otherwise. (Held: within one collection the source's
+    // finaliser may run first and drop the source's reference.)
+    ncnn_mp_allocator_native_t *allocator = r->allocator;
+    size_t n = 0;
+    mp_obj_t *items = NULL;
+    if (r->source != MP_OBJ_NULL && (mp_obj_is_type(r->source, &mp_type_tuple) || mp_obj_is_type(r->source, &mp_type_list))) {
+        mp_obj_get_array(r->source, &n, &items);
+    } else if (r->source != MP_OBJ_NULL) {
+        n = 1;
+        items = (mp_obj_t *)&r->source;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (mp_obj_is_type(items[i], &ncnn_mp_type_Mat)) {
+            allocator = ncnn_mp_mat_data_allocator(handle, items[i], allocator);
+        }
+    }
+    mp_obj_t out = ncnn_mp_mat_wrap(handle, r->source, allocator, where);
     ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(out);
     m->readonly = readonly;
     if (lender) {

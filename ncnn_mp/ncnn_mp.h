@@ -377,6 +377,8 @@ void ncnn_mp_result_from_allocator(ncnn_mp_result_t *r, mp_obj_t alloc_in, mp_ob
 // Wraps a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's C API
 // returns NULL when allocation fails) raises MemoryError naming `where`.
 mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where);
+// The allocator of the Mat object `mat` if h's data lies in mat's storage, else `otherwise`.
+ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t mat, ncnn_mp_allocator_native_t *otherwise);
 ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);

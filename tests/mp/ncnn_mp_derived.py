@@ -144,4 +144,21 @@ ex.close()
 del ex
 gc.collect()
 print("extract after the net's allocator was replaced and closed", packed(r))
+
+# 7. A result handed the very storage of the Mat it came from holds that storage's
+# allocator: when both die in one collection, either finaliser may run first (API fuzzer:
+# flatten with an Allocator, then convert_packing, then both dropped).
+for _ in range(3):
+    a = ncnn_mp.Allocator()
+    o = ncnn_mp.Option()
+    o.set_blob_allocator(a)
+    x = ncnn_mp.Mat(2, 2, 4)
+    x.fill(1.5)
+    flat = x.flatten(o)
+    views = [flat.convert_packing(flat.elempack, ncnn_mp.Option()), flat.reshape(flat.w)]
+    o.set_blob_allocator(None)
+    del a, o, x, flat
+    views = None
+    gc.collect()
+print("results sharing a source's storage outlive its allocator's other holders")
 print("done")
