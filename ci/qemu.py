@@ -5,6 +5,11 @@ talks to a board on a serial port: Ctrl-A enters raw mode, the script ends with 
 and the board answers "OK", the output, Ctrl-D, the traceback if any, Ctrl-D. QEMU runs
 under `timeout` and every wait has a deadline: a HardFault spins forever, and a firmware
 that stops answering must end the run, not hang it.
+
+`run_scripts` runs several scripts in one QEMU run with a soft reboot between each, as a
+board with a serial console is used (Ctrl-D at the raw prompt): the reboot sweeps the
+whole Python heap and re-initialises the VM but not the heap or C state, which is how
+state that outlives a reboot (a root pointer, a C static) shows up on a real board.
 """
 
 from __future__ import annotations
@@ -22,9 +27,17 @@ MACHINE = "mps2-an385"
 
 @dataclass
 class Run:
-    returncode: int  # 0: the script ran to its end; 1: it raised; 124: no complete answer in time
+    returncode: int  # 0: ran to its end; 1: raised; 124: no complete answer in time; 125: not run
     output: str  # what the script printed, then its traceback if it raised
     seconds: float
+
+
+RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
+# What the board prints for Ctrl-D at the raw prompt (ports/qemu/main.c, shared/runtime/
+# pyexec.c): the empty command's "OK", the reboot line (written with "\n", which the
+# console's cooked output turns into "\r\n"), then the raw REPL's banner and prompt again.
+SOFT_REBOOT = b"OK\r\nMPY: soft reboot\r\n" + RAW_PROMPT
+NOT_RUN = 125  # an earlier script or the soft reboot before this one went wrong
 
 
 def qemu_command(firmware: Path, timeout: float, icount: bool = False) -> list[str]:
@@ -75,6 +88,14 @@ class _Console:
 
 
 def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool = False) -> Run:
+    return run_scripts(firmware, [source], timeout, icount)[0]
+
+
+def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icount: bool = False) -> list[Run]:
+    """Run each script in turn in one QEMU run, soft-rebooting the board between two; one
+    Run per script. `timeout` is for the whole run. A script that does not answer in time
+    gets 124, and every script after it, or after a soft reboot that did not print exactly
+    SOFT_REBOOT, gets NOT_RUN with what the console showed."""
     start = time.monotonic()
     deadline = start + timeout
     # A session of its own: ending the run kills QEMU too, not just `timeout` around it.
@@ -82,21 +103,26 @@ def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     console = _Console(proc)
     console.start()
+    runs: list[Run] = []
     try:
         console.send(b"\r\x03\x03\x01")  # interrupt whatever runs, enter the raw REPL
-        at = console.wait_for(b"raw REPL; CTRL-B to exit\r\n>", 0, deadline)
+        at = console.wait_for(RAW_PROMPT, 0, deadline)
         if at < 0:
-            return _failed(console, start, "the firmware did not start its raw REPL")
-        console.send(source + b"\x04")
-        at = console.wait_for(b"OK", at, deadline)
-        out_end = console.wait_for(b"\x04", at, deadline) if at >= 0 else -1
-        err_end = console.wait_for(b"\x04", out_end, deadline) if out_end >= 0 else -1
-        if err_end < 0:
-            return _failed(console, start, "the script did not finish")
-        out = bytes(console.data[at:out_end - 1])
-        err = bytes(console.data[out_end:err_end - 1])
-        text = (out + err).decode(errors="replace").replace("\r\n", "\n")
-        return Run(1 if err else 0, text, time.monotonic() - start)
+            runs.append(_failed(console, start, deadline, "the firmware did not start its raw REPL"))
+        for i, source in enumerate(sources):
+            if at < 0:  # the board is gone or lost: the rest are not run
+                break
+            if i > 0:
+                at, problem = _soft_reboot(console, at, deadline)
+                if at < 0:
+                    runs.append(_failed(console, time.monotonic(), deadline,
+                                        f"not run: the soft reboot after script {i} {problem}", NOT_RUN))
+                    break
+            run, at = _run_one(console, source, at, deadline)
+            runs.append(run)
+        while len(runs) < len(sources):
+            runs.append(Run(NOT_RUN, "not run: an earlier script or soft reboot went wrong", 0.0))
+        return runs
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -105,8 +131,40 @@ def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool
         proc.wait()
 
 
-def _failed(console: _Console, start: float, what: str) -> Run:
+def _run_one(console: _Console, source: bytes, at: int, deadline: float) -> tuple[Run, int]:
+    """One script at the raw prompt (console position `at`): its Run, and the position just
+    past the prompt the board prints after it (-1 when it did not answer completely)."""
+    start = time.monotonic()
+    console.send(source + b"\x04")
+    at = console.wait_for(b"OK", at, deadline)
+    out_end = console.wait_for(b"\x04", at, deadline) if at >= 0 else -1
+    err_end = console.wait_for(b"\x04", out_end, deadline) if out_end >= 0 else -1
+    prompt = console.wait_for(b">", err_end, deadline) if err_end >= 0 else -1
+    if prompt < 0:
+        return _failed(console, start, deadline, "the script did not finish"), -1
+    out = bytes(console.data[at:out_end - 1])
+    err = bytes(console.data[out_end:err_end - 1])
+    text = (out + err).decode(errors="replace").replace("\r\n", "\n")
+    return Run(1 if err else 0, text, time.monotonic() - start), prompt
+
+
+def _soft_reboot(console: _Console, at: int, deadline: float) -> tuple[int, str]:
+    """Ctrl-D at the raw prompt. The position past the prompt once the board printed exactly
+    SOFT_REBOOT; else -1 and what went wrong (text printed by the reboot's sweep, such as a
+    finaliser's error, or no prompt in time: a HardFault during the sweep)."""
+    console.send(b"\x04")
+    end = console.wait_for(RAW_PROMPT, at, deadline)
+    if end < 0:
+        return -1, "did not bring back the raw REPL"
+    seen = bytes(console.data[at:end])
+    if seen != SOFT_REBOOT:
+        return -1, f"printed {seen!r}, not {SOFT_REBOOT!r}"
+    return end, ""
+
+
+def _failed(console: _Console, start: float, deadline: float, what: str, code: int = 124) -> Run:
     with console.lock:
         seen = bytes(console.data[-2000:]).decode(errors="replace")
-    state = "QEMU exited" if console.closed else "no answer in time (a HardFault spins silently)"
-    return Run(124, f"{what}: {state}; the console's last output:\n{seen}", time.monotonic() - start)
+    state = ("QEMU exited" if console.closed else "no answer in time (a HardFault spins silently)"
+             if time.monotonic() >= deadline else "the board is still running")
+    return Run(code, f"{what}: {state}; the console's last output:\n{seen}", time.monotonic() - start)

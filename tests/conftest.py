@@ -130,6 +130,16 @@ class QemuBoard:
         r = run_script(self.binary, script.read_bytes(), timeout=timeout)
         return Result(r.returncode, r.output, f"(QEMU run of {r.seconds:.1f} s)")
 
+    def run_sequence(self, sources: list[str], timeout: float = 300) -> list[Result]:
+        """Each script in turn in one QEMU run, with a soft reboot (Ctrl-D at the raw prompt)
+        between two: what survives a reboot on a real board survives it here. One Result per
+        script (ci/qemu.py's run_scripts: 124 no answer in time, 125 not run)."""
+        from qemu import run_scripts
+
+        runs = run_scripts(self.binary, [s.encode() for s in sources], timeout=timeout)
+        return [Result(r.returncode, r.output, f"(script {i} of a QEMU run: {r.seconds:.1f} s)")
+                for i, r in enumerate(runs, 1)]
+
 
 def _firmware(profile: str = "unix") -> Path:
     name = profile.upper().replace("-", "_")
