@@ -5,21 +5,13 @@
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {
     if (a) {
-        mp_uint_t l = ncnn_mp_lock();
-        a->refs++;
-        ncnn_mp_unlock(l);
+        ncnn_mp_count(&a->refs, 1);
     }
     return a;
 }
 
 void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a) {
-    if (a == NULL) {
-        return;
-    }
-    mp_uint_t l = ncnn_mp_lock();
-    bool last = --a->refs == 0;
-    ncnn_mp_unlock(l);
-    if (last) {
+    if (a && ncnn_mp_count(&a->refs, -1) == 0) {
         ncnn_allocator_destroy(a->handle);
         free(a);
     }

@@ -504,6 +504,8 @@ void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
 // or a call into ncnn that can call back.
 mp_uint_t ncnn_mp_lock(void);
 void ncnn_mp_unlock(mp_uint_t state);
+// Adds delta to a reference count under the lock; the count after.
+int ncnn_mp_count(int *refs, int delta);
 // The Python objects only ncnn's memory refers to, keyed by the C record ncnn holds.
 // add may allocate (and raise); get and remove never do (finalisers call them).
 void ncnn_mp_root_add(const void *key, mp_obj_t value);

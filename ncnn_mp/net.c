@@ -6,21 +6,13 @@
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
     if (n) {
-        mp_uint_t l = ncnn_mp_lock();
-        n->refs++;
-        ncnn_mp_unlock(l);
+        ncnn_mp_count(&n->refs, 1);
     }
     return n;
 }
 
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
-    if (n == NULL) {
-        return;
-    }
-    mp_uint_t l = ncnn_mp_lock();
-    bool last = --n->refs == 0;
-    ncnn_mp_unlock(l);
-    if (last) {
+    if (n && ncnn_mp_count(&n->refs, -1) == 0) {
         // Every Extractor holds a reference, so none is left here.
         ncnn_net_destroy(n->handle);
         ncnn_mp_free_factories(n);

@@ -32,6 +32,13 @@ void ncnn_mp_unlock(mp_uint_t state) {
     MICROPY_END_ATOMIC_SECTION(state);
 }
 
+int ncnn_mp_count(int *refs, int delta) {
+    mp_uint_t l = ncnn_mp_lock();
+    int now = *refs += delta;
+    ncnn_mp_unlock(l);
+    return now;
+}
+
 const void *ncnn_mp_thread(void) {
     #if MICROPY_PY_THREAD
     return mp_thread_get_state();
