@@ -68,7 +68,7 @@ gc.collect()
 grown, rss_grown = gc.mem_alloc() - heap0, c_memory_kib() - rss0
 print("heap did not grow", judged("heap growth", grown, 256, " B"), "live layers", ncnn_mp.live_custom_layers())
 # KiB: ncnn's and MicroPython's memory stay put (in the plain run: MEMORY_IS_TOOLS).
-print("C memory did not grow", judged("C memory growth", rss_grown, 64, " KiB") or MEMORY_IS_TOOLS)
+print("C memory did not grow", MEMORY_IS_TOOLS or judged("C memory growth", rss_grown, 64, " KiB"))
 
 # 300 distinct types, each its own class, registered on one net and used once in a chain.
 # (30 on an MCU or under the sanitizers: ncnn runs a chain recursively, and 300 Python
