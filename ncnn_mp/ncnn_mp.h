@@ -479,8 +479,9 @@ typedef struct _ncnn_mp_call_t {
 void ncnn_mp_call_begin(ncnn_mp_call_t *call);
 // The calling thread's innermost call in progress, or NULL.
 ncnn_mp_call_t *ncnn_mp_call_current(void);
-// For a callback: takes the GIL if the thread's call let it go (true: give it back after).
-bool ncnn_mp_call_take_gil(void);
+// For a callback under `call` (the thread's current one, or NULL): takes the GIL if the call
+// let it go (true: give it back after).
+bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call);
 void ncnn_mp_call_give_gil(void);
 // Inside a garbage collection (a finaliser), where no Python may run and nothing allocate.
 // A heap the user locked (micropython.heap_lock()) is not that: Python layers still run

@@ -235,14 +235,14 @@ void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
     }
 }
 
-bool ncnn_mp_call_take_gil(void) {
+bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call) {
     #if MICROPY_PY_THREAD_GIL
-    ncnn_mp_call_t *call = ncnn_mp_call_current();
     if (call && call->gil_released) {
         MP_THREAD_GIL_ENTER();
         return true;
     }
     #endif
+    (void)call;
     return false;
 }
 

@@ -242,8 +242,8 @@ static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
     if (f->instance == MP_OBJ_NULL) {
         return false;
     }
-    f->gil = ncnn_mp_call_take_gil();
     f->call = ncnn_mp_call_current();
+    f->gil = ncnn_mp_call_take_gil(f->call);
     if (f->call) {
         f->outer_lent = f->call->lent;
         f->call->lent = &f->lent;
@@ -549,7 +549,7 @@ static ncnn_layer_t ncnn_mp_creator(void *userdata) {
     if (ncnn_mp_in_collection()) {
         return ncnn_mp_failed_layer();
     }
-    bool gil = ncnn_mp_call_take_gil();
+    bool gil = ncnn_mp_call_take_gil(ncnn_mp_call_current());
     ncnn_layer_t made = NULL;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
