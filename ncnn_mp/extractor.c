@@ -283,6 +283,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
         ncnn_mp_raise_blob_missing(key, where);
     }
     mp_obj_dict_store(self->inputs, key, mat_in);
+    ncnn_mp_gc_settle(mat_in);  // (the Extractor may be reachable from data another thread's collection marked)
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }

@@ -513,6 +513,12 @@ void ncnn_mp_root_add(const void *key, mp_obj_t value);
 mp_obj_t ncnn_mp_root_get(const void *key);
 mp_obj_t ncnn_mp_root_remove(const void *key);  // the value removed, or MP_OBJ_NULL
 void ncnn_mp_live_layers_add(int delta);
+// After storing `value` where a collection running in another thread (no GIL) may already
+// have looked: that collection marks from the roots and reachable objects first and scans
+// each thread's stack last, so a value stored after the first and gone from this stack
+// before the last would be freed while stored. Keeps `value` on this stack until any such
+// collection is over (gc_nbytes waits for the GC's lock; this stack is scanned meanwhile).
+void ncnn_mp_gc_settle(mp_obj_t value);
 size_t ncnn_mp_custom_live_count(void);
 
 // ---------------------------------------------------------------------------

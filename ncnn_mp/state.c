@@ -109,12 +109,7 @@ void ncnn_mp_state_init(void) {
     ncnn_mp_unlock(l);
 }
 
-// Without a GIL another thread may be collecting garbage while this one runs: it marks from
-// the root pointers (this table included) first and scans each thread's stack later. A value
-// stored here after the table was scanned, and gone from this thread's stack before that was,
-// would be freed while rooted. So the value stays on this stack until any such collection is
-// over: gc_nbytes waits for the GC's lock, and this thread's stack is scanned meanwhile.
-static void ncnn_mp_root_settle(mp_obj_t value) {
+void ncnn_mp_gc_settle(mp_obj_t value) {
     #if MICROPY_PY_THREAD && !MICROPY_PY_THREAD_GIL
     volatile mp_obj_t held = value;
     (void)gc_nbytes(MP_OBJ_TO_PTR(held));
@@ -134,7 +129,7 @@ void ncnn_mp_root_add(const void *key, mp_obj_t value) {
             r->table[i].key = key;
             r->table[i].value = value;
             ncnn_mp_unlock(l);
-            ncnn_mp_root_settle(value);
+            ncnn_mp_gc_settle(value);
             return;
         }
         size_t want = r->alloc ? r->alloc * 2 : 16;
