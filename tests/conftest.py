@@ -178,6 +178,12 @@ def micropython() -> MicroPython:
 
 
 @pytest.fixture(scope="session")
+def micropython_gil() -> MicroPython:
+    """The unix firmware built with a GIL, as esp32's MicroPython has (profile unix-gil)."""
+    return MicroPython(_firmware("unix-gil"), _script_env())
+
+
+@pytest.fixture(scope="session")
 def micropython_memcheck() -> MicroPython:
     """The same firmware built for valgrind (profile memcheck), every run under memcheck."""
     return MicroPython(_firmware("memcheck"), dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1"), valgrind=True)

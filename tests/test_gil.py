@@ -5,9 +5,7 @@ still surface in their own thread (issue 11)."""
 
 from __future__ import annotations
 
-import pytest
-
-from conftest import MicroPython, _firmware, _script_env
+from conftest import MicroPython
 
 SCRIPT = """
 import _thread, time
@@ -112,11 +110,6 @@ Layer.forward the other thread ran: True
 other thread got ['raised for w=100', 'done']
 ok
 """
-
-
-@pytest.fixture(scope="session")
-def micropython_gil() -> MicroPython:
-    return MicroPython(_firmware("unix-gil"), _script_env())
 
 
 def test_other_threads_run_while_ncnn_computes(micropython_gil: MicroPython) -> None:
