@@ -78,15 +78,17 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
         mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
             "(by one of its custom layers, or in another thread)"), where);
     }
+    u->native = e;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         ncnn_mp_net_enter(e->net, false, where);
         nlr_pop();
     } else {
+        l = ncnn_mp_lock();  // (as ncnn_mp_extractor_release, less the net it never entered)
         e->running = false;
+        ncnn_mp_unlock(l);
         nlr_jump(nlr.ret_val);
     }
-    u->native = e;
     nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
     if (e->handle == NULL) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
@@ -227,28 +229,26 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
     ncnn_mp_extractor_native_t *e = self->native;
     ncnn_mp_net_native_t *net = e->net;
-    {
-        qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
-        if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
-                "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
-                where, differs);
-        }
-        ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;
-        ncnn_option_t saved = ncnn_option_create();
-        ncnn_mp_option_copy_flags(saved, ncnn_net_get_option(net->handle));
-        ncnn_mp_allocator_set_apply(saved, net->allocators);
-        mp_uint_t l = ncnn_mp_lock();
-        ncnn_net_set_option(net->handle, o->handle);
-        ncnn_extractor_t fresh = ncnn_extractor_create(net->handle);
-        ncnn_net_set_option(net->handle, saved);
-        ncnn_extractor_destroy(e->handle);
-        e->handle = fresh;
-        ncnn_mp_unlock(l);
-        ncnn_option_destroy(saved);
-        ncnn_mp_allocator_set_assign(e->allocators, set);
-        ncnn_mp_extractor_restore_inputs(self, fresh, where);
+    qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
+    if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
+            "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+            where, differs);
     }
+    ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;
+    ncnn_option_t saved = ncnn_option_create();
+    ncnn_mp_option_copy_flags(saved, ncnn_net_get_option(net->handle));
+    ncnn_mp_allocator_set_apply(saved, net->allocators);
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_net_set_option(net->handle, o->handle);
+    ncnn_extractor_t fresh = ncnn_extractor_create(net->handle);
+    ncnn_net_set_option(net->handle, saved);
+    ncnn_extractor_destroy(e->handle);
+    e->handle = fresh;
+    ncnn_mp_unlock(l);
+    ncnn_option_destroy(saved);
+    ncnn_mp_allocator_set_assign(e->allocators, set);
+    ncnn_mp_extractor_restore_inputs(self, fresh, where);
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
