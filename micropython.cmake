@@ -6,7 +6,8 @@
 # lib/libncnn.a), or else through find_package(ncnn) (an installed ncnnConfig.cmake).
 add_library(usermod_ncnn_mp INTERFACE)
 
-# The C sources; micropython.mk lists the same files (tests/test_build_files.py checks).
+# The sources; micropython.mk lists the same files (tests/test_build_files.py checks).
+# net_cxx.cpp: what c_api.h cannot express (weights in place), C++ built as ncnn is.
 target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/checks.c
@@ -24,7 +25,10 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/state.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp
 )
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp PROPERTIES
+    COMPILE_OPTIONS "-fno-rtti;-fno-exceptions")
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
 

@@ -16,7 +16,7 @@ endif
 NCNN_MP_LIBS ?= -lstdc++ -lm -lpthread
 NCNN_MP_LIBS_VAR ?= LDFLAGS_USERMOD
 
-# The C sources; micropython.cmake lists the same files (tests/test_build_files.py checks).
+# The sources; micropython.cmake lists the same files (tests/test_build_files.py checks).
 SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/modncnn_mp.c \
 	$(NCNN_MP_DIR)/ncnn_mp/checks.c \
@@ -35,7 +35,13 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 
+# What c_api.h cannot express (weights in place), in C++ built as ncnn is: no RTTI, no
+# exceptions. NCNN_MP_CXXFLAGS: the target's CPU flags, for ports whose C++ rule has none.
+SRC_USERMOD_CXX += \
+	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
+
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
+CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-rtti -fno-exceptions $(NCNN_MP_CXXFLAGS)
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
 # ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.
 override LIBS += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)

@@ -40,11 +40,20 @@ SOFT_REBOOT = b"OK\r\nMPY: soft reboot\r\n" + RAW_PROMPT
 NOT_RUN = 125  # an earlier script or the soft reboot before this one went wrong
 
 
+# The board's flash for models (ci/mcu/board.c mounts it at /rom): the ROMFS image built
+# beside the firmware (ci/firmware.py) is loaded there.
+ROMFS_ADDRESS = 0x21000000
+
+
 def qemu_command(firmware: Path, timeout: float, icount: bool = False) -> list[str]:
-    """QEMU for this board; with icount, virtual time counts executed instructions
-    (-icount shift=0: one instruction per nanosecond), so the board's timer measures them."""
+    """QEMU for this board, with firmware's romfs.img in its flash when there is one; with
+    icount, virtual time counts executed instructions (-icount shift=0: one instruction per
+    nanosecond), so the board's timer measures them."""
     cmd = ["timeout", "-k", "5", str(int(timeout) + 5), "qemu-system-arm", "-machine", MACHINE,
            "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", str(firmware)]
+    romfs = firmware.with_name("romfs.img")
+    if romfs.exists():
+        cmd += ["-device", f"loader,file={romfs},addr={ROMFS_ADDRESS:#x},force-raw=on"]
     return cmd + (["-icount", "shift=0"] if icount else [])
 
 

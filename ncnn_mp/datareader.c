@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ncnn_mp.h"
+#include "net_cxx.h"
 
 // The bounded readers alive now (MP_STATE_VM(ncnn_mp_readers), state.c), found by the
 // ncnn handle our callbacks receive. The list, and a reader's position (one DataReader
@@ -22,19 +23,76 @@ static ncnn_mp_reader_t *ncnn_mp_reader_of(ncnn_datareader_t dr) {
     return r;
 }
 
-static size_t ncnn_mp_reader_read(ncnn_datareader_t dr, void *buf, size_t size) {
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
-    size_t n = 0;
-    if (r && r->zeros) {
+// ModelBin's tags before a type-0 weight array (ncnn's modelbin.cpp).
+#define NCNN_MP_TAG_FP16 0x01306B47u
+#define NCNN_MP_TAG_BF16 0x01348B83u
+#define NCNN_MP_TAG_INT8 0x000D4B38u
+#define NCNN_MP_TAG_FP32_SCALED 0x0002C056u
+
+// Counts a chunk ncnn took: referenced in place, or read (under the lock). Lending in
+// place, ncnn references raw data and reads only weight tags and what it converts: a
+// tag says whether the next chunk (fp16, bf16) or two (a codebook table and its
+// indices) become new fp32 Mats.
+static void ncnn_mp_reader_count(ncnn_mp_reader_t *r, const uint8_t *p, size_t n, bool referenced, bool lending) {
+    ncnn_mp_weights_t *c = &r->counts;
+    if (!lending) {
+        c->copied += n;
+    } else if (c->pending > 0) {
+        c->converted += n;
+        c->pending--;
+    } else if (referenced) {
+        c->in_place += n;
+    } else if (n == 4) {
+        uint32_t tag = p[0] | p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        bool raw = tag == NCNN_MP_TAG_INT8 || tag == NCNN_MP_TAG_FP32_SCALED || p[0] + p[1] + p[2] + p[3] == 0;
+        c->pending = tag == NCNN_MP_TAG_FP16 || tag == NCNN_MP_TAG_BF16 ? 1 : raw ? 0 : 2;
+    } else {
+        c->copied += n;
+    }
+}
+
+// Up to `size` bytes from the reader's position (under the lock).
+static size_t ncnn_mp_reader_read_locked(ncnn_mp_reader_t *r, void *buf, size_t size, bool lending) {
+    size_t n = size;
+    if (r->zeros) {
         memset(buf, 0, size);
-        n = size;
-    } else if (r) {
+    } else {
         n = size < r->len - r->offset ? size : r->len - r->offset;
         if (n > 0) {  // an empty buffer's base may be NULL: memcpy from NULL is undefined even for 0 bytes
             memcpy(buf, r->base + r->offset, n);
+            ncnn_mp_reader_count(r, r->base + r->offset, n, false, lending);
             r->offset += n;
         }
+    }
+    r->counts.short_read |= n < size;
+    return n;
+}
+
+// The callback of ncnn's C API reader (copying).
+static size_t ncnn_mp_reader_read_copy(ncnn_datareader_t dr, void *buf, size_t size) {
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
+    size_t n = r ? ncnn_mp_reader_read_locked(r, buf, size, false) : 0;
+    ncnn_mp_unlock(l);
+    return n;
+}
+
+// The reader lending ncnn the bytes in place (net_cxx.cpp).
+size_t ncnn_mp_reader_read(ncnn_mp_reader_t *r, void *buf, size_t size) {
+    mp_uint_t l = ncnn_mp_lock();
+    size_t n = ncnn_mp_reader_read_locked(r, buf, size, true);
+    ncnn_mp_unlock(l);
+    return n;
+}
+
+size_t ncnn_mp_reader_reference(ncnn_mp_reader_t *r, size_t size, const void **buf) {
+    mp_uint_t l = ncnn_mp_lock();
+    size_t n = 0;
+    if (!r->zeros && size <= r->len - r->offset) {  // all of it, or nothing (ncnn then reads)
+        *buf = r->base + r->offset;
+        ncnn_mp_reader_count(r, r->base + r->offset, size, true, true);
+        r->offset += size;
+        n = size;
     }
     ncnn_mp_unlock(l);
     return n;
@@ -87,7 +145,7 @@ static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p
 void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros) {
     memset(r, 0, sizeof(*r));
     r->handle = ncnn_datareader_create();
-    r->handle->read = ncnn_mp_reader_read;
+    r->handle->read = ncnn_mp_reader_read_copy;
     #if NCNN_STRING
     r->handle->scan = ncnn_mp_reader_scan;
     #endif

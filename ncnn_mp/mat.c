@@ -272,6 +272,16 @@ mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const
     return out;
 }
 
+mp_obj_t ncnn_mp_mat_wrap_over_buffer(ncnn_mat_t handle, mp_obj_t buffer, const void *base, bool readonly, const char *where) {
+    ncnn_mp_result_t over;  // over a lent Mat, it is lent too
+    ncnn_mp_result_from_allocator(&over, mp_const_none, buffer, where);
+    mp_obj_t out = ncnn_mp_result_wrap(&over, handle, where);
+    ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
+    self->external = base;
+    self->readonly |= readonly;
+    return out;
+}
+
 static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(obj, where);
     if (self->readonly) {
@@ -493,12 +503,8 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
             "(each channel padded to 16 bytes: cstep * c * elemsize)"), where, (unsigned)info.len, (unsigned)need);
     }
-    ncnn_mp_result_t over;  // over a lent Mat, it is lent too
-    ncnn_mp_result_from_allocator(&over, mp_const_none, data, where);
-    mp_obj_t out = ncnn_mp_result_wrap(&over, m, where);
+    mp_obj_t out = ncnn_mp_mat_wrap_over_buffer(m, data, info.buf, readonly, where);
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
-    self->external = info.buf;
-    self->readonly |= readonly;
     ncnn_mp_lent_t *lender = self->kind == NCNN_MP_MAT_OWNED ? ncnn_mp_lent_holding(info.buf) : NULL;
     if (lender) {  // over a memoryview of a lent blob: lent too
         ncnn_mp_mat_lend_view(out, lender);

@@ -211,7 +211,17 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         ncnn_mat_destroy(m);
         ncnn_mp_raise_value(where, "no weights could be read (the data ran out, or a bad weight tag)");
     }
-    ncnn_mp_result_t r;  // ncnn reads the weights into a Mat of their own
+    // Lent during a load_model(copy=False), the ModelBin may hand back weights where they
+    // lie in that buffer: such a Mat keeps the buffer alive, and is read-only.
+    ncnn_mp_call_t *call = ncnn_mp_call_current();
+    mp_buffer_info_t info;
+    if (m && call && call->weights != MP_OBJ_NULL && mp_get_buffer(call->weights, &info, MP_BUFFER_READ)) {
+        const uint8_t *data = ncnn_mat_get_data(m), *base = info.buf;
+        if (data >= base && data < base + info.len) {
+            return ncnn_mp_mat_wrap_over_buffer(m, call->weights, info.buf, true, where);
+        }
+    }
+    ncnn_mp_result_t r;  // ncnn read the weights into a Mat of their own
     ncnn_mp_result_from_allocator(&r, mp_const_none, MP_OBJ_NULL, where);
     return ncnn_mp_result_wrap(&r, m, where);
 }

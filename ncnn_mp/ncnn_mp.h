@@ -62,6 +62,16 @@ typedef enum {
     NCNN_MP_NET_READY,          // weights loaded: ncnn may run it
 } ncnn_mp_net_stage_t;
 
+// What a model load did with the bytes of its .bin (Net.weights_info()).
+typedef struct {
+    size_t in_place;   // weights ncnn keeps pointing into the buffer (load_model(copy=False))
+    size_t copied;     // bytes read into ncnn's memory as they are (every byte, copying)
+    size_t converted;  // weights turned into new fp32 Mats (fp16, bf16, codebook-quantised)
+    size_t unused;     // bytes after the last weight the model asked for (a wrong .bin?)
+    bool short_read;   // a read asked for more than was left: the .bin is too short
+    uint8_t pending;   // in place: the next chunks are converted (after such a weight tag)
+} ncnn_mp_weights_t;
+
 typedef struct _ncnn_mp_net_native_t {
     int refs;  // under the lock
     ncnn_net_t handle;
@@ -80,6 +90,15 @@ typedef struct _ncnn_mp_net_native_t {
     // calling back may not clear, reload or close the net that runs it, nor may another thread.
     int users;
     ncnn_mp_factory_t *factories;
+    // The last model load (Net.weights_info): what ncnn_mp's reader counted (false: ncnn
+    // read a file itself), and the C heap the load left in use (-1: the port cannot say).
+    bool weights_counted;
+    ncnn_mp_weights_t weights;
+    long weights_heap;
+    // Set while the roots table holds, under the key &n->kept_weights, the list of the
+    // buffers given to load_model(copy=False) since the layers were made: layers point
+    // into them until ncnn destroys the layers (clear, a param load, the net's end).
+    bool kept_weights;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
@@ -122,6 +141,7 @@ typedef struct _ncnn_mp_reader_t {
     size_t text_start;
     size_t text_len;
     bool zeros;
+    ncnn_mp_weights_t counts;
     struct _ncnn_mp_reader_t *next;
 } ncnn_mp_reader_t;
 
@@ -377,6 +397,10 @@ void ncnn_mp_result_from_allocator(ncnn_mp_result_t *r, mp_obj_t alloc_in, mp_ob
 // Wraps a new ncnn_mat_t that ncnn_mp owns from now on. A NULL handle (ncnn's C API
 // returns NULL when allocation fails) raises MemoryError naming `where`.
 mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const char *where);
+// Wraps a new ncnn_mat_t whose data lies in the storage of the Python object `buffer`
+// (starting at `base`, where buffer's storage is now): the Mat keeps buffer alive, is
+// unusable once that storage moves, and is read-only where `readonly` or buffer's Mats are.
+mp_obj_t ncnn_mp_mat_wrap_over_buffer(ncnn_mat_t handle, mp_obj_t buffer, const void *base, bool readonly, const char *where);
 // The allocator of the Mat object `mat` if h's data lies in mat's storage, else `otherwise`.
 ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t mat, ncnn_mp_allocator_native_t *otherwise);
 ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
@@ -473,6 +497,9 @@ typedef struct _ncnn_mp_call_t {
     const void *thread;
     mp_obj_t error;
     struct _ncnn_mp_lent_t *lent;  // the open callback's lent objects, under this call, or NULL
+    // A load_model(copy=False): the buffer ncnn keeps weights in (a custom layer's
+    // ModelBin.load hands out Mats over it), else MP_OBJ_NULL.
+    mp_obj_t weights;
     bool gil_released;
 } ncnn_mp_call_t;
 

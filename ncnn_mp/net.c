@@ -1,8 +1,53 @@
 // Net: a loaded network (ncnn_net_*): loading params and weights, its option, its blobs.
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__GLIBC__) || defined(_NEWLIB_VERSION) || defined(__PICOLIBC__)
+#include <malloc.h>
+#endif
+#ifdef ESP_PLATFORM
+#include "esp_heap_caps.h"
+#endif
 
 #include "ncnn_mp.h"
+#include "net_cxx.h"
+
+// Keeps `buffer` alive for as long as the net's layers may point into it.
+static void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer) {
+    mp_obj_t kept = n->kept_weights ? ncnn_mp_root_get(&n->kept_weights) : MP_OBJ_NULL;
+    if (kept == MP_OBJ_NULL) {
+        ncnn_mp_root_add(&n->kept_weights, mp_obj_new_list(1, &buffer));
+        n->kept_weights = true;
+    } else {
+        mp_obj_list_append(kept, buffer);  // (a failed reload leaves layers in the old buffers too)
+        ncnn_mp_gc_settle(buffer);
+    }
+}
+
+// Once ncnn destroyed the layers. Never allocates: a finaliser may call it.
+static void ncnn_mp_net_release_weights(ncnn_mp_net_native_t *n) {
+    if (n->kept_weights) {
+        ncnn_mp_root_remove(&n->kept_weights);
+        n->kept_weights = false;
+    }
+    n->weights_counted = false;
+}
+
+// Bytes of C heap in use (where ncnn's weights and blobs live), or -1 where the C library
+// cannot say (a sanitizer's or valgrind's malloc reports nothing).
+static long ncnn_mp_c_heap_in_use(void) {
+    long used = -1;
+    #if defined(ESP_PLATFORM)
+    used = (long)(heap_caps_get_total_size(MALLOC_CAP_DEFAULT) - heap_caps_get_free_size(MALLOC_CAP_DEFAULT));
+    #elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2();
+    used = (long)(mi.uordblks + mi.hblkhd);
+    #elif defined(_NEWLIB_VERSION) || defined(__PICOLIBC__)
+    struct mallinfo mi = mallinfo();
+    used = (long)mi.uordblks;
+    #endif
+    return used > 0 ? used : -1;
+}
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
     if (n) {
@@ -15,6 +60,7 @@ void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
     if (n && ncnn_mp_count(&n->refs, -1) == 0) {
         // Every Extractor holds a reference, so none is left here.
         ncnn_net_destroy(n->handle);
+        ncnn_mp_net_release_weights(n);
         ncnn_mp_free_factories(n);
         ncnn_mp_allocator_set_assign(n->allocators, NULL);
         free(n);
@@ -167,9 +213,25 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
         : ncnn_net_load_model_datareader(net, dr);
 }
 
-// Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer
-// (read through a bounded reader: ncnn_net_load_*_memory would read past its end).
-static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, const char *where) {
+// The checks a buffer passes before ncnn may keep weights in it (load_model(copy=False)).
+static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
+    mp_buffer_info_t rw;
+    if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs a read-only buffer (bytes, "
+            "a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's "
+            "layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
+    }
+    if ((uintptr_t)info->buf % 4 != 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs the weights 4-byte aligned "
+            "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "
+            "(pack models with examples/romfs_pack.py, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
+    }
+}
+
+// Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer (read
+// through a bounded reader: ncnn_net_load_*_memory would read past its end). in_place:
+// a buffer ncnn keeps the weights in, which the net then keeps alive.
+static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where) {
     ncnn_mp_net_use_t use;
     ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, where);
     #if !NCNN_STRING
@@ -179,8 +241,13 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     #endif
     const char *path = NULL;
     ncnn_datareader_t dr = NULL;
-    ncnn_mp_reader_t reader;
+    ncnn_mp_reader_t reader, *counted = NULL;
     mp_buffer_info_t info = { .buf = NULL };
+    bool is_reader = !mp_obj_is_str(src) && mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL;
+    if (in_place && (mp_obj_is_str(src) || is_reader)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: copy=False needs the weights in a buffer "
+            "(bytes, a memoryview, a ROMFS file), not %s"), where, mp_obj_get_type_str(src));
+    }
     if (mp_obj_is_str(src)) {
         path = mp_obj_str_get_str(src);
         #if NCNN_STDIO
@@ -193,38 +260,64 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         #else
         ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
         #endif
-    } else if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL) {
+    } else if (is_reader) {
+        counted = ncnn_mp_get_datareader(src, where)->reader;
         dr = ncnn_mp_get_datareader_handle(src, where);
     } else {
         if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
                 where, mp_obj_get_type_str(src));
         }
+        if (in_place) {
+            ncnn_mp_net_check_in_place(src, &info, where);
+            ncnn_mp_net_keep_weights(n, src);
+        }
     }
     bool own_reader = path == NULL && dr == NULL;
     if (own_reader) {  // (linked where ncnn's callbacks find it: nothing may raise until it is closed)
         ncnn_mp_reader_open(&reader, info.buf, info.len, false);
         dr = reader.handle;
+        counted = &reader;
+    }
+    if (counted) {
+        memset(&counted->counts, 0, sizeof(counted->counts));
     }
     ncnn_mp_net_native_drop_extractors(n);
     // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
+    long heap_before = kind == NCNN_MP_LOAD_MODEL ? ncnn_mp_c_heap_in_use() : -1;
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
-    int ret = ncnn_mp_net_run_loader(n->handle, kind, path, dr);
+    call.weights = in_place ? src : MP_OBJ_NULL;
+    int ret = in_place ? ncnn_mp_cxx_load_model_in_place(n->handle, &reader)
+        : ncnn_mp_net_run_loader(n->handle, kind, path, dr);
+    // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
+    bool ran_out = kind == NCNN_MP_LOAD_MODEL && counted != NULL && counted->counts.short_read;
     if (kind == NCNN_MP_LOAD_MODEL) {
         bool has_layers = n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY;
-        n->stage = ret == 0 && call.error == MP_OBJ_NULL ? NCNN_MP_NET_READY
+        n->stage = ret == 0 && !ran_out && call.error == MP_OBJ_NULL ? NCNN_MP_NET_READY
             : has_layers ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
+        long heap_after = ncnn_mp_c_heap_in_use();
+        n->weights_heap = heap_before >= 0 && heap_after >= 0 ? heap_after - heap_before : -1;
+        n->weights_counted = counted != NULL;
+        if (counted) {
+            n->weights = counted->counts;
+            n->weights.unused = counted->zeros ? 0 : counted->len - counted->offset;
+        }
     } else {
         // Even a failed load may have prepared some layers with the option.
         n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
         n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
+        ncnn_mp_net_release_weights(n);  // ncnn destroyed the old layers first
     }
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
     }
     ncnn_mp_net_done(&use);
     ncnn_mp_call_end(&call);
+    if (ran_out) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
+            "the model needs (truncated, or another model's)"), where);
+    }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
             where, ncnn_mp_load_what[kind], ret);
@@ -233,7 +326,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
 
 // Net.load_param(src: str | DataReader | buffer) -> None   ncnn_net_load_param / _datareader
 static mp_obj_t ncnn_mp_Net_load_param(mp_obj_t self_in, mp_obj_t src) {
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM, "Net.load_param");
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM, false, "Net.load_param");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_obj, Net, load_param, ncnn_mp_Net_load_param);
@@ -248,32 +341,71 @@ static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
     }
     // A str would be taken for a path by load_param: hand its bytes over as a buffer.
     mp_obj_t buf = mp_obj_new_memoryview('B', info.len, info.buf);
-    ncnn_mp_net_load(self_in, buf, NCNN_MP_LOAD_PARAM, where);
+    ncnn_mp_net_load(self_in, buf, NCNN_MP_LOAD_PARAM, false, where);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_mem_obj, Net, load_param_mem, ncnn_mp_Net_load_param_mem);
 
 // Net.load_param_bin(src: str | DataReader | buffer) -> None   ncnn_net_load_param_bin / _datareader
 static mp_obj_t ncnn_mp_Net_load_param_bin(mp_obj_t self_in, mp_obj_t src) {
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, "Net.load_param_bin");
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, false, "Net.load_param_bin");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_bin_obj, Net, load_param_bin, ncnn_mp_Net_load_param_bin);
 
-// Net.load_model(src: str | DataReader | buffer) -> None   ncnn_net_load_model / _datareader
-// The weights are copied out of a buffer, so it need not outlive the Net.
-static mp_obj_t ncnn_mp_Net_load_model(mp_obj_t self_in, mp_obj_t src) {
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model");
+// Net.load_model(src: str | DataReader | buffer, *, copy=True) -> None
+//   ncnn_net_load_model / _datareader; copy=False: Net::load_model through a reader
+//   whose reference() lends ncnn the buffer (net_cxx.cpp)
+// Copying, the buffer need not outlive the load; in place, the net keeps it alive.
+static mp_obj_t ncnn_mp_Net_load_model(size_t n_args, const mp_obj_t *pos, mp_map_t *kws) {
+    const char *where = "Net.load_model";
+    enum { ARG_src, ARG_copy };
+    static const mp_arg_t allowed[] = {
+        { MP_QSTR_src, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_copy, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = true} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    ncnn_mp_parse_args(where, n_args - 1, pos + 1, kws, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_net_load(pos[0], args[ARG_src].u_obj, NCNN_MP_LOAD_MODEL, !args[ARG_copy].u_bool, where);
     return mp_const_none;
 }
-static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_model_obj, Net, load_model, ncnn_mp_Net_load_model);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Net_load_model_obj, Net, load_model, 2, 2, ncnn_mp_Net_load_model);
+
+// Net.weights_info() -> dict   what the last load_model did with the .bin's bytes:
+// in_place, copied, converted (to fp32), unused (past the last weight): bytes, None where
+// ncnn read a file itself; ram: the C heap the load left in use, None where unknown.
+static mp_obj_t ncnn_mp_Net_weights_info(mp_obj_t self_in) {
+    const char *where = "Net.weights_info";
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
+    if (n->stage != NCNN_MP_NET_READY) {
+        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear");
+    }
+    const ncnn_mp_weights_t *w = &n->weights;
+    bool c = n->weights_counted;
+    const struct { qstr key; size_t value; bool known; } items[] = {
+        { MP_QSTR_in_place, w->in_place, true },
+        { MP_QSTR_copied, w->copied, c },
+        { MP_QSTR_converted, w->converted, c },
+        { MP_QSTR_unused, w->unused, c },
+        { MP_QSTR_ram, (size_t)n->weights_heap, n->weights_heap >= 0 },
+    };
+    ncnn_mp_net_done(&use);
+    mp_obj_t d = mp_obj_new_dict(MP_ARRAY_SIZE(items));
+    for (size_t i = 0; i < MP_ARRAY_SIZE(items); i++) {
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(items[i].key),
+            items[i].known ? mp_obj_new_int_from_uint(items[i].value) : mp_const_none);
+    }
+    return d;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_weights_info_obj, Net, weights_info, ncnn_mp_Net_weights_info);
 
 // Net.load_model_mem(buffer) -> None   (CPython ncnn) same as load_model(buffer)
 static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
     if (mp_obj_is_str(src)) {
         ncnn_mp_raise_type("Net.load_model_mem", "expected a buffer of weights, not str");
     }
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, "Net.load_model_mem");
+    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, false, "Net.load_model_mem");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_model_mem_obj, Net, load_model_mem, ncnn_mp_Net_load_model_mem);
@@ -286,6 +418,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
     ncnn_mp_call_begin(&call);
     ncnn_net_clear(n->handle);
+    ncnn_mp_net_release_weights(n);
     n->stage = NCNN_MP_NET_EMPTY;
     n->named = false;
     ncnn_mp_net_done(&use);
@@ -466,6 +599,7 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load_param_bin), MP_ROM_PTR(&ncnn_mp_Net_load_param_bin_obj) },
     { MP_ROM_QSTR(MP_QSTR_load_model), MP_ROM_PTR(&ncnn_mp_Net_load_model_obj) },
     { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
+    { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_input_name), MP_ROM_PTR(&ncnn_mp_Net_get_input_name_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_output_name), MP_ROM_PTR(&ncnn_mp_Net_get_output_name_obj) },

@@ -218,6 +218,7 @@ void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
     call->thread = ncnn_mp_thread();
     call->error = MP_OBJ_NULL;
     call->lent = NULL;
+    call->weights = MP_OBJ_NULL;
     // Never inside a collection: the collecting thread holds the GC's lock, and another
     // thread given the GIL would wait for that lock while this one waits for the GIL.
     call->gil_released = MICROPY_PY_THREAD_GIL && !ncnn_mp_in_collection();

@@ -16,16 +16,16 @@ sys.path.insert(0, str(REPO / "ci"))
 
 def mk_sources() -> list[str]:
     text = (REPO / "micropython.mk").read_text()
-    return re.findall(r"\$\(NCNN_MP_DIR\)/(ncnn_mp/\S+\.c)", text)
+    return re.findall(r"\$\(NCNN_MP_DIR\)/(ncnn_mp/\S+\.(?:c|cpp))\b", text)
 
 
 def cmake_sources() -> list[str]:
     text = (REPO / "micropython.cmake").read_text()
-    return re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(ncnn_mp/\S+\.c)", text)
+    return re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(ncnn_mp/\S+\.(?:c|cpp))$", text, re.M)
 
 
 def test_mk_and_cmake_list_the_same_sources() -> None:
-    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").glob("*.c"))
+    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").glob("*.c*"))
     assert sorted(mk_sources()) == on_disk
     assert sorted(cmake_sources()) == on_disk
 

@@ -11,6 +11,7 @@
 // - libstdc++'s static objects register destructors with __cxa_atexit(..., &__dso_handle).
 // - The port's startup never runs C++ static constructors (.init_array): main is wrapped
 //   (-Wl,--wrap=main) to run them first.
+// - A board keeps models in memory-mapped flash, read-only: ROMFS (below).
 // - A module `qemu_board` for the MCU measurements: the ncnn heap's high-water mark and
 //   a 25 MHz timer (the board's CMSDK TIMER0; with QEMU's -icount shift=0 one tick is
 //   40 emulated instructions).
@@ -23,7 +24,10 @@
 #include <sys/stat.h>
 
 #include "py/mphal.h"
+#include "py/objarray.h"
 #include "py/runtime.h"
+#include "extmod/vfs.h"
+#include "extmod/vfs_rom.h"
 
 // ---- newlib system calls ----
 
@@ -110,6 +114,36 @@ int __wrap_main(int argc, char **argv) {
     return __real_main(argc, argv);
 }
 
+// ---- ROMFS: the board's flash for models ----
+// The MPS2-AN385's 16 MiB at 0x21000000, which nothing else in the firmware uses, plays a
+// board's memory-mapped flash: ci/qemu.py loads build/romfs.img there (QEMU's -device
+// loader), qemu_board.romfs() hands it out as a read-only memoryview, and every boot (and
+// soft reboot) mounts it at /rom, as ESP32 and STM32 ports mount their "romfs" partition.
+// (ports/qemu fixes MICROPY_VFS_ROM_IOCTL at 0, so vfs.rom_ioctl cannot be the way in.)
+// Files opened there hand out pointers into it: Net.load_model(f, copy=False) keeps
+// the weights where they are.
+#define ROMFS_BASE 0x21000000
+#define ROMFS_SIZE (16 * 1024 * 1024)
+static const MP_DEFINE_MEMORYVIEW_OBJ(romfs_obj, 'B', 0, ROMFS_SIZE, (void *)ROMFS_BASE);
+
+void __real_mp_init(void);
+
+void __wrap_mp_init(void) {
+    __real_mp_init();
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t fs = mp_call_function_1(MP_OBJ_FROM_PTR(&mp_type_vfs_rom), MP_OBJ_FROM_PTR(&romfs_obj));
+        mp_call_function_2(MP_OBJ_FROM_PTR(&mp_vfs_mount_obj), fs, mp_obj_new_str("/rom", 4));
+        nlr_pop();
+    }  // (no image loaded: the region is not a ROMFS, and nothing is mounted)
+}
+
+// romfs() -> memoryview   the ROMFS region, read-only
+static mp_obj_t qemu_board_romfs(void) {
+    return MP_OBJ_FROM_PTR(&romfs_obj);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(qemu_board_romfs_obj, qemu_board_romfs);
+
 // ---- qemu_board: measurements for the MCU benchmarks ----
 
 typedef struct {
@@ -145,6 +179,7 @@ static const mp_rom_map_elem_t qemu_board_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_qemu_board) },
     { MP_ROM_QSTR(MP_QSTR_ticks), MP_ROM_PTR(&qemu_board_ticks_obj) },
     { MP_ROM_QSTR(MP_QSTR_c_heap), MP_ROM_PTR(&qemu_board_c_heap_obj) },
+    { MP_ROM_QSTR(MP_QSTR_romfs), MP_ROM_PTR(&qemu_board_romfs_obj) },
 };
 static MP_DEFINE_CONST_DICT(qemu_board_globals, qemu_board_globals_table);
 

@@ -14,7 +14,7 @@ RUNS = 20
 
 def mnist_param():
     try:
-        return read("mnist.param").decode()
+        return bytes(read("mnist.param")).decode()
     except KeyError:
         return None
 

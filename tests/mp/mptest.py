@@ -9,8 +9,8 @@ import ncnn_mp
 sys.path.append("../../examples")
 from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
 
-# A bare-metal board (the QEMU firmware) has no environment and no filesystem: the files
-# the scripts read are frozen into its firmware as ncnn_mp_files.FILES (ci/firmware.py).
+# A bare-metal board (the QEMU firmware) has no environment; the files the scripts read
+# are in its flash, a ROMFS mounted at /rom (ci/firmware.py packs them, by base name).
 ON_MCU = not hasattr(os, "getenv")
 getenv = (lambda name: None) if ON_MCU else os.getenv
 
@@ -135,9 +135,9 @@ def c_memory_kib():
 
 
 def read(path):
+    """A file's bytes where a board keeps them: on the MCU a read-only memoryview of the
+    ROMFS file in flash (nothing copied into the Python heap), elsewhere bytes read from it."""
     if ON_MCU:
-        from ncnn_mp_files import FILES
-
-        return FILES[path.rsplit("/", 1)[-1]]
+        return memoryview(open("/rom/" + path.rsplit("/", 1)[-1], "rb"))
     with open(path, "rb") as f:
         return f.read()

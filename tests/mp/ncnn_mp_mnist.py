@@ -28,7 +28,7 @@ class Scale255(ncnn_mp.Layer):
             v[i] = v[i] / 255.0
 
 
-lines = read(MNIST + "/mnist.param").decode().split("\n")
+lines = bytes(read(MNIST + "/mnist.param")).decode().split("\n")
 layers, blobs = (int(n) for n in lines[1].split())
 body = [line.replace(" 1 1 data conv0 ", " 1 1 scaled conv0 ") for line in lines[3:] if line]
 param = "\n".join(["7767517", "%d %d" % (layers + 1, blobs + 1), lines[2], "Scale255 s 1 1 data scaled"] + body)

@@ -1,0 +1,31 @@
+// What ncnn_mp needs from ncnn's C++ API that c_api.h cannot express (net_cxx.cpp).
+// Plain C on both sides: the C++ file includes no MicroPython header, raises nothing
+// and calls nothing that can raise, so no nlr jump ever crosses its frames.
+#ifndef NCNN_MP_NET_CXX_H
+#define NCNN_MP_NET_CXX_H
+
+#include <stddef.h>
+#include <ncnn/c_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct _ncnn_mp_reader_t;
+
+// The bounded reader's two ways of handing ncnn model bytes (datareader.c): a copy, or
+// a pointer into the buffer (size bytes at the reader's position, if it has them).
+size_t ncnn_mp_reader_read(struct _ncnn_mp_reader_t *r, void *buf, size_t size);
+size_t ncnn_mp_reader_reference(struct _ncnn_mp_reader_t *r, size_t size, const void **buf);
+
+// ncnn's Net::load_model through `r` with its reference() implemented: ncnn keeps raw
+// fp32, int8 and bias/scale data where they lie instead of copying them (c_api.h's
+// DataReader has only scan/read, so ncnn_net_load_model_datareader always copies).
+// ncnn's return code.
+int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // NCNN_MP_NET_CXX_H
