@@ -452,8 +452,14 @@ class Net:
         """Load the structure from param text held in memory (CPython ncnn)."""
     def load_param_bin(self, src: str | DataReader | Buffer) -> None:
         """Load a binary structure (.param.bin): path, DataReader or buffer."""
-    def load_model(self, src: str | DataReader | Buffer) -> None:
-        """Load the weights (.bin): path, DataReader or buffer (copied, bounds-checked)."""
+    def load_model(self, src: str | DataReader | Buffer, *, copy: bool = True) -> None:
+        """Load the weights (.bin): path, DataReader or buffer (bounds-checked). copy=False:
+        ncnn keeps fp32/int8/bias data where it lies in a read-only, 4-byte aligned buffer
+        (bytes, a ROMFS file in flash), which the net keeps alive while its layers use it."""
+    def weights_info(self) -> dict[str, int | None]:
+        """What the last load_model did with the .bin, in bytes: in_place, copied, converted
+        (fp16/bf16/codebook to fp32), unused (past the last weight), ram (C heap the load
+        left in use: copies, conversions, repacked kernels); None where unknown."""
     def load_model_mem(self, data: Buffer) -> None:
         """Load the weights from a buffer (CPython ncnn)."""
     def clear(self) -> None:

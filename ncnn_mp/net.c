@@ -369,7 +369,7 @@ static mp_obj_t ncnn_mp_Net_load_model(size_t n_args, const mp_obj_t *pos, mp_ma
     ncnn_mp_net_load(pos[0], args[ARG_src].u_obj, NCNN_MP_LOAD_MODEL, !args[ARG_copy].u_bool, where);
     return mp_const_none;
 }
-static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Net_load_model_obj, Net, load_model, 2, 2, ncnn_mp_Net_load_model);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Net_load_model_obj, Net, load_model, 1, 2, ncnn_mp_Net_load_model);
 
 // Net.weights_info() -> dict   what the last load_model did with the .bin's bytes:
 // in_place, copied, converted (to fp32), unused (past the last weight): bytes, None where
