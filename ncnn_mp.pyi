@@ -27,10 +27,19 @@ CUSTOM_BIT: int
 """ncnn's LayerType::CustomBit (256): binary params (load_param_bin) give custom layer type n as CUSTOM_BIT | n."""
 
 class Allocator:
-    """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator)."""
+    """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator),
+    or a counting one that measures what a net needs."""
 
-    def __init__(self, unlocked: bool = False) -> None:
-        """A pool allocator; unlocked=True skips locking (use from one thread only)."""
+    in_use: int | None
+    """A counting allocator's bytes handed out and not yet given back (None for a pool)."""
+    peak: int | None
+    """A counting allocator's most bytes in use at once, since made or reset_peak() (None for a pool)."""
+
+    def __init__(self, unlocked: bool = False, *, counting: bool = False) -> None:
+        """A pool allocator; unlocked=True skips locking (use from one thread only); counting=True:
+        no pool, every block from ncnn's fastMalloc, in_use and peak counted."""
+    def reset_peak(self) -> None:
+        """Start the peak again from the bytes in use now (counting allocators only)."""
     def close(self) -> None:
         """Drop this object's hold; ncnn's allocator is destroyed once nothing allocated from it is alive."""
     def __enter__(self) -> Self:

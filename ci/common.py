@@ -56,6 +56,31 @@ def profile(name: str) -> dict:
             merged[base_key] = merged.get(base_key, []) + prof.pop(key)
         merged.update(prof)
         prof = merged
+    return _sized_to_models(prof)
+
+
+def _sized_to_models(prof: dict) -> dict:
+    """A profile that keeps only some ncnn layers gets those its models need added: the
+    models in its `ncnn_models` (added to `ncnn_layers`), or those in $NCNN_MP_MODELS (make's
+    MODELS=..., which replaces `ncnn_layers`: a firmware sized to exactly those models).
+    What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ci/layers.py)."""
+    from_env = os.environ.get("NCNN_MP_MODELS", "").split()
+    listed = [Path(m.replace("{shared}", str(SHARED_MODELS))) for m in prof.get("ncnn_models", [])]
+    if "ncnn_layers" not in prof or not (from_env or listed):
+        return prof
+    from layers import model_layers, required
+
+    missing = [m for m in listed if not m.exists()]
+    if missing and os.environ.get("CI"):
+        fail(f"the profile's ncnn_models are missing: {', '.join(map(str, missing))}",
+             "CI needs ../shared/models beside the checkout")
+    models = [Path(m) for m in from_env] if from_env else [m for m in listed if m.exists()]
+    for m in models:
+        if not m.exists():
+            fail(f"MODELS names {m}, which does not exist", "give the paths of your .param files")
+    needed = required([layer for m in models for layer in model_layers(m)], prof["ncnn_arch"])
+    prof = dict(prof)
+    prof["ncnn_layers"] = sorted(set(needed) | (set() if from_env else set(prof["ncnn_layers"])))
     return prof
 
 

@@ -45,13 +45,13 @@ NOT_RUN = 125  # an earlier script or the soft reboot before this one went wrong
 ROMFS_ADDRESS = 0x21000000
 
 
-def qemu_command(firmware: Path, timeout: float, icount: bool = False) -> list[str]:
-    """QEMU for this board, with firmware's romfs.img in its flash when there is one; with
-    icount, virtual time counts executed instructions (-icount shift=0: one instruction per
-    nanosecond), so the board's timer measures them."""
+def qemu_command(firmware: Path, timeout: float, icount: bool = False, romfs: Path | None = None) -> list[str]:
+    """QEMU for this board, with a ROMFS image in its flash: `romfs`, else the firmware's
+    romfs.img when there is one; with icount, virtual time counts executed instructions
+    (-icount shift=0: one instruction per nanosecond), so the board's timer measures them."""
     cmd = ["timeout", "-k", "5", str(int(timeout) + 5), "qemu-system-arm", "-machine", MACHINE,
            "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", str(firmware)]
-    romfs = firmware.with_name("romfs.img")
+    romfs = romfs or firmware.with_name("romfs.img")
     if romfs.exists():
         cmd += ["-device", f"loader,file={romfs},addr={ROMFS_ADDRESS:#x},force-raw=on"]
     return cmd + (["-icount", "shift=0"] if icount else [])
@@ -96,11 +96,13 @@ class _Console:
         self.proc.stdin.flush()
 
 
-def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool = False) -> Run:
-    return run_scripts(firmware, [source], timeout, icount)[0]
+def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool = False,
+               romfs: Path | None = None) -> Run:
+    return run_scripts(firmware, [source], timeout, icount, romfs)[0]
 
 
-def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icount: bool = False) -> list[Run]:
+def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icount: bool = False,
+                romfs: Path | None = None) -> list[Run]:
     """Run each script in turn in one QEMU run, soft-rebooting the board between two; one
     Run per script. `timeout` is for the whole run. A script that does not answer in time
     gets 124, and every script after it, or after a soft reboot that did not print exactly
@@ -108,7 +110,7 @@ def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icou
     start = time.monotonic()
     deadline = start + timeout
     # A session of its own: ending the run kills QEMU too, not just `timeout` around it.
-    proc = subprocess.Popen(qemu_command(firmware, timeout, icount), stdin=subprocess.PIPE,
+    proc = subprocess.Popen(qemu_command(firmware, timeout, icount, romfs), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     console = _Console(proc)
     console.start()

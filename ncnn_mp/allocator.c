@@ -1,7 +1,9 @@
-// Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator).
+// Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), or
+// one that counts what it hands out (net_cxx.cpp).
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
+#include "net_cxx.h"
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {
     if (a) {
@@ -50,28 +52,72 @@ ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, c
     return obj == mp_const_none ? NULL : ncnn_mp_get_allocator(obj, where)->native;
 }
 
-// Allocator(unlocked=False)   ncnn_allocator_create_pool_allocator / _unlocked_pool_allocator
+// Allocator(unlocked=False, *, counting=False)
+//   ncnn_allocator_create_pool_allocator / _unlocked_pool_allocator; counting: no pool, each
+//   block from ncnn's fastMalloc, the bytes in use and their peak counted (Allocator.peak)
 static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
-    enum { ARG_unlocked };
+    const char *where = "Allocator()";
+    enum { ARG_unlocked, ARG_counting };
     static const mp_arg_t allowed[] = {
         { MP_QSTR_unlocked, MP_ARG_BOOL, {.u_bool = false} },
+        { MP_QSTR_counting, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
-    ncnn_mp_parse_args_kw_array("Allocator()", n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    if (args[ARG_unlocked].u_bool && args[ARG_counting].u_bool) {
+        ncnn_mp_raise_value(where, "a counting allocator has no pool to lock: give unlocked= or counting=, not both");
+    }
     // Allocate the Python object first: if that raises MemoryError, nothing native leaks.
     ncnn_mp_allocator_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_allocator_obj_t, type);
     self->native = NULL;
     self->unlocked = args[ARG_unlocked].u_bool;
+    self->counting = args[ARG_counting].u_bool;
     ncnn_mp_allocator_native_t *native = malloc(sizeof(*native));
-    if (native == NULL) {
+    ncnn_allocator_t handle = native == NULL ? NULL
+        : self->counting ? ncnn_mp_cxx_counting_allocator_create()
+        : self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
+        : ncnn_allocator_create_pool_allocator();
+    if (handle == NULL) {
+        free(native);
         mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Allocator(): out of memory"));
     }
     native->refs = 1;
-    native->handle = self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
-        : ncnn_allocator_create_pool_allocator();
+    native->handle = handle;
     self->native = native;
     return MP_OBJ_FROM_PTR(self);
 }
+
+// Allocator.in_use / Allocator.peak: int | None   a counting allocator's bytes handed out
+// and not yet back, and the most at once since it was made (or reset_peak()); None otherwise
+static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    if (attr != MP_QSTR_in_use && attr != MP_QSTR_peak) {
+        dest[1] = MP_OBJ_SENTINEL;  // methods go to locals_dict
+        return;
+    }
+    if (dest[0] != MP_OBJ_NULL) {
+        ncnn_mp_raise_attr_fixed("Allocator", attr, dest);
+    }
+    char where[NCNN_MP_WHERE_LEN];
+    ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, ncnn_mp_attr_where(where, "Allocator", attr));
+    if (!self->counting) {
+        dest[0] = mp_const_none;
+        return;
+    }
+    size_t in_use, peak;
+    ncnn_mp_cxx_counting_allocator_stats(self->native->handle, &in_use, &peak);
+    dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : peak);
+}
+
+// Allocator.reset_peak() -> None   a counting allocator's peak starts again from what is in use
+static mp_obj_t ncnn_mp_Allocator_reset_peak(mp_obj_t self_in) {
+    ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, "Allocator.reset_peak");
+    if (!self->counting) {
+        ncnn_mp_raise_value("Allocator.reset_peak", "only a counting allocator (Allocator(counting=True)) has a peak");
+    }
+    ncnn_mp_cxx_counting_allocator_reset_peak(self->native->handle);
+    return mp_const_none;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_reset_peak_obj, Allocator, reset_peak, ncnn_mp_Allocator_reset_peak);
 
 // Allocator.close() / __del__: drop this object's reference; ncnn's allocator is
 // destroyed once no Mat, Option, Net or Extractor uses it any more.
@@ -89,12 +135,13 @@ NCNN_MP_DEFINE_CONTEXT_MANAGER(Allocator);
 static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     (void)kind;
     ncnn_mp_allocator_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    mp_printf(print, "<Allocator %s%s>", self->unlocked ? "unlocked" : "locked",
+    mp_printf(print, "<Allocator %s%s>", self->counting ? "counting" : self->unlocked ? "unlocked" : "locked",
         self->native ? "" : " closed");
 }
 
 static const mp_rom_map_elem_t ncnn_mp_Allocator_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
+    { MP_ROM_QSTR(MP_QSTR_reset_peak), MP_ROM_PTR(&ncnn_mp_Allocator_reset_peak_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Allocator_del_obj) },
     { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_Allocator_enter_obj) },
     { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Allocator_exit_obj) },
@@ -105,5 +152,6 @@ MP_DEFINE_CONST_OBJ_TYPE(
     ncnn_mp_type_Allocator, MP_QSTR_Allocator, MP_TYPE_FLAG_NONE,
     make_new, ncnn_mp_Allocator_make_new,
     print, ncnn_mp_Allocator_print,
+    attr, ncnn_mp_Allocator_attr,
     locals_dict, &ncnn_mp_Allocator_locals
     );

@@ -284,6 +284,7 @@ typedef struct _ncnn_mp_allocator_obj_t {
     mp_obj_base_t base;
     ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
     bool unlocked;
+    bool counting;  // Allocator(counting=True): net_cxx.cpp's counting allocator
 } ncnn_mp_allocator_obj_t;
 
 // An Option owns its ncnn_option_t, is a view of a Net's option (`net`, counted),

@@ -24,6 +24,14 @@ size_t ncnn_mp_reader_reference(struct _ncnn_mp_reader_t *r, size_t size, const 
 // ncnn's return code.
 int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r);
 
+// An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
+// ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
+// extract, measured on any port. Destroyed with ncnn_allocator_destroy. NULL: out of memory.
+ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void);
+// The bytes it has handed out and not had back, and the most at once (since the last reset).
+void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak);
+void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
+
 #ifdef __cplusplus
 }
 #endif
