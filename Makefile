@@ -11,6 +11,10 @@
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
 #   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu: under QEMU)
+#   make preflight MODELS="m.param m.bin" [SHAPES="data=160x160x3"]   will the models run on
+#                        PROFILE's firmware: the layers they need, weights and memory, measured
+# MODELS=... with firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those
+# models need (profiles with an ncnn_layers list: PROFILE=qemu).
 #   make firmware        build the Unix firmware, print its path
 #   make firmware-path   print the path of the built Unix firmware
 # PROFILE=name picks a build profile from ci/profiles.toml (default: unix).
@@ -24,7 +28,9 @@ CASES ?= 100000
 SEQUENCES ?= 20000
 SEED ?= 1
 
-.PHONY: demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
+export NCNN_MP_MODELS := $(MODELS)
+
+.PHONY: preflight demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -47,6 +53,9 @@ mcu-report:
 	@$(TOOL) mcu-report
 run:
 	@$(TOOL) run --profile $(PROFILE) $(SCRIPT)
+# (The models are the question here, not a firmware to size: the profile is taken as it is.)
+preflight:
+	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-models:

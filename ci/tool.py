@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak", "sanitize",
-                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv"])
+                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight"])
     ap.add_argument("--profile", default="unix")
     args, rest = ap.parse_known_args(argv)
     try:
@@ -170,6 +170,9 @@ def main(argv: list[str]) -> int:
             return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest])
         if args.command == "run":
             return run_script(args.profile, rest)
+        if args.command == "preflight":
+            from preflight import preflight
+            return preflight(args.profile, rest)
         if args.command == "firmware":
             from firmware import build_firmware
             print(build_firmware(args.profile))

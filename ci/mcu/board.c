@@ -37,6 +37,11 @@ static char *heap_peak = _ncnn_heap_start;
 
 void *_sbrk(ptrdiff_t incr) {
     if (incr > _ncnn_heap_end - heap_top || incr < _ncnn_heap_start - heap_top) {
+        // ncnn does not check every allocation: a model that does not fit may write through
+        // the NULL it gets (here, over the vector table at 0) and fault later. Say why first.
+        mp_printf(&mp_plat_print, "board: the C heap (ncnn's memory) is exhausted: %d bytes asked, %d left of %d "
+            "(make preflight tells what a model needs)\n", (int)incr, (int)(_ncnn_heap_end - heap_top),
+            (int)(_ncnn_heap_end - _ncnn_heap_start));
         errno = ENOMEM;
         return (void *)-1;
     }

@@ -15,7 +15,7 @@ RUNS = 20
 def mnist_param():
     try:
         return bytes(read("mnist.param")).decode()
-    except KeyError:
+    except OSError:  # not in the board's ROMFS: this machine has no ../shared/models
         return None
 
 

@@ -1,0 +1,176 @@
+"""`make preflight`: will these models run on that firmware, and in how much memory?
+
+    make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"]
+
+For each model (a .param, text or binary, with the .bin beside it or named after it):
+1. the layers it uses, the layers ncnn runs besides (ci/layers.py, from ncnn's source for
+   the profile's CPU family), and which of them the profile's firmware leaves out;
+2. measured by running it, weights in place (load_model(copy=False)): on the Unix firmware,
+   and on the profile's QEMU board (its files in the board's ROMFS): what the weights cost
+   in RAM (in place, copied, converted), ncnn's blob and workspace peak for one extract of
+   every output (a counting Allocator), ncnn's C heap, the Python heap, and on the board the
+   instructions of the extract.
+Inputs are the model's Input layers' shapes (w, h, c params); SHAPES gives those a model
+leaves open (RetinaFace's `data` takes any size), by blob name.
+"""
+
+from __future__ import annotations
+
+import ast
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+from common import REPO, fail, profile, say
+from layers import model_layers, required
+
+HOST_ARCH = "x86"  # the Unix firmware's ncnn
+MAGIC = struct.pack("<i", 7767517)  # a binary param starts with it as an int32, a text one as digits
+
+
+def _pairs(paths: list[Path]) -> list[tuple[Path, Path]]:
+    """(.param, .bin) pairs: a .bin given after its .param, else the one named after it."""
+    pairs: list[tuple[Path, Path]] = []
+    for p in paths:
+        if p.suffix == ".bin" and not p.name.endswith(".param.bin"):
+            if not pairs or pairs[-1][1] != Path():
+                fail(f"{p}: a .bin with no .param before it", "list each model's .param, then its .bin")
+            pairs[-1] = (pairs[-1][0], p)
+        else:
+            pairs.append((p, Path()))
+    out = []
+    for param, weights in pairs:
+        if weights == Path():
+            stem = param.name.removesuffix(".bin").removesuffix(".param")
+            weights = param.with_name(stem + ".bin")
+        for f in (param, weights):
+            if not f.exists():
+                fail(f"{f} does not exist", "give the model's .param and .bin paths")
+        out.append((param, weights))
+    return out
+
+
+def _inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[tuple[object, tuple[int, int, int]]]:
+    """The model's Input blobs (names; numbers in a binary param) and the shapes to feed."""
+    binary = param.read_bytes()[:4] == MAGIC
+    lines = [] if binary else [line for line in param.read_text().split("\n")[2:] if line.strip()]
+    inputs: list[tuple[object, tuple[int, int, int]]] = []
+    for index, (layer, params) in enumerate(model_layers(param)):
+        if layer != "Input":
+            continue
+        name: object = index if binary else lines[index].split()[4 + int(lines[index].split()[2])]  # its top blob
+        w, h, c = (int(str(params.get(k, 0))) for k in (0, 1, 2))
+        if w <= 0 and str(name) in shapes:  # (a shape the param fixes is the model's own)
+            w, h, c = shapes[str(name)]
+        if w <= 0:
+            fail(f"{param}: input {name!r} has no fixed shape", f'give it: SHAPES="{name}=WxHxC"')
+        inputs.append((name, (w, max(h, 1), max(c, 1))))
+    return inputs
+
+
+def _probe(firmware: Path, on_board: bool, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
+    source = f"CONFIG = {config!r}\n" + (REPO / "ci" / "preflight_probe.py").read_text()
+    if on_board:
+        import qemu
+
+        sys.path.insert(0, str(REPO / "examples"))
+        from romfs_pack import pack
+
+        with tempfile.TemporaryDirectory() as tmp:
+            image = Path(tmp) / "romfs.img"
+            image.write_bytes(pack(files))
+            run = qemu.run_script(firmware, source.encode(), timeout=timeout, icount=True, romfs=image)
+        output, ok = run.output, run.returncode == 0
+    else:
+        import subprocess
+
+        # (a heap that holds the weights as bytes, as a board holds them in flash)
+        p = subprocess.run([str(firmware), "-X", "heapsize=512M", "-c", source], capture_output=True, text=True, timeout=timeout)
+        output, ok = p.stdout + p.stderr, p.returncode == 0
+    results = []
+    for line in output.splitlines():
+        if line.startswith("{") and "'model':" in line:
+            results.append(ast.literal_eval(line))
+    if not ok:
+        results.append({"failed": output[-1500:]})
+    return results
+
+
+def _kib(n: object) -> str:
+    return "-" if n is None else f"{int(str(n)) / 1024:,.1f} KiB"
+
+
+def _report(where: str, results: list[dict]) -> None:
+    say(f"measured on {where}:")
+    for r in results:
+        if "failed" in r:
+            print(f"  FAILED (not enough memory, or a layer the firmware lacks?):\n{r['failed']}")
+            continue
+        w = r["weights"]
+        print(f"  {Path(r['model']).name}: weights in place {_kib(w['in_place'])}, copied {_kib(w['copied'])}, "
+              f"converted to fp32 {_kib(w['converted'])}; RAM the load left in use {_kib(w['ram'])}")
+        print(f"    one extract: ncnn blobs + workspace peak {_kib(r['blob_peak'])}"
+              + (f", C heap in use after load {_kib(r['c_heap_load'])} / after extract {_kib(r['c_heap_extract'])}"
+                 f", C heap high-water since boot {_kib(r['c_heap_high_water'])}" if r["c_heap_load"] is not None else "")
+              + f"; Python heap {_kib(r['py_heap_load'])} after load, {_kib(r['py_heap_extract'])} after extract")
+        if r["instructions"] is not None:
+            print(f"    {r['instructions']:,} instructions for the extract")
+        print("    outputs: " + ", ".join(f"{b} {w}x{h}x{c}" for b, w, h, d, c in r["outputs"]))
+
+
+def preflight(profile_name: str, argv: list[str]) -> int:
+    from firmware import build_firmware
+
+    shapes: dict[str, tuple[int, int, int]] = {}
+    paths: list[Path] = []
+    for arg in argv:
+        if "=" in arg and "x" in arg.split("=", 1)[1]:
+            name, dims = arg.split("=", 1)
+            w, h, c = (int(v) for v in dims.split("x"))
+            shapes[name] = (w, h, c)
+        else:
+            paths.append(Path(arg).resolve())
+    if not paths:
+        fail("preflight needs models", 'make preflight PROFILE=qemu MODELS="model.param model.bin"')
+    prof = profile(profile_name)
+    arch = prof.get("ncnn_arch", HOST_ARCH)
+    kept = prof.get("ncnn_layers")
+    lacking_any = False
+    models = []
+    files: dict[str, bytes] = {}
+    for n, (param, weights) in enumerate(_pairs(paths)):
+        layers = model_layers(param)
+        uses = list(dict.fromkeys(t for t, _ in layers))
+        need = required(layers, arch)
+        besides = {k: v for k, v in need.items() if v != "the model"}
+        say(f"{param.name} (weights {weights.name}, {weights.stat().st_size:,} bytes)")
+        print(f"  layers it uses ({len(uses)}): {', '.join(uses)}")
+        print(f"  layers ncnn runs besides on {arch} ({len(besides)}): "
+              + ", ".join(f"{k} ({v})" for k, v in sorted(besides.items())))
+        custom = [t for t in uses if t not in need]
+        if custom:
+            print(f"  custom layers (register_custom_layer before load_param): {', '.join(custom)}")
+        lacking = sorted(set(need) - set(kept)) if kept is not None else []
+        if lacking:
+            lacking_any = True
+            print(f"  profile '{profile_name}' LACKS: {', '.join(lacking)} (ncnn would refuse the model, or call "
+                  f"through NULL): build with MODELS=\"{param}\" (or add them to ncnn_layers)")
+        else:
+            print(f"  profile '{profile_name}' keeps every layer it needs")
+        binary = param.read_bytes()[:4] == MAGIC
+        names = (f"m{n}.param", f"m{n}.bin")
+        files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
+        models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
+                       "inputs": _inputs(param, shapes), "outputs": [], "rom": names})
+    config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
+    _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
+            _probe(build_firmware("unix"), False, config, files, timeout=600))
+    if prof["port"] == "qemu":
+        if lacking_any:
+            say(f"not run on the '{profile_name}' board: its firmware lacks layers (above)")
+            return 1
+        board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
+        _report(f"the '{profile_name}' board under QEMU (weights in its ROMFS, in place)",
+                _probe(build_firmware(profile_name), True, board, files, timeout=1800))
+    return 1 if lacking_any else 0
