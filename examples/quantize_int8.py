@@ -1,0 +1,774 @@
+"""Quantize an ncnn model to int8 (or store its weights as fp16), for ncnn's int8 inference.
+
+The ncnn source distribution ships no quantizer (no ncnn2table / ncnn2int8), so this is the
+project's own, written from ncnn's sources (src/modelbin.cpp and the layers' load_model).
+It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
+
+- int8 (default): Convolution, ConvolutionDepthWise and InnerProduct, the layers whose int8
+  forward exists in ncnn's generic C++ code, get int8 weights with per-output-channel
+  scales 127/absmax (per group for ConvolutionDepthWise) and a bottom-blob scale from
+  calibration: the fp32 model is run in the CPython `ncnn` wheel on sample inputs and the
+  values of each quantized layer's input blob are collected (`maxabs`: 127/max|x|; `kl`:
+  the clipping threshold whose 128-level histogram is closest to the original in
+  KL divergence; `percentile`: 127 over the 99.99th percentile of the non-zero |x|).
+  Layers reading the same data through Split share one blob and so one scale. maxabs is
+  the default: on MNIST and SqueezeNet neither kl nor percentile did clearly better (kl
+  lowered the mean score error a little; tests/test_quantize.py measures maxabs). Each
+  quantized layer's .param line gains `8=2` (per-channel; `8=1` for depthwise, per group),
+  which makes ncnn read, after the usual weights and bias:
+
+      weight  tag 0x000D4B38 (uint32 LE), weight_data_size int8 values, zero-padded to 4 bytes
+      bias    num_output float32 (only with 5=1 / 1=1, unchanged)
+      scales  num_output float32 (ConvolutionDepthWise: group float32): weight scales
+      scale   1 float32: the bottom blob's scale (x_int8 = round(x * scale), clamped to +-127)
+
+  Every other layer stays fp32 and keeps its weights, in the order ncnn reads them. Run the
+  result with `opt.use_int8_inference` on (ncnn's default).
+- fp16 (`--fp16` / `convert_fp16`): every weight ncnn reads as tagged data (ModelBin::load
+  type 0: the weights of the convolutions, deconvolutions and InnerProduct) is written with
+  tag 0x01306B47 as IEEE half floats, zero-padded to 4 bytes; ncnn converts it back to fp32
+  when it loads the model, so this saves flash, not RAM. Untagged data (type 1: biases,
+  BatchNorm/Scale/PReLU/norm parameters, MemoryData) stays fp32: ncnn has no other form for it.
+
+What it cannot do, it refuses before writing anything, naming the layer: a layer type whose
+weight layout it does not know (a custom layer: declare it with --layout), a model already
+quantized, a .bin that does not match the .param (short, or with bytes left over).
+
+Command line (numpy and the `ncnn` wheel, as in the project's venv):
+
+    python quantize_int8.py in.param in.bin out.param out.bin --calib samples.npy [--method kl]
+    python quantize_int8.py in.param in.bin out.param out.bin --fp16
+
+`samples.npy` holds N preprocessed inputs, shape (N, c, h, w), (N, h, w) or (N, w), float32,
+exactly what the model's input blob is fed (pixels already scaled / mean-subtracted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+F32 = npt.NDArray[np.float32]
+I8 = npt.NDArray[np.int8]
+
+MAGIC = 7767517
+TAG_FP32 = 0x00000000  # raw float32 (type 0 with a zero tag)
+TAG_FP32_RAW = 0x0002C056  # raw float32 (another tag for the same)
+TAG_FP16 = 0x01306B47
+TAG_BF16 = 0x01348B83
+TAG_INT8 = 0x000D4B38
+
+METHODS = ("maxabs", "kl", "percentile")
+HIST_BINS = 2048
+PERCENTILE = 99.99
+
+
+class QuantizeError(ValueError):
+    """What the quantizer cannot do: raised before any file is written."""
+
+
+# ---------------------------------------------------------------------------
+# The model: its .param lines and every ModelBin::load of its .bin, in order.
+
+
+@dataclass
+class Load:
+    """One `ModelBin::load(count, type)` call of a layer's load_model, in ncnn's order.
+
+    type 0 is tagged data (weights: fp32, fp16, int8, ...), type 1 raw float32. `values`
+    holds the data as float32 whatever its storage; `storage` is how it is stored ("fp32",
+    "fp16", "int8"; as read also "bf16", "codebook"), `int8` the quantized values, and `raw`
+    the bytes as read from the .bin: written back unchanged unless emptied."""
+
+    role: str
+    type: int
+    values: F32
+    storage: str = "fp32"
+    int8: I8 | None = None
+    raw: bytes = b""
+
+
+@dataclass
+class Layer:
+    type: str
+    name: str
+    bottoms: list[str]
+    tops: list[str]
+    params: list[tuple[str, str]]  # (key, value) as written in the .param, in order
+    loads: list[Load] = field(default_factory=list)
+
+    def value(self, key: int) -> str | None:
+        for k, v in self.params:
+            if k == str(key):
+                return v
+        return None
+
+    def get_int(self, key: int, default: int) -> int:
+        text = self.value(key)
+        if text is None:
+            return default
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                return int(float(text))
+            except ValueError:
+                raise QuantizeError(f"layer {self.name!r} ({self.type}): parameter {key}={text} "
+                                    f"is not a number") from None
+
+    def get_float(self, key: int, default: float) -> float:
+        text = self.value(key)
+        if text is None:
+            return default
+        try:
+            return float(text)
+        except ValueError:
+            raise QuantizeError(f"layer {self.name!r} ({self.type}): parameter {key}={text} "
+                                f"is not a number") from None
+
+    def where(self) -> str:
+        return f"layer {self.name!r} ({self.type})"
+
+    def line(self) -> str:
+        params = " ".join(f"{k}={v}" for k, v in self.params)
+        return " ".join([f"{self.type:<24} {self.name:<24} {len(self.bottoms)} {len(self.tops)}",
+                         *self.bottoms, *self.tops, *([params] if params else [])])
+
+
+@dataclass
+class Model:
+    layers: list[Layer]
+    blob_count: int
+
+    def param_text(self) -> str:
+        return "\n".join([str(MAGIC), f"{len(self.layers)} {self.blob_count}",
+                          *(layer.line() for layer in self.layers)]) + "\n"
+
+    def bin_bytes(self) -> bytes:
+        out: list[bytes] = []
+        for layer in self.layers:
+            for load in layer.loads:
+                out.append(_encode(layer, load))
+        return b"".join(out)
+
+    def layer(self, name: str) -> Layer:
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(name)
+
+
+# What a layer type reads from the .bin: (role, load type, count), from its parameters.
+LoadSpec = tuple[str, int, int]
+Layout = Callable[[Layer], list[LoadSpec]]
+
+
+def _weights_bias(dynamic_key: int | None) -> Layout:
+    """Convolutions, deconvolutions, InnerProduct: weight_data_size (6, or 2 for
+    InnerProduct) tagged, then num_output (0) floats of bias when bias_term (5, or 1)."""
+
+    def layout(layer: Layer) -> list[LoadSpec]:
+        if dynamic_key is not None and layer.get_int(dynamic_key, 0):
+            return []  # dynamic_weight: the weights are a second input blob
+        inner = layer.type == "InnerProduct"
+        loads: list[LoadSpec] = [("weight", 0, layer.get_int(2 if inner else 6, 0))]
+        if layer.get_int(1 if inner else 5, 0):
+            loads.append(("bias", 1, layer.get_int(0, 0)))
+        return loads
+
+    return layout
+
+
+def _floats(*parts: tuple[str, int, int]) -> Layout:
+    """Type-1 data: each part (role, param id, default) is that many floats."""
+
+    def layout(layer: Layer) -> list[LoadSpec]:
+        return [(role, 1, layer.get_int(key, default)) for role, key, default in parts]
+
+    return layout
+
+
+def _affine(count_key: int, affine_key: int, roles: tuple[str, ...]) -> Layout:
+    def layout(layer: Layer) -> list[LoadSpec]:
+        if not layer.get_int(affine_key, 1):
+            return []
+        return [(role, 1, layer.get_int(count_key, 0)) for role in roles]
+
+    return layout
+
+
+def _scale(layer: Layer) -> list[LoadSpec]:
+    size = layer.get_int(0, 0)
+    if size == -233:
+        return []  # the scales are a second input blob
+    return [("scale", 1, size)] + ([("bias", 1, size)] if layer.get_int(1, 0) else [])
+
+
+def _padding(layer: Layer) -> list[LoadSpec]:
+    size = layer.get_int(6, 0)
+    return [("per_channel_pad", 1, size)] if size else []
+
+
+def _memorydata(layer: Layer) -> list[LoadSpec]:
+    w, h, d, c = layer.get_int(0, 0), layer.get_int(1, 0), layer.get_int(11, 0), layer.get_int(2, 0)
+    load_type = layer.get_int(21, 1)
+    if load_type not in (0, 1):
+        raise QuantizeError(f"{layer.where()}: MemoryData load type {load_type} is not supported")
+    count = w * h * d * c if d else w * h * c if c else w * h if h else w
+    return [("data", load_type, count)] if count else []
+
+
+def _quantized(layout: Layout) -> Layout:
+    """Convolution, ConvolutionDepthWise, InnerProduct: refuse a model already quantized."""
+
+    def checked(layer: Layer) -> list[LoadSpec]:
+        if layer.get_int(8, 0):
+            raise QuantizeError(f"{layer.where()}: already quantized (int8_scale_term 8="
+                                f"{layer.value(8)}): give the fp32 model")
+        return layout(layer)
+
+    return checked
+
+
+# Layer types that read weights, with their layouts (from each layer's load_model in
+# ncnn 1.0.20261020's src/layer/*.cpp).
+LAYOUTS: dict[str, Layout] = {
+    "Convolution": _quantized(_weights_bias(19)),
+    "ConvolutionDepthWise": _quantized(_weights_bias(19)),
+    "InnerProduct": _quantized(_weights_bias(None)),
+    "Convolution1D": _weights_bias(19),
+    "ConvolutionDepthWise1D": _weights_bias(19),
+    "Convolution3D": _weights_bias(None),
+    "ConvolutionDepthWise3D": _weights_bias(None),
+    "Deconvolution": _weights_bias(28),
+    "DeconvolutionDepthWise": _weights_bias(28),
+    "Deconvolution1D": _weights_bias(28),
+    "DeconvolutionDepthWise1D": _weights_bias(28),
+    "Deconvolution3D": _weights_bias(None),
+    "DeconvolutionDepthWise3D": _weights_bias(None),
+    "DeformableConv2D": _weights_bias(None),
+    "BatchNorm": _floats(("slope", 0, 0), ("mean", 0, 0), ("var", 0, 0), ("bias", 0, 0)),
+    "Bias": _floats(("bias", 0, 0)),
+    "PReLU": _floats(("slope", 0, 0)),
+    "Normalize": _floats(("scale", 3, 0)),
+    "Scale": _scale,
+    "InstanceNorm": _affine(0, 2, ("gamma", "beta")),
+    "GroupNorm": _affine(1, 3, ("gamma", "beta")),
+    "LayerNorm": _affine(0, 2, ("gamma", "beta")),
+    "RMSNorm": _affine(0, 2, ("gamma",)),
+    "Padding": _padding,
+    "MemoryData": _memorydata,
+}
+
+# ncnn's other built-in layer types: their load_model is Layer's, which reads nothing.
+WEIGHTLESS = frozenset("""
+AbsVal ArgMax BNLL Concat Crop Dropout Eltwise ELU Exp Flatten Input Log LRN MVN Pooling Power
+Proposal Reduction ReLU Reshape ROIPooling Sigmoid Slice Softmax Split SPP TanH Threshold Tile
+BinaryOp UnaryOp Squeeze ExpandDims Permute PriorBox DetectionOutput Interp ShuffleChannel Clip
+Reorg YoloDetectionOutput Yolov3DetectionOutput PSROIPooling ROIAlign Packing Cast HardSigmoid
+SELU HardSwish Noop PixelShuffle DeepCopy Mish StatisticsPooling Swish Softplus GELU Pooling1D
+Pooling3D MatMul Einsum GLU Fold Unfold GridSample CumulativeSum CopyTo Erf Diag CELU Shrink Flip
+Spectrogram InverseSpectrogram SDPA RotaryEmbed
+""".split())
+
+# Read weights in a layout this tool does not write back (refused, naming the layer).
+REFUSED = {
+    "Embed": "its int8 option and weights are not handled",
+    "Gemm": "its constant A/B/C blobs are not handled",
+    "RNN": "its weights are not handled", "LSTM": "its weights are not handled",
+    "GRU": "its weights are not handled", "MultiHeadAttention": "its weights are not handled",
+    "Quantize": "the model is already quantized", "Dequantize": "the model is already quantized",
+    "Requantize": "the model is already quantized",
+}
+
+
+def parse_layout(spec: str) -> tuple[str, Layout]:
+    """A --layout argument: TYPE=LOADS, LOADS a comma-separated list of T:N (T the ncnn load
+    type, 0 tagged weights or 1 raw float32; N a count, or @ID for the value of parameter ID),
+    empty for a weightless type. E.g. the digits demo's Python layer: Standardize=1:@0,1:@0."""
+    name, sep, loads = spec.partition("=")
+    if not sep or not name:
+        raise QuantizeError(f"--layout {spec!r}: expected TYPE=T:N,... (or TYPE= for no weights)")
+    items: list[tuple[int, str]] = []
+    for item in filter(None, loads.split(",")):
+        t, sep, n = item.partition(":")
+        if not sep or t not in ("0", "1") or not (n.isdigit() or (n[:1] == "@" and n[1:].lstrip("-").isdigit())):
+            raise QuantizeError(f"--layout {spec!r}: {item!r} is not T:N or T:@ID (T 0 or 1)")
+        items.append((int(t), n))
+
+    def layout(layer: Layer) -> list[LoadSpec]:
+        return [(f"data{i}", t, layer.get_int(int(n[1:]), 0) if n[0] == "@" else int(n))
+                for i, (t, n) in enumerate(items)]
+
+    return name, layout
+
+
+# ---------------------------------------------------------------------------
+# Reading
+
+
+def _split_params(tokens: list[str], where: str) -> list[tuple[str, str]]:
+    params = []
+    for token in tokens:
+        key, sep, value = token.partition("=")
+        if not sep or not key.lstrip("-").isdigit():
+            raise QuantizeError(f"{where}: parameter {token!r} is not key=value")
+        params.append((key, value))
+    return params
+
+
+def parse_param(text: str) -> tuple[list[Layer], int]:
+    """The layers of a text .param (no weights yet) and its blob count."""
+    lines = [ln.split() for ln in text.splitlines()]
+    lines = [t for t in lines if t]
+    if not lines or lines[0] != [str(MAGIC)]:
+        raise QuantizeError(f"not a text ncnn .param (the first line must be {MAGIC}; "
+                            f"binary .param.bin files are not read)")
+    if len(lines) < 2 or len(lines[1]) != 2:
+        raise QuantizeError(".param: the second line must be 'layer_count blob_count'")
+    layer_count, blob_count = int(lines[1][0]), int(lines[1][1])
+    if len(lines) - 2 != layer_count:
+        raise QuantizeError(f".param says {layer_count} layers, has {len(lines) - 2}")
+    layers = []
+    for i, t in enumerate(lines[2:]):
+        if len(t) < 4:
+            raise QuantizeError(f".param layer line {i + 1} is too short: {' '.join(t)!r}")
+        nb, nt = int(t[2]), int(t[3])
+        if len(t) < 4 + nb + nt:
+            raise QuantizeError(f".param layer {t[1]!r}: fewer blob names than {nb} + {nt}")
+        where = f"layer {t[1]!r} ({t[0]})"
+        layers.append(Layer(t[0], t[1], t[4:4 + nb], t[4 + nb:4 + nb + nt], _split_params(t[4 + nb + nt:], where)))
+    return layers, blob_count
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def take(self, n: int, layer: Layer, what: str) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise QuantizeError(f"{layer.where()}: the .bin ends at byte {len(self.data)}, its {what} "
+                                f"needs {n} bytes from byte {self.pos}: the .bin does not match the .param")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+
+def _align4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def _decode(reader: _Reader, layer: Layer, role: str, type_: int, count: int) -> Load:
+    """What ModelBinFromDataReader::load(count, type) reads: the values as float32, how
+    they were stored, and the bytes."""
+    if count < 0:
+        raise QuantizeError(f"{layer.where()}: negative size {count} for its {role}")
+    start = reader.pos
+    storage = "fp32"
+    if type_ == 1:
+        values = np.frombuffer(reader.take(4 * count, layer, role), dtype="<f4").astype(np.float32)
+    else:
+        (tag,) = struct.unpack("<I", reader.take(4, layer, role + " tag"))
+        if tag in (TAG_FP32, TAG_FP32_RAW):
+            values = np.frombuffer(reader.take(4 * count, layer, role), dtype="<f4").astype(np.float32)
+        elif tag == TAG_FP16:
+            raw = reader.take(_align4(2 * count), layer, role)
+            values, storage = np.frombuffer(raw[:2 * count], dtype="<f2").astype(np.float32), "fp16"
+        elif tag == TAG_BF16:
+            raw = reader.take(_align4(2 * count), layer, role)
+            bits = np.frombuffer(raw[:2 * count], dtype="<u2").astype(np.uint32) << 16
+            values, storage = bits.view(np.float32).astype(np.float32), "bf16"
+        elif tag == TAG_INT8:
+            raise QuantizeError(f"{layer.where()}: its {role} is already int8: give the fp32 model")
+        else:  # ncnn's rule: any other non-zero tag is a 256-entry codebook and uint8 indices
+            table = np.frombuffer(reader.take(256 * 4, layer, role + " codebook"), dtype="<f4")
+            index = np.frombuffer(reader.take(_align4(count), layer, role), dtype=np.uint8)[:count]
+            values, storage = table[index].astype(np.float32), "codebook"
+    return Load(role, type_, values, storage, raw=reader.data[start:reader.pos])
+
+
+def read_model(param: str | Path, weights: str | Path,
+               layouts: Mapping[str, Layout] | None = None) -> Model:
+    """Parse a text .param and its .bin into a Model (every weight decoded to float32).
+    `layouts` adds (or overrides) layer types, e.g. custom layers: see parse_layout."""
+    layers, blob_count = parse_param(Path(param).read_text())
+    extra = dict(layouts or {})
+    table = dict(LAYOUTS, **extra)
+    refused = [f"{layer.where()}: {REFUSED[layer.type]}" for layer in layers
+               if layer.type in REFUSED and layer.type not in extra]
+    unknown = [layer.where() for layer in layers
+               if layer.type not in table and layer.type not in WEIGHTLESS and layer.type not in REFUSED]
+    if refused:
+        raise QuantizeError("cannot convert: " + "; ".join(refused))
+    if unknown:
+        raise QuantizeError("cannot convert: unknown layer type, weight layout not known: "
+                            + ", ".join(unknown) + " (declare it with --layout TYPE=... / layouts=)")
+    reader = _Reader(Path(weights).read_bytes())
+    for layer in layers:
+        specs = table[layer.type](layer) if layer.type in table else []
+        layer.loads = [_decode(reader, layer, role, t, n) for role, t, n in specs]
+    if reader.pos != len(reader.data):
+        raise QuantizeError(f"the .bin has {len(reader.data) - reader.pos} bytes left over after the last "
+                            f"layer's weights ({reader.pos} of {len(reader.data)} read): it does not match "
+                            f"the .param")
+    return model_check(Model(layers, blob_count))
+
+
+def model_check(model: Model) -> Model:
+    for layer in model.layers:
+        for load in layer.loads:
+            if not np.all(np.isfinite(load.values)):
+                raise QuantizeError(f"{layer.where()}: its {load.role} holds inf or NaN")
+    return model
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def _encode(layer: Layer, load: Load) -> bytes:
+    if load.raw:
+        return load.raw
+    if load.type == 1:
+        return np.ascontiguousarray(load.values, dtype="<f4").tobytes()
+    if load.storage == "fp32":
+        return struct.pack("<I", TAG_FP32) + np.ascontiguousarray(load.values, dtype="<f4").tobytes()
+    if load.storage == "fp16":
+        raw = load.values.astype("<f2").tobytes()
+        return struct.pack("<I", TAG_FP16) + raw + bytes(_align4(len(raw)) - len(raw))
+    if load.storage == "int8":
+        assert load.int8 is not None and load.int8.size == load.values.size
+        raw = load.int8.astype(np.int8).tobytes()
+        return struct.pack("<I", TAG_INT8) + raw + bytes(_align4(len(raw)) - len(raw))
+    raise QuantizeError(f"{layer.where()}: unknown storage {load.storage!r}")
+
+
+def write_model(model: Model, param: str | Path, weights: str | Path) -> None:
+    """Write both files; everything is encoded before the first byte is written, and each
+    file appears whole (written beside, then renamed)."""
+    text, data = model.param_text(), model.bin_bytes()
+    for path, content in ((Path(param), text.encode()), (Path(weights), data)):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(content)
+        os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# fp16
+
+
+def convert_fp16(model: Model) -> Model:
+    """The same model with every tagged (type 0) weight stored as fp16; type 1 data stays fp32."""
+    out = []
+    for layer in model.layers:
+        loads = []
+        for load in layer.loads:
+            if load.type == 0:
+                big = np.abs(load.values) > 65504
+                if big.any():
+                    raise QuantizeError(f"{layer.where()}: its {load.role} has values beyond fp16's range "
+                                        f"(max |w| {float(np.abs(load.values).max()):g})")
+                load = replace(load, storage="fp16", raw=b"",
+                               values=load.values.astype(np.float16).astype(np.float32))
+            loads.append(load)
+        out.append(replace(layer, loads=loads, params=list(layer.params)))
+    return Model(out, model.blob_count)
+
+
+def convert_fp32(model: Model) -> Model:
+    """The same model with every tagged weight stored as plain fp32 (tag 0)."""
+    out = []
+    for layer in model.layers:
+        loads = [replace(load, storage="fp32", raw=b"") if load.type == 0 else load for load in layer.loads]
+        out.append(replace(layer, loads=loads, params=list(layer.params)))
+    return Model(out, model.blob_count)
+
+
+# ---------------------------------------------------------------------------
+# int8
+
+
+def float2int8(x: F32) -> I8:
+    """ncnn's float2int8: round half away from zero, clamp to [-127, 127]."""
+    r: F32 = (np.sign(x) * np.floor(np.abs(x) + np.float32(0.5))).astype(np.float32)
+    out: I8 = np.clip(r, -127, 127).astype(np.int8)
+    return out
+
+
+def weight_scales(weights: F32, rows: int) -> F32:
+    """127 / max|w| per row (output channel, or group); 0 for an all-zero row."""
+    absmax = np.abs(weights.reshape(rows, -1)).max(axis=1)
+    safe = np.where(absmax > 0, absmax, np.float32(1))
+    return np.where(absmax > 0, np.float32(127) / safe, np.float32(0)).astype(np.float32)
+
+
+def quantizable(layer: Layer) -> str | None:
+    """None when ncnn's generic int8 forward can run this layer; else why not."""
+    if layer.type not in ("Convolution", "ConvolutionDepthWise", "InnerProduct"):
+        return "no int8 forward in ncnn's generic code"
+    if layer.type != "InnerProduct" and layer.get_int(19, 0):
+        return "dynamic weights"
+    if not layer.loads:
+        return "no weights"
+    if layer.type != "InnerProduct" and layer.get_float(18, 0.0) != 0.0:
+        return "pad value 18 is not 0 (the int8 path pads the quantized blob)"
+    return None
+
+
+def _rows(layer: Layer) -> int:
+    if layer.type == "ConvolutionDepthWise":
+        return layer.get_int(7, 1)
+    return layer.get_int(0, 0)
+
+
+def canonical_blob(model: Model, blob: str) -> str:
+    """The blob a Split output copies (followed back through Splits): the data itself."""
+    producers = {top: layer for layer in model.layers for top in layer.tops}
+    while blob in producers and producers[blob].type == "Split":
+        blob = producers[blob].bottoms[0]
+    return blob
+
+
+def int8_layers(model: Model, skip: Iterable[str] = ()) -> list[Layer]:
+    skipped = set(skip)
+    return [layer for layer in model.layers if layer.name not in skipped and quantizable(layer) is None]
+
+
+def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = ()) -> Model:
+    """The int8 model: every quantizable layer not in `skip` gets int8 weights, weight
+    scales and its bottom scale (bottom_scales, by canonical blob name)."""
+    chosen = {layer.name for layer in int8_layers(model, skip)}
+    out = []
+    for layer in model.layers:
+        if layer.name not in chosen:
+            out.append(replace(layer, loads=list(layer.loads), params=list(layer.params)))
+            continue
+        blob = canonical_blob(model, layer.bottoms[0])
+        if blob not in bottom_scales:
+            raise QuantizeError(f"{layer.where()}: no calibration scale for its input blob {blob!r}")
+        scale = float(bottom_scales[blob])
+        if not np.isfinite(scale) or scale <= 0:
+            raise QuantizeError(f"{layer.where()}: bad scale {scale} for blob {blob!r}")
+        weight = layer.loads[0]
+        rows = _rows(layer)
+        if rows <= 0 or weight.values.size % rows:
+            raise QuantizeError(f"{layer.where()}: {weight.values.size} weights do not split into {rows} rows")
+        scales = weight_scales(weight.values, rows)
+        q = float2int8(weight.values.reshape(rows, -1) * scales[:, None]).reshape(-1)
+        loads = [replace(weight, storage="int8", int8=q, raw=b""), *layer.loads[1:],
+                 Load("weight_scales", 1, scales),
+                 Load("bottom_scale", 1, np.array([scale], dtype=np.float32))]
+        term = "1" if layer.type == "ConvolutionDepthWise" else "2"
+        params = [(k, v) for k, v in layer.params if k != "8"] + [("8", term)]  # an explicit 8=0 goes
+        out.append(replace(layer, loads=loads, params=params))
+    return Model(out, model.blob_count)
+
+
+# ---------------------------------------------------------------------------
+# Calibration (runs the fp32 model in the CPython ncnn wheel)
+
+
+def _kl_threshold(hist: npt.NDArray[np.float64], levels: int = 128) -> int:
+    """The number of histogram bins to keep: the clipping whose `levels`-level quantization
+    loses least information (KL divergence between the clipped and the quantized histogram)."""
+    bins = hist.size
+    if hist[levels:].sum() == 0:
+        return int(np.nonzero(hist)[0].max() + 1) if hist.any() else bins
+    best, best_kl = bins, np.inf
+    for i in range(levels, bins + 1):
+        p = hist[:i].copy()
+        p[-1] += hist[i:].sum()
+        group = (np.arange(i) * levels) // i
+        nonzero = hist[:i] > 0
+        sums = np.bincount(group, weights=hist[:i], minlength=levels)
+        counts = np.bincount(group, weights=nonzero.astype(np.float64), minlength=levels)
+        q = np.where(nonzero, sums[group] / np.maximum(counts[group], 1), 0.0)
+        mask = p > 0
+        ps, qs = p / p.sum(), q / max(q.sum(), 1e-30)
+        kl = float(np.sum(ps[mask] * np.log(ps[mask] / np.maximum(qs[mask], 1e-12))))
+        if kl < best_kl:
+            best, best_kl = i, kl
+    return best
+
+
+def _input_mat(ncnn: Any, sample: F32) -> Any:
+    arr = np.ascontiguousarray(sample, dtype=np.float32)
+    if arr.ndim not in (1, 2, 3, 4):
+        raise QuantizeError(f"a calibration sample has {arr.ndim} dimensions (1 to 4: w, h w, c h w, c d h w)")
+    return ncnn.Mat(arr)
+
+
+def calibrate(param: str | Path, weights: str | Path, samples: Sequence[F32], blobs: Iterable[str],
+              input_name: str | None = None, method: str = "maxabs") -> dict[str, float]:
+    """Run the fp32 model (the ncnn wheel, 1 thread) on each sample and pick a scale for
+    each of `blobs`: 127 / the threshold the method chooses."""
+    import ncnn
+
+    if method not in METHODS:
+        raise QuantizeError(f"unknown calibration method {method!r} (one of {', '.join(METHODS)})")
+    if not samples:
+        raise QuantizeError("no calibration samples")
+    layers, _ = parse_param(Path(param).read_text())
+    if input_name is None:
+        inputs = [layer.tops[0] for layer in layers if layer.type == "Input"]
+        if len(inputs) != 1:
+            raise QuantizeError(f"the model has {len(inputs)} Input layers: name the input blob")
+        input_name = inputs[0]
+    names = list(dict.fromkeys(blobs))
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    net.opt.lightmode = False  # keep every blob: in light mode in-place layers overwrite them
+    if net.load_param(str(param)) != 0 or net.load_model(str(weights)) != 0:
+        raise QuantizeError(f"the ncnn wheel could not load {param} / {weights}")
+
+    def run(sample: F32) -> dict[str, F32]:
+        ex = net.create_extractor()
+        ex.input(input_name, _input_mat(ncnn, sample))
+        got = {}
+        for name in names:
+            ret, mat = ex.extract(name)
+            if ret != 0:
+                raise QuantizeError(f"calibration: extracting blob {name!r} failed ({ret})")
+            got[name] = np.array(mat, dtype=np.float32).reshape(-1)
+        return got
+
+    # Pass 1: the largest |x| of each blob. Pass 2 (kl, percentile): a histogram of the
+    # non-zero |x| over [0, that max], running the samples again rather than keeping every
+    # blob of every sample in memory.
+    absmax = dict.fromkeys(names, 0.0)
+    for sample in samples:
+        for name, v in run(sample).items():
+            absmax[name] = max(absmax[name], float(np.abs(v).max(initial=0.0)))
+    hists = {name: np.zeros(HIST_BINS, dtype=np.float64) for name in names}
+    if method != "maxabs":
+        for sample in samples:
+            for name, v in run(sample).items():
+                a = np.abs(v[v != 0])
+                if absmax[name] > 0 and a.size:
+                    hists[name] += np.histogram(a, bins=HIST_BINS, range=(0.0, absmax[name]))[0]
+    scales = {}
+    for name in names:
+        top = absmax[name]
+        if top <= 0:
+            scales[name] = 1.0  # an all-zero blob in every sample: any scale gives zeros
+            continue
+        threshold = top
+        if method == "kl" and hists[name].sum() > 0:
+            threshold = _kl_threshold(hists[name]) * top / HIST_BINS
+        elif method == "percentile" and hists[name].sum() > 0:
+            cum = np.cumsum(hists[name])
+            k = int(np.searchsorted(cum, cum[-1] * PERCENTILE / 100))
+            threshold = min(top, (k + 1) * top / HIST_BINS)
+        scales[name] = 127.0 / threshold
+    return scales
+
+
+# ---------------------------------------------------------------------------
+# The whole job
+
+
+@dataclass
+class Summary:
+    """What quantize_files / fp16_files did."""
+
+    int8: list[str] = field(default_factory=list)  # quantized layers, with their scales
+    kept: list[str] = field(default_factory=list)  # layers with weights left as they were, and why
+    bin_bytes: tuple[int, int] = (0, 0)  # .bin size before, after
+
+    def text(self) -> str:
+        lines = [*self.int8, *self.kept]
+        before, after = self.bin_bytes
+        lines.append(f".bin: {before} bytes -> {after} bytes ({after / max(before, 1):.1%})")
+        return "\n".join(lines)
+
+
+def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
+                   samples: Sequence[F32], method: str = "maxabs", input_name: str | None = None,
+                   skip: Iterable[str] = (), layouts: Mapping[str, Layout] | None = None) -> Summary:
+    """fp32 model in, int8 model out (see the module docstring)."""
+    model = read_model(param_in, bin_in, layouts)
+    skip = list(skip)
+    missing = set(skip) - {layer.name for layer in model.layers}
+    if missing:
+        raise QuantizeError(f"--skip names layers the model does not have: {', '.join(sorted(missing))}")
+    chosen = int8_layers(model, skip)
+    if not chosen:
+        raise QuantizeError("the model has no layer ncnn can run in int8 (Convolution, "
+                            "ConvolutionDepthWise, InnerProduct)")
+    blobs = [canonical_blob(model, layer.bottoms[0]) for layer in chosen]
+    scales = calibrate(param_in, bin_in, samples, blobs, input_name, method)
+    out = quantize(model, scales, skip)
+    write_model(out, param_out, bin_out)
+    summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
+    for layer in out.layers:
+        if layer.name in {c.name for c in chosen}:
+            ws = layer.loads[-2].values
+            summary.int8.append(f"int8  {layer.where()}: input {canonical_blob(model, layer.bottoms[0])!r} "
+                                f"scale {layer.loads[-1].values[0]:.6g}, weight scales "
+                                f"{float(ws.min()):.4g}..{float(ws.max()):.4g}")
+        elif layer.loads:
+            why = "skipped" if layer.name in skip else (quantizable(layer) or "")
+            summary.kept.append(f"fp32  {layer.where()}: {why}")
+    return summary
+
+
+def fp16_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
+               layouts: Mapping[str, Layout] | None = None) -> Summary:
+    """fp32 model in, the same model with fp16 weights out."""
+    model = read_model(param_in, bin_in, layouts)
+    out = convert_fp16(model)
+    write_model(out, param_out, bin_out)
+    summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
+    for layer in out.layers:
+        for load in layer.loads:
+            kind = "fp16" if load.storage == "fp16" else "fp32 (type 1: ncnn reads it untagged)"
+            summary.kept.append(f"{layer.where()}: {load.role} x{load.values.size} {kind}")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("param_in")
+    ap.add_argument("bin_in")
+    ap.add_argument("param_out")
+    ap.add_argument("bin_out")
+    ap.add_argument("--calib", help=".npy of N preprocessed inputs (int8 mode)")
+    ap.add_argument("--input", help="input blob name (default: the model's one Input layer)")
+    ap.add_argument("--method", choices=METHODS, default="maxabs", help="activation scale choice")
+    ap.add_argument("--skip", action="append", default=[], metavar="LAYER", help="keep this layer fp32")
+    ap.add_argument("--fp16", action="store_true", help="store weights as fp16 instead (no calibration)")
+    ap.add_argument("--layout", action="append", default=[], metavar="TYPE=T:N,...",
+                    help="weights of a custom layer type: T the ncnn load type (0/1), N a count or "
+                         "@ID (a parameter's value); TYPE= for none")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        layouts = dict(parse_layout(s) for s in args.layout)
+        if args.fp16:
+            summary = fp16_files(args.param_in, args.bin_in, args.param_out, args.bin_out, layouts)
+        else:
+            if not args.calib:
+                raise QuantizeError("int8 needs --calib samples.npy (or give --fp16)")
+            samples = np.load(args.calib).astype(np.float32)
+            summary = quantize_files(args.param_in, args.bin_in, args.param_out, args.bin_out, list(samples),
+                                     args.method, args.input, args.skip, layouts)
+    except (QuantizeError, OSError) as e:
+        print(f"quantize_int8: {e}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(summary.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
