@@ -1,0 +1,65 @@
+# The board side of tests/test_mcu_models.py (which prepends `CONFIG = {...}` and packs the
+# files into the board's ROMFS): each model loaded with its weights in place in flash, one
+# photo through it, every output compared with the CPython wheel's (packed in the ROMFS as
+# Mats' bytes), faces decoded on the board (examples/retinaface.py), and what it cost.
+import hashlib
+
+import ncnn_mp
+import qemu_board
+import retinaface
+
+INSTRUCTIONS_PER_TICK = 40  # -icount shift=0: 1 instruction per ns; the timer runs at 25 MHz
+
+
+def rom(name):
+    return memoryview(open("/rom/" + name, "rb"))
+
+
+def digest(name):
+    return hashlib.sha256(rom(name)).digest().hex()[:16]
+
+
+def run_model(model):
+    before = digest(model + ".bin")
+    net = ncnn_mp.Net()
+    net.load_param(ncnn_mp.DataReader(from_memory=rom(model + ".param")))
+    net.load_model(rom(model + ".bin"), copy=False)
+    info = net.weights_info()
+    print("weights", model, info["in_place"], info["copied"], info["converted"], info["ram"])
+    w, h, c = CONFIG["size"]
+    for n in range(CONFIG["images"]):
+        t0 = qemu_board.ticks()
+        with net.create_extractor() as ex:
+            ex.input(CONFIG["input"], ncnn_mp.Mat(w, h, c, data=rom("in%d.f32" % n)))
+            outs = {name: ex.extract(name) for name in CONFIG["outputs"]}
+        ticks = qemu_board.ticks() - t0
+        print("cost", model, n, ticks * INSTRUCTIONS_PER_TICK, qemu_board.c_heap()[1])
+        report(model, n, outs)
+    net.close()
+    print("flash unchanged", model, digest(model + ".bin") == before)
+
+
+def report(model, n, outs):
+    worst = 0.0
+    for name, out in outs.items():  # the wheel's output, laid out as this Mat (cstep padding)
+        ref = ncnn_mp.Mat(out.w, out.h, out.c, data=rom("ref_%s_%d_%s.f32" % (model, n, name)))
+        a, b = memoryview(out), memoryview(ref)
+        for ch in range(out.c):
+            at = ch * out.cstep
+            for i in range(at, at + out.w * out.h):
+                worst = max(worst, abs(a[i] - b[i]))
+    print("maxdiff", model, n, worst)
+    if CONFIG["detector"] == "retinaface":
+        by_stride = {}
+        for stride in retinaface.STRIDES:
+            cls, bbox, landmark = (outs[name] for name in retinaface.output_names(stride))
+            by_stride[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
+        for f in retinaface.detect(by_stride):
+            print("face", model, n, "%.5f %.3f %.3f %.3f %.3f" % tuple(f[:5]))
+    else:
+        scores = list(memoryview(outs[CONFIG["outputs"][0]]))
+        print("top1", model, n, scores.index(max(scores)))
+
+
+for model in CONFIG["models"]:
+    run_model(model)
