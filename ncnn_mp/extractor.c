@@ -358,6 +358,10 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         if (missing) {
             ncnn_mp_raise_blob_missing(key, where);
         }
+        if (ret == NCNN_MP_OUT_OF_MEMORY) {
+            mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory for the blobs "
+                "(error -100): a smaller input, or fewer blobs kept (opt.lightmode)"), where);
+        }
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: a layer on the way to the blob failed "
             "(error %d; ncnn's log on stderr says why)"), where, ret);
     }

@@ -108,6 +108,9 @@ static mp_obj_t ncnn_mp_Layer_del(mp_obj_t self_in) {
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Layer_del_obj, Layer, __del__, ncnn_mp_Layer_del);
 
 static void ncnn_mp_layer_check_ret(int ret, const char *where) {
+    if (ret == NCNN_MP_OUT_OF_MEMORY) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory (error -100)"), where);
+    }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn returned %d (ncnn's log on stderr says why)"),
             where, ret);

@@ -560,6 +560,9 @@ mp_obj_t ncnn_mp_take_pending(void);
 // ---------------------------------------------------------------------------
 // Errors: every message reads "Class.method: what was wrong (what was expected)".
 
+// What ncnn's layers return when an allocation failed (where they check): MemoryError.
+#define NCNN_MP_OUT_OF_MEMORY (-100)
+
 NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
 NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
 // NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").

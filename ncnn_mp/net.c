@@ -318,6 +318,10 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
             "the model needs (truncated, or another model's)"), where);
     }
+    if (ret == NCNN_MP_OUT_OF_MEMORY) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s (error -100)"),
+            where, ncnn_mp_load_what[kind]);
+    }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
             where, ncnn_mp_load_what[kind], ret);

@@ -167,3 +167,48 @@ def test_mnist_int8_on_the_board(tmp_path: Path) -> None:
     assert [row[1:] for row in lines(output, "top1")] == want
     assert [w[1] for w in want] == [str(d) for d in range(10)]  # and int8 still reads every digit right
     assert re.search(r"^cost int8 0 \d+ \d+$", output, re.M)
+
+
+OOM_SCRIPT = b"""
+import ncnn_mp, qemu_board
+net = ncnn_mp.Net()
+net.load_param(ncnn_mp.DataReader(from_memory=b"7767517\\n2 2\\nInput data 0 1 data\\nConvolution c 1 1 data out 0=64 1=3 4=1 6=576\\n"))
+net.load_model(ncnn_mp.DataReader(zeros=True))
+for side in (512, 16, 512, 16):  # 64 MiB of output, then 64 KiB: the board has 3.4 MiB
+    x = ncnn_mp.Mat(side, side, 1)
+    x.fill(1.0)
+    try:
+        with net.create_extractor() as ex:
+            ex.input("data", x)
+            print(side, "channels", ex.extract("out").c)
+    except MemoryError as e:
+        print(side, "MemoryError:", e)
+big = ncnn_mp.Net()  # SqueezeNet's fp16 weights widen to 4.9 MB of fp32: more than the board has
+big.load_param(ncnn_mp.DataReader(from_memory=open("/rom/squeezenet.param", "rb").read()))
+try:
+    big.load_model(open("/rom/squeezenet.bin", "rb"), copy=False)
+except ValueError as e:
+    print("load failed:", e)
+big.close()
+print("small again", net.create_extractor().extract is not None)
+"""
+
+
+def test_out_of_memory_on_the_board(tmp_path: Path) -> None:
+    """ncnn's C heap running out (an extract or a load too big for the board) ends in a Python
+    exception, the board says why, and the net and the board work on."""
+    real = shared_models("real", "squeezenet_v1.1.param", "squeezenet_v1.1.bin")
+    image = tmp_path / "romfs.img"
+    image.write_bytes(pack({"squeezenet.param": (real / "squeezenet_v1.1.param").read_bytes(),
+                            "squeezenet.bin": (real / "squeezenet_v1.1.bin").read_bytes()}))
+    from qemu import run_script
+
+    r = run_script(QemuBoard("qemu").binary, OOM_SCRIPT, timeout=120, romfs=image)
+    assert r.returncode == 0, r.output
+    out = r.output
+    exhausted = re.findall(r"^board: the C heap \(ncnn's memory\) is exhausted: \d+ bytes asked", out, re.M)
+    assert len(exhausted) >= 3, out
+    assert out.count("512 MemoryError: Extractor.extract: ncnn ran out of memory for the blobs") == 2, out
+    assert out.count("16 channels 64") == 2, out
+    assert "load failed: Net.load_model: ncnn could not load the model weights" in out, out
+    assert "small again True" in out, out
