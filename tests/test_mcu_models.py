@@ -70,14 +70,16 @@ def photo_input(rgb: npt.NDArray[np.uint8], size: int) -> F32:
     return np.array(m, dtype=np.float32)
 
 
-def run_board(files: dict[str, bytes], config: dict, timeout: float = 600) -> str:
+def run_board(files: dict[str, bytes], config: dict, firmware: Path | None = None, timeout: float = 600) -> str:
+    """tests/mcu_models_board.py on the board (the qemu profile's firmware unless given),
+    with `files` as its ROMFS."""
     source = f"CONFIG = {config!r}\n" + (REPO / "tests" / "mcu_models_board.py").read_text()
-    board = QemuBoard("qemu")
-    image = board.binary.parent / f"romfs-{config['detector']}.img"
+    binary = firmware or QemuBoard("qemu").binary
+    image = binary.parent / f"romfs-{config['detector']}.img"
     image.write_bytes(pack(files))
     from qemu import run_script
 
-    r = run_script(board.binary, source.encode(), timeout=timeout, icount=True, romfs=image)
+    r = run_script(binary, source.encode(), timeout=timeout, icount=True, romfs=image)
     assert r.returncode == 0, r.output
     print(r.output)
     return r.output
@@ -146,10 +148,12 @@ def test_retinaface_on_the_board(retina_models: dict[str, tuple[Path, Path]]) ->
             assert retinaface.iou([0.0, *g[1:]], [0.0, *w[1:]]) >= 0.95, (model, g, w)
 
 
-def test_mnist_int8_on_the_board(tmp_path: Path) -> None:
+def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:
+    """MNIST quantized to int8 (calibrated on noisy copies of the ten digits), the digits as
+    inputs and the int8 model's outputs in the wheel: the board's files, and the top-1s."""
     mnist = shared_models("mnist", *MNIST_FILES)
     digits = [read_pgm(mnist / f"{d}.pgm").astype(np.float32).reshape(1, 28, 28) / 255 for d in range(10)]
-    int8 = (tmp_path / "int8.param", tmp_path / "int8.bin")
+    int8 = (folder / "int8.param", folder / "int8.bin")
     rng = np.random.default_rng(1)
     calib = [np.clip(d + rng.normal(0, 0.05, d.shape), 0, 1).astype(np.float32) for d in digits for _ in range(5)]
     qz.quantize_files(mnist / "mnist.param", mnist / "mnist.bin", *int8, samples=calib, input_name="data")
@@ -160,13 +164,22 @@ def test_mnist_int8_on_the_board(tmp_path: Path) -> None:
         out = wheel_outputs(*int8, "data", ["fc"], x)["fc"]
         files[f"ref_int8_{n}_fc.f32"] = padded(out)
         want.append([str(n), str(int(out.argmax()))])
+    return files, want
+
+
+def run_mnist_int8(firmware: Path, files: dict[str, bytes], want: list[list[str]]) -> None:
     config = {"models": ["int8"], "images": 10, "size": [28, 28, 1], "input": "data", "outputs": ["fc"],
               "detector": "classifier"}
-    output = run_board(files, config)
+    output = run_board(files, config, firmware)
     check_common(output, ["int8"], {"int8": INT8_TOL})
     assert [row[1:] for row in lines(output, "top1")] == want
     assert [w[1] for w in want] == [str(d) for d in range(10)]  # and int8 still reads every digit right
     assert re.search(r"^cost int8 0 \d+ \d+$", output, re.M)
+
+
+def test_mnist_int8_on_the_board(tmp_path: Path) -> None:
+    files, want = mnist_int8_files(tmp_path)
+    run_mnist_int8(QemuBoard("qemu").binary, files, want)
 
 
 OOM_SCRIPT = b"""

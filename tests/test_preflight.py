@@ -1,0 +1,90 @@
+"""`make preflight` and firmwares sized to models (MODELS=...): the layer list derived from
+ncnn's source (ci/layers.py) must be enough to run the models, and the preflight must say
+what a profile lacks and what a model costs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MNIST_FILES, REPO, shared_models
+
+sys.path.insert(0, str(REPO / "ci"))
+
+
+def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=timeout, env=dict(os.environ, **(env or {})))
+
+
+def test_layers_of_binary_and_text_params(digits_dir: Path) -> None:
+    from layers import model_layer_types, model_layers, required
+
+    text = model_layer_types(digits_dir / "digits.param")
+    binary = model_layer_types(digits_dir / "digits.param.bin")
+    assert text == ["Input", "Standardize", "InnerProduct", "ReLU", "Softmax"]
+    assert binary == ["Input", "custom #0", "InnerProduct", "ReLU", "Softmax"]
+    need = required(model_layers(digits_dir / "digits.param"), "xtensa")
+    # What the model names and what the Net always runs; nothing else with ncnn's generic
+    # layers, where ARM's InnerProduct would make a Flatten too.
+    assert set(need) == {"Input", "InnerProduct", "ReLU", "Softmax", "Packing", "Cast"}, need
+    assert required(model_layers(digits_dir / "digits.param"), "arm")["Flatten"] == "InnerProduct creates it"
+    # A fused activation and the int8 conversions count only where the params ask for them.
+    conv = [("Convolution", {0: "8", 9: "0"})]
+    assert {"ReLU", "Quantize"}.isdisjoint(required(conv, "xtensa"))
+    switched = required([("Convolution", {0: "8", 8: "2", 9: "1"})], "xtensa")
+    assert {"ReLU", "Quantize"} <= set(switched), switched  # (generic int8 convolution dequantizes inline)
+
+
+@pytest.mark.mcu
+def test_preflight_on_the_board_profiles() -> None:
+    mnist = shared_models("mnist", *MNIST_FILES)
+    small = tool("preflight", "--profile", "qemu-nostring", str(mnist / "mnist.param"))
+    assert small.returncode == 1, small.stdout + small.stderr
+    assert "profile 'qemu-nostring' LACKS: Convolution, Pooling" in small.stdout, small.stdout
+    assert "not run on the 'qemu-nostring' board" in small.stdout, small.stdout
+    full = tool("preflight", "--profile", "qemu", str(mnist / "mnist.param"))
+    assert full.returncode == 0, full.stdout + full.stderr
+    out = full.stdout
+    assert "layers it uses (4): Input, Convolution, Pooling, InnerProduct" in out, out
+    assert "profile 'qemu' keeps every layer it needs" in out, out
+    # Measured twice (Unix, then the board), the weights in place both times and, on the
+    # board's generic layers, no byte of them in RAM.
+    assert out.count("mnist.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB") == 1, out
+    assert "m0.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB; RAM the load left in use 0.0 KiB" in out, out
+    assert out.count("outputs: fc 10x1x1") == 2, out
+    assert " instructions for the extract" in out, out
+
+
+@pytest.mark.mcu
+def test_firmware_sized_to_models(digits_dir: Path, tmp_path: Path) -> None:
+    """A firmware built with MODELS=mnist.param digits.param mnist-int8.param keeps only what
+    those need (far fewer layers than the hand-kept list) and runs the models as the full one
+    does: the MNIST and digits test scripts, and the int8 MNIST against the wheel."""
+    from test_mcu_models import mnist_int8_files, run_mnist_int8
+
+    mnist = shared_models("mnist", *MNIST_FILES)
+    int8_files, want = mnist_int8_files(tmp_path)
+    (tmp_path / "int8.param").write_bytes(int8_files["int8.param"])
+    env = {"NCNN_MP_MODELS": f"{mnist / 'mnist.param'} {digits_dir / 'digits.param'} {tmp_path / 'int8.param'}"}
+    built = tool("firmware", "--profile", "qemu", env=env)
+    assert built.returncode == 0, built.stderr[-3000:]
+    firmware = Path(built.stdout.strip().splitlines()[-1])
+    options = tool("ncnn-options", "--profile", "qemu", env=env).stdout
+    kept = sorted(o.split("=")[0][len("-DWITH_LAYER_"):] for o in options.split()
+                  if o.startswith("-DWITH_LAYER_") and o.endswith("=ON"))
+    assert kept == ["cast", "convolution", "flatten", "innerproduct", "input", "packing", "padding", "pooling",
+                    "quantize", "relu", "softmax"], kept
+    from conftest import MP_TESTS, QemuBoard
+
+    board = QemuBoard("qemu")
+    board.binary = firmware
+    for script in ("ncnn_mp_mnist.py", "ncnn_mp_param_bin.py"):
+        r = board.run(MP_TESTS / script)
+        assert r.returncode == 0, r.explain()
+        assert r.stdout == (MP_TESTS / f"{script}.exp").read_text(), r.explain()
+    run_mnist_int8(firmware, int8_files, want)
