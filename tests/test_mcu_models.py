@@ -24,17 +24,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from conftest import MNIST_FILES, REPO, QemuBoard, shared_models
-from test_oracle import read_pgm
+from conftest import REPO, QemuBoard, shared_models
 
 sys.path.insert(0, str(REPO / "examples"))
-import quantize_int8 as qz  # noqa: E402
 import retinaface  # noqa: E402
+from real_models import SIZE, mnist_digits, mnist_int8, photo_input, retinaface_models  # noqa: E402
 from romfs_pack import pack  # noqa: E402
 
 pytestmark = pytest.mark.mcu
 F32 = npt.NDArray[np.float32]
-SIZE = 160
 FP32_TOL = 2e-3  # the board's generic float code against the wheel's x86 kernels (other sum orders)
 INT8_TOL = 0.15  # generic int8 code against the wheel's x86 kernels: a rounding step apart here and there
 RETINA_OUTPUTS = [name for s in retinaface.STRIDES for name in retinaface.output_names(s)]
@@ -61,13 +59,6 @@ def padded(channels: F32) -> bytes:
     out = np.zeros((channels.shape[0], step), dtype=np.float32)
     out[:, :per] = channels
     return out.tobytes()
-
-
-def photo_input(rgb: npt.NDArray[np.uint8], size: int) -> F32:
-    """RetinaFace's input: RGB, no normalisation, resized by ncnn as the wheel does."""
-    h, w = rgb.shape[:2]
-    m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, w, h, size, size)
-    return np.array(m, dtype=np.float32)
 
 
 def run_board(files: dict[str, bytes], config: dict, firmware: Path | None = None, timeout: float = 600) -> str:
@@ -102,19 +93,7 @@ def check_common(output: str, models: list[str], tol: dict[str, float]) -> None:
 
 @pytest.fixture(scope="module")
 def retina_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
-    """RetinaFace as fp32 (the shipped fp16 weights widened) and int8 (calibrated on other photos)."""
-    import skimage.data
-
-    real = shared_models("real", "mnet.25-opt.param", "mnet.25-opt.bin")
-    out = tmp_path_factory.mktemp("retinaface")
-    fp32 = (out / "fp32.param", out / "fp32.bin")
-    qz.write_model(qz.convert_fp32(qz.read_model(real / "mnet.25-opt.param", real / "mnet.25-opt.bin")), *fp32)
-    photos = [skimage.data.chelsea(), skimage.data.coffee(), skimage.data.rocket(),
-              np.stack([skimage.data.camera()] * 3, -1)]  # (the astronaut is the test photo)
-    calib = [photo_input(p, SIZE) for p in photos]
-    int8 = (out / "int8.param", out / "int8.bin")
-    qz.quantize_files(*fp32, *int8, samples=calib, input_name="data")
-    return {"fp32": fp32, "int8": int8}
+    return retinaface_models(tmp_path_factory.mktemp("retinaface"))
 
 
 def test_retinaface_on_the_board(retina_models: dict[str, tuple[Path, Path]]) -> None:
@@ -149,17 +128,12 @@ def test_retinaface_on_the_board(retina_models: dict[str, tuple[Path, Path]]) ->
 
 
 def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:
-    """MNIST quantized to int8 (calibrated on noisy copies of the ten digits), the digits as
-    inputs and the int8 model's outputs in the wheel: the board's files, and the top-1s."""
-    mnist = shared_models("mnist", *MNIST_FILES)
-    digits = [read_pgm(mnist / f"{d}.pgm").astype(np.float32).reshape(1, 28, 28) / 255 for d in range(10)]
-    int8 = (folder / "int8.param", folder / "int8.bin")
-    rng = np.random.default_rng(1)
-    calib = [np.clip(d + rng.normal(0, 0.05, d.shape), 0, 1).astype(np.float32) for d in digits for _ in range(5)]
-    qz.quantize_files(mnist / "mnist.param", mnist / "mnist.bin", *int8, samples=calib, input_name="data")
+    """MNIST in int8, the ten digits as inputs and the int8 model's outputs in the wheel: the
+    board's files, and the top-1s."""
+    int8 = mnist_int8(folder)
     files = {"int8.param": int8[0].read_bytes(), "int8.bin": int8[1].read_bytes()}
     want = []
-    for n, x in enumerate(digits):
+    for n, x in enumerate(mnist_digits()):
         files[f"in{n}.f32"] = x.tobytes()
         out = wheel_outputs(*int8, "data", ["fc"], x)["fc"]
         files[f"ref_int8_{n}_fc.f32"] = padded(out)

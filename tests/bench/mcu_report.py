@@ -7,6 +7,8 @@ of ncnn_mp on the bare-metal Cortex-M3 QEMU firmware, printed as Markdown tables
 - Per model (tests/bench/mcu_bench.py on the board): emulated instructions per extract
   (QEMU -icount), ncnn's C heap (in use, and the most ever taken from the system),
   the MicroPython heap live with the model loaded and allocated per extract.
+- Real models (ci/preflight_probe.py on the board, a fresh boot each): weights copied into
+  RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions.
 
     python tests/bench/mcu_report.py
 """
@@ -24,6 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "ci"))
 
 from firmware import build_firmware  # noqa: E402
+from preflight import probe  # noqa: E402
 from qemu import run_script  # noqa: E402
 
 PROFILES = ["qemu-plain", "qemu", "qemu-nostring"]
@@ -105,6 +108,47 @@ def main() -> int:
                   f"{m['c_heap_peak']:,} | {m['py_heap_live']:,} | {m['py_heap_per_extract']:,} |")
     print("\nMicroPython's heap is 143,360 bytes (the port's default); ncnn's heap is the RAM between"
           " .bss and the stack (ci/mcu/mps2_an385.ld). Heap figures in bytes.")
+    return real_models(elves["qemu"])
+
+
+def real_models(elf: Path) -> int:
+    """fp32 copied, fp32 in place and int8 in place, for MNIST and RetinaFace (tests/real_models.py)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import tempfile
+
+    from real_models import SIZE, mnist_int8, retinaface_models, shared_models
+
+    mnist = shared_models("mnist", "mnist.param", "mnist.bin")
+    with tempfile.TemporaryDirectory() as tmp:
+        retina = retinaface_models(Path(tmp))
+        (Path(tmp) / "m").mkdir()
+        mnist8 = mnist_int8(Path(tmp) / "m")
+        runs = [("MNIST 28x28", "fp32", True, (mnist / "mnist.param", mnist / "mnist.bin"), (28, 28, 1)),
+                ("MNIST 28x28", "fp32", False, (mnist / "mnist.param", mnist / "mnist.bin"), (28, 28, 1)),
+                ("MNIST 28x28", "int8", False, mnist8, (28, 28, 1)),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", True, retina["fp32"], (SIZE, SIZE, 3)),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", False, retina["fp32"], (SIZE, SIZE, 3)),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8", False, retina["int8"], (SIZE, SIZE, 3))]
+        print("\n### Real models on the board: weights copied into RAM, or in place in flash (ROMFS)\n")
+        print("| model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
+              "| Python heap | instructions / extract |")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        for name, precision, copy, (param, weights), shape in runs:
+            model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
+                     "inputs": [("data", shape)], "rom": ("m.param", "m.bin")}
+            config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
+            files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
+            (r,) = probe(elf, True, config, files, timeout=1800)
+            if "failed" in r:
+                print(f"{name} {precision} failed on the board:\n{r['failed']}", file=sys.stderr)
+                return 1
+            print(f"| {name} | {precision} | {'copied' if copy else 'in place'} | {len(files['m.bin']):,} | "
+                  f"{r['weights']['ram']:,} | {r['blob_peak']:,} | {r['c_heap_high_water']:,} | "
+                  f"{r['py_heap_extract']:,} | {r['instructions']:,} |")
+    print("\nWeights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
+          "bytes of blobs and workspace at once in one extract (a counting Allocator); C heap high-water: "
+          "the most newlib ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "
+          "MicroPython's heap in use after the extract. Inputs filled with 0.5; one thread.")
     return 0
 
 

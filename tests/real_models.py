@@ -1,0 +1,58 @@
+"""The real models the MCU tests and `make mcu-report` run, made the same way for both:
+RetinaFace mnet.25 widened to fp32 (shipped fp16: widened, its weights can stay in flash)
+and quantized to int8, MNIST quantized to int8, and their inputs from photos and digits."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import ncnn
+import numpy as np
+import numpy.typing as npt
+
+from conftest import MNIST_FILES, REPO, shared_models
+from test_oracle import read_pgm
+
+sys.path.insert(0, str(REPO / "examples"))
+import quantize_int8 as qz  # noqa: E402
+
+F32 = npt.NDArray[np.float32]
+SIZE = 160  # RetinaFace's input on the board: what its 3.4 MiB of C heap holds with room
+
+
+def photo_input(rgb: npt.NDArray[np.uint8], size: int) -> F32:
+    """RetinaFace's input: RGB, no normalisation, resized by ncnn as the wheel does."""
+    h, w = rgb.shape[:2]
+    m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, w, h, size, size)
+    return np.array(m, dtype=np.float32)
+
+
+def retinaface_models(folder: Path) -> dict[str, tuple[Path, Path]]:
+    """RetinaFace as fp32 (the shipped fp16 weights widened) and int8 (calibrated on other
+    photos than the astronaut, the test photo)."""
+    import skimage.data
+
+    real = shared_models("real", "mnet.25-opt.param", "mnet.25-opt.bin")
+    fp32 = (folder / "fp32.param", folder / "fp32.bin")
+    qz.write_model(qz.convert_fp32(qz.read_model(real / "mnet.25-opt.param", real / "mnet.25-opt.bin")), *fp32)
+    photos = [skimage.data.chelsea(), skimage.data.coffee(), skimage.data.rocket(),
+              np.stack([skimage.data.camera()] * 3, -1)]
+    int8 = (folder / "int8.param", folder / "int8.bin")
+    qz.quantize_files(*fp32, *int8, samples=[photo_input(p, SIZE) for p in photos], input_name="data")
+    return {"fp32": fp32, "int8": int8}
+
+
+def mnist_digits() -> list[F32]:
+    mnist = shared_models("mnist", *MNIST_FILES)
+    return [read_pgm(mnist / f"{d}.pgm").astype(np.float32).reshape(1, 28, 28) / 255 for d in range(10)]
+
+
+def mnist_int8(folder: Path) -> tuple[Path, Path]:
+    """MNIST in int8, calibrated on noisy copies of the ten digits."""
+    mnist = shared_models("mnist", *MNIST_FILES)
+    int8 = (folder / "int8.param", folder / "int8.bin")
+    rng = np.random.default_rng(1)
+    calib = [np.clip(d + rng.normal(0, 0.05, d.shape), 0, 1).astype(np.float32) for d in mnist_digits() for _ in range(5)]
+    qz.quantize_files(mnist / "mnist.param", mnist / "mnist.bin", *int8, samples=calib, input_name="data")
+    return int8
