@@ -108,13 +108,19 @@ static mp_obj_t ncnn_mp_Layer_del(mp_obj_t self_in) {
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Layer_del_obj, Layer, __del__, ncnn_mp_Layer_del);
 
 static void ncnn_mp_layer_check_ret(int ret, const char *where) {
-    if (ret == NCNN_MP_OUT_OF_MEMORY) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory (error -100)"), where);
-    }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn returned %d (ncnn's log on stderr says why)"),
             where, ret);
     }
+}
+
+// A forward's -100 is a blob ncnn could not allocate (a load's -100 is any weight it could
+// not read: ValueError like the rest).
+static void ncnn_mp_layer_check_forward(int ret, const char *where) {
+    if (ret == NCNN_MP_OUT_OF_MEMORY) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory (error -100)"), where);
+    }
+    ncnn_mp_layer_check_ret(ret, where);
 }
 
 // Runs one of the layer's own steps on a standalone layer. A Python custom layer
@@ -282,7 +288,7 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
         for (int i = 0; i < n_top; i++) {
             ncnn_mat_destroy(tops[i]);
         }
-        ncnn_mp_layer_check_ret(ret, where);
+        ncnn_mp_layer_check_forward(ret, where);
     }
     for (int i = 0; i < n_top; i++) {
         out[i] = ncnn_mp_result_wrap(&r, tops[i], where);  // (wrap destroys the handle if it raises)
@@ -325,7 +331,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
         : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
     MP_THREAD_GIL_ENTER();
     m_del(ncnn_mat_t, handles, n ? n : 1);
-    ncnn_mp_layer_check_ret(ret, where);
+    ncnn_mp_layer_check_forward(ret, where);
     return mp_const_none;
 }
 NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Layer_forward_inplace_obj, Layer, forward_inplace, ncnn_mp_Layer_forward_inplace);

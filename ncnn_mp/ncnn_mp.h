@@ -99,6 +99,9 @@ typedef struct _ncnn_mp_net_native_t {
     // buffers given to load_model(copy=False) since the layers were made: layers point
     // into them until ncnn destroys the layers (clear, a param load, the net's end).
     bool kept_weights;
+    // A model load ran since the layers were made: their pipelines may exist, and the next
+    // load ends them first (ncnn_mp_cxx_destroy_pipelines).
+    bool pipelines;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);

@@ -288,12 +288,16 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     call.weights = in_place ? src : MP_OBJ_NULL;
+    if (kind == NCNN_MP_LOAD_MODEL && n->pipelines) {
+        ncnn_mp_cxx_destroy_pipelines(n->handle);  // (ncnn would create them over the old ones)
+    }
     int ret = in_place ? ncnn_mp_cxx_load_model_in_place(n->handle, &reader)
         : ncnn_mp_net_run_loader(n->handle, kind, path, dr);
     // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
     bool ran_out = kind == NCNN_MP_LOAD_MODEL && counted != NULL && counted->counts.short_read;
     if (kind == NCNN_MP_LOAD_MODEL) {
         bool has_layers = n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY;
+        n->pipelines = has_layers;
         n->stage = ret == 0 && !ran_out && call.error == MP_OBJ_NULL ? NCNN_MP_NET_READY
             : has_layers ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
         long heap_after = ncnn_mp_c_heap_in_use();
@@ -307,6 +311,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         // Even a failed load may have prepared some layers with the option.
         n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
         n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
+        n->pipelines = false;
         ncnn_mp_net_release_weights(n);  // ncnn destroyed the old layers first
     }
     if (own_reader) {
@@ -317,10 +322,6 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     if (ran_out) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
             "the model needs (truncated, or another model's)"), where);
-    }
-    if (ret == NCNN_MP_OUT_OF_MEMORY) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s (error -100)"),
-            where, ncnn_mp_load_what[kind]);
     }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
@@ -422,6 +423,7 @@ static mp_obj_t ncnn_mp_Net_clear(mp_obj_t self_in) {
     ncnn_mp_call_t call;  // ncnn calls custom layers' destroy_pipeline
     ncnn_mp_call_begin(&call);
     ncnn_net_clear(n->handle);
+    n->pipelines = false;
     ncnn_mp_net_release_weights(n);
     n->stage = NCNN_MP_NET_EMPTY;
     n->named = false;

@@ -4,6 +4,7 @@
 
 #include <ncnn/allocator.h>
 #include <ncnn/datareader.h>
+#include <ncnn/layer.h>
 #include <ncnn/net.h>
 
 #include "net_cxx.h"
@@ -37,6 +38,36 @@ private:
 extern "C" int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, _ncnn_mp_reader_t *r) {
     InPlaceReader reader(r);
     return static_cast<ncnn::Net *>(net->pthis)->load_model(reader);
+}
+
+extern "C" void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net) {
+    ncnn::Net *n = static_cast<ncnn::Net *>(net->pthis);
+    for (ncnn::Layer *layer : n->mutable_layers()) {
+        if (layer == nullptr) {
+            continue;
+        }
+        // The option the layer's pipeline was made with: the net's, less what the layer's
+        // featmask turns off for it (the bits of ncnn's layer.h: fp16, bf16, int8, vulkan,
+        // sgemm, winograd, threads), as Net::load_model gave it.
+        ncnn::Option opt = n->opt;
+        int mask = layer->featmask;
+        opt.use_fp16_arithmetic = opt.use_fp16_arithmetic && !(mask & 1 << 0);
+        opt.use_fp16_packed = opt.use_fp16_packed && !(mask & 1 << 1);
+        opt.use_fp16_storage = opt.use_fp16_storage && !(mask & 1 << 1);
+        opt.use_bf16_packed = opt.use_bf16_packed && !(mask & 1 << 2);
+        opt.use_bf16_storage = opt.use_bf16_storage && !(mask & 1 << 2);
+        opt.use_int8_packed = opt.use_int8_packed && !(mask & 1 << 3);
+        opt.use_int8_storage = opt.use_int8_storage && !(mask & 1 << 3);
+        opt.use_int8_arithmetic = opt.use_int8_arithmetic && !(mask & 1 << 3);
+        opt.use_vulkan_compute = opt.use_vulkan_compute && !(mask & 1 << 4);
+        opt.use_tensor_storage = opt.use_tensor_storage && !(mask & 1 << 4);
+        opt.use_sgemm_convolution = opt.use_sgemm_convolution && !(mask & 1 << 5);
+        opt.use_winograd_convolution = opt.use_winograd_convolution && !(mask & 1 << 6);
+        if (mask & 1 << 7) {
+            opt.num_threads = 1;
+        }
+        layer->destroy_pipeline(opt);
+    }
 }
 
 namespace {

@@ -24,6 +24,12 @@ size_t ncnn_mp_reader_reference(struct _ncnn_mp_reader_t *r, size_t size, const 
 // ncnn's return code.
 int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r);
 
+// Ends the pipelines of the net's layers (each layer's destroy_pipeline, as Net::clear does
+// before it deletes them) so that a model load may create them again: ncnn's load_model
+// calls create_pipeline on every layer it loads without ending the last one first, which
+// leaks what each layer made (an x86 InnerProduct's Flatten, a Convolution's activation).
+void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net);
+
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
 // extract, measured on any port. Destroyed with ncnn_allocator_destroy. NULL: out of memory.
