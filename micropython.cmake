@@ -7,7 +7,8 @@
 add_library(usermod_ncnn_mp INTERFACE)
 
 # The sources; micropython.mk lists the same files (tests/test_build_files.py checks).
-# net_cxx.cpp: what c_api.h cannot express (weights in place), C++ built as ncnn is.
+# net_cxx.cpp: what c_api.h cannot express (weights in place), C++ built as ncnn is: ESP-IDF
+# compiles C++ without RTTI and exceptions by default, as the MCU profiles build ncnn.
 target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/checks.c
@@ -27,8 +28,6 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp
 )
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp PROPERTIES
-    COMPILE_OPTIONS "-fno-rtti;-fno-exceptions")
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
 

@@ -35,13 +35,14 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 
-# What c_api.h cannot express (weights in place), in C++ built as ncnn is: no RTTI, no
-# exceptions. NCNN_MP_CXXFLAGS: the target's CPU flags, for ports whose C++ rule has none.
+# What c_api.h cannot express (weights in place), in C++ built as ncnn is: no exceptions,
+# and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU profiles: give -fno-rtti in
+# NCNN_MP_CXXFLAGS, with the target's CPU flags for ports whose C++ rule has none).
 SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
-CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-rtti -fno-exceptions $(NCNN_MP_CXXFLAGS)
+CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
 # ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.
 override LIBS += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)

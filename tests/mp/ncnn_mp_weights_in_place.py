@@ -4,7 +4,7 @@
 import gc
 
 import ncnn_mp
-from mptest import DIGITS, DIGITS_MODEL, ON_MCU, check, judged, read, settle
+from mptest import DIGITS, DIGITS_MODEL, ON_MCU, check, getenv, judged, read, settle
 
 DATA, PROB = 0, 5  # blob numbers of digits.param.bin (examples/ncnn_param_to_bin.py)
 images = read(DIGITS + "/digits_test.bin")
@@ -114,8 +114,11 @@ free_before = gc.mem_free()
 net.clear()  # the layers are gone: the buffer may go
 layers.clear()
 settle()
+# (Under the sanitizers a stale word the stack scrub cannot reach may keep the buffer: the
+# plain, valgrind and board runs judge this, as mptest.STALE_NETS says for Nets.)
 print("clear() lets the buffer go", judged("heap freed by clear(), short of the weights",
-                                           WEIGHT_BYTES + 8 + 16 - (gc.mem_free() - free_before), 512, " bytes"))
+                                           WEIGHT_BYTES + 8 + 16 - (gc.mem_free() - free_before),
+                                           WEIGHT_BYTES + 24 if getenv("NCNN_MP_SANITIZED") else 512, " bytes"))
 net.load_param_bin(param)
 net.load_model(weights, copy=False)
 print("reloaded", probs(net, 10) == reference[:10])
