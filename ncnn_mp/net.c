@@ -215,6 +215,11 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
 
 // The checks a buffer passes before ncnn may keep weights in it (load_model(copy=False)).
 static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
+    if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
+        // Even over bytes: create() or clone_from() give it new storage and let the old go.
+        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a Mat (its storage can be replaced): "
+            "pass the bytes or memoryview it lies over");
+    }
     mp_buffer_info_t rw;
     if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs a read-only buffer (bytes, "
