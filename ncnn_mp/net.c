@@ -226,6 +226,10 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
             "a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's "
             "layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
     }
+    if (ncnn_mp_lent_holding(info->buf) != NULL) {
+        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a blob ncnn lent a callback (it dies when "
+            "the callback returns): copy=True");
+    }
     if ((uintptr_t)info->buf % 4 != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs the weights 4-byte aligned "
             "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "

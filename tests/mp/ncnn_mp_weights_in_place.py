@@ -131,6 +131,28 @@ check("a Mat over bytes", lambda: net.load_model(ncnn_mp.Mat(4, data=bytes(16)),
 check("unaligned", lambda: net.load_model(memoryview(bytes(16))[2:], copy=False))
 check("a path", lambda: net.load_model("digits.bin", copy=False))
 check("a DataReader", lambda: net.load_model(ncnn_mp.DataReader(from_memory=bytes(16)), copy=False))
+
+
+class LendsItsBlob(ncnn_mp.Layer):
+    """Tries to load a net in place from the blob ncnn lends it (a memoryview of it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, blob, opt):
+        check("a memoryview of a lent blob", lambda: net.load_model(memoryview(blob), copy=False))
+        return blob.clone()
+
+
+lender = ncnn_mp.Net()  # the digits model, its Python layer (blob 0 -> 1) replaced
+lender.register_custom_layer(ncnn_mp.CUSTOM_BIT | 0, LendsItsBlob)
+lender.load_param_bin(param)
+lender.load_model(ncnn_mp.DataReader(zeros=True))
+with lender.create_extractor() as ex:
+    ex.input(DATA, ncnn_mp.Mat(8, 8, 1))
+    ex.extract(1)
+lender.close()
 print("still", probs(net, 10) == reference[:10])
 
 print("-- bounded: a truncated .bin raises in both modes, never reads past its end")
