@@ -1052,6 +1052,7 @@ def do_wip(s):
     if op == "net":  # ["wip", "net", slot, kind]
         WENV[s[2]] = WipNet(wip_net(s[3]), s[3])
     elif op == "buf":  # ["wip", "buf", slot, net kind, seed, buffer kind, bytes cut, bytes added, tags]
+        WENV.pop(s[2], None)  # (a buffer that cannot be made leaves no older one in the slot)
         data = wip_weights(s[3], s[4], s[8])
         data = data[:max(0, len(data) - s[6])] + bytes(range(s[7]))
         obj, seen = wip_buffer(s[5], data)
@@ -1092,6 +1093,7 @@ def do_wip(s):
         # New storage (allowed on a read-only Mat), or none: the old must live on for the nets
         # that point into it. KW's Mats over the Mat expire with it (ValueError, never other values).
         loosen(buf.kept, [r for r in WENV.values() if isinstance(r, WipNet) and r.src is buf])
+        WENV.pop(s[2])  # no longer the buffer a load would see: the nets hold what is left of it
         if s[3] == "create":
             m.create(4)
         else:
