@@ -311,6 +311,21 @@ def in_place(net, c, fam, param, tmp):
     return "BAD " + why if why else placed[0]
 
 
+def run_one(fam, c, param, tmp, out):
+    """One case and its checks, written to out. (A function of its own: main's frame lives in
+    the heap for the whole run, and the words left in its value stack, which the collector
+    scans, would keep this case's Net alive to the end.)"""
+    cid = c["id"]
+    out.write("S %d\n" % cid)
+    net, outcome = run_case(fam, c, param, tmp)
+    out.write("R %d %s\n" % (cid, outcome))
+    if c.get("ip"):
+        out.write("I %d %s\n" % (cid, in_place(net, c, fam, param, tmp)))
+    if c["check"]:
+        why = fam.health(net, "ip" in c)
+        out.write("H %d %s\n" % (cid, "ok" if why is None else "BAD " + why))
+
+
 def main(batch_path, results_path):
     tmp = results_path.rsplit("/", 1)[0]
     out = open(results_path, "w")
@@ -326,22 +341,7 @@ def main(batch_path, results_path):
             if not line:
                 break
             c = json.loads(line)
-            param = f.read(c["np"])
-            cid = c["id"]
-            out.write("S %d\n" % cid)
-            fam = families[c["fam"]]
-            net, outcome = run_case(fam, c, param, tmp)
-            out.write("R %d %s\n" % (cid, outcome))
-            if c.get("ip"):
-                # (A statement of its own: main's frame lives in the heap for the whole run, and
-                # a value stack slot deep in an expression keeps the last word pushed there,
-                # which the collector scans: the net would outlive `net = None`.)
-                verdict = in_place(net, c, fam, param, tmp)
-                out.write("I %d %s\n" % (cid, verdict))
-            if c["check"]:
-                why = fam.health(net, "ip" in c)
-                out.write("H %d %s\n" % (cid, "ok" if why is None else "BAD " + why))
-            net = None
+            run_one(families[c["fam"]], c, f.read(c["np"]), tmp, out)
             if c["gc"]:
                 gc.collect()
     for fam in families.values():
