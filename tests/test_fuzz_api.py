@@ -92,6 +92,67 @@ def test_ci_budget_has_every_new_step_kind() -> None:
     assert {"extract", "clear", "close", "gc", "drop"} <= after, after
 
 
+def test_ci_budget_loads_weights_in_place_every_way() -> None:
+    """The CI budget's "wip" steps load from every kind of buffer, in place and copying, check
+    extracts, weights_info() and the Mats a Python layer kept once the buffer was dropped and
+    the heap reused and once the net was cleared, given its param again or closed; give a Mat
+    the net points into new storage; load a net from a lent Mat; and random steps call
+    load_model(copy=False) with read-only and unaligned buffers."""
+    stub = api_fuzz.read_stub()
+    loads: set[tuple[str, bool]] = set()
+    ops: Counter[str] = Counter()
+    checked_after: set[str] = set()
+    attacks: set[str] = set()
+    random_in_place = 0
+    for sid in range(SEQUENCES):
+        steps = api_fuzz.make_sequence(stub, SEED, sid)
+        bufs: dict[str, str] = {}
+        since: set[str] = set()  # what happened since the last load
+        for step in steps:
+            if step[0] == "call" and step[3] == "load_model" and step[5].get("copy") is False:
+                random_in_place += 1
+            if step[0] != "wip":
+                continue
+            ops[step[1]] += 1
+            if step[1] == "buf":
+                bufs[step[2]] = step[5]
+            elif step[1] == "load":
+                loads.add((bufs[step[3]], step[4]))
+                since = set()
+            elif step[1] == "attack":
+                attacks.add(step[3])
+            elif step[1] in ("run", "kept"):
+                checked_after |= since
+            elif step[1] in ("churn", "clear", "param", "close", "matop"):
+                since.add(step[1] if step[1] != "matop" else "matop " + step[3])
+    kinds = api_fuzz.WIP_ACCEPTED + api_fuzz.WIP_REFUSED
+    assert {k for k, copy in loads if not copy} == set(kinds), loads
+    assert {k for k, copy in loads if copy} == set(kinds) - {"str"}, loads
+    assert attacks == {"mat", "mv"}, attacks
+    assert {"churn", "clear", "param", "close", "matop create"} <= checked_after, checked_after
+    assert ops["info"] > 300 and ops["run"] > 300 and ops["kept"] > 300, ops
+    assert random_in_place > 20, random_in_place
+
+
+def test_threaded_budget_reloads_weights_in_place() -> None:
+    """The threaded budget's nets include one with weights in place, shared by every thread
+    and reloaded (in place, and copying) while the others extract."""
+    weighted = [k for k, w in enumerate(api_fuzz.THREAD_WEIGHTS) if w is not None]
+    shared = [i for i, k in enumerate(api_fuzz.SHARED_KINDS) if k in weighted]
+    assert weighted and shared
+    reloads: set[bool] = set()
+    runs = 0
+    for b in range(THREAD_BATCHES):
+        for w in api_fuzz.thread_batch(SEED, b, THREADS, PER_THREAD):
+            for seq in w["seqs"]:
+                for op in seq["ops"]:
+                    if op[:2] == ["reload", "shared"] and op[2] in shared:
+                        reloads.add(op[3])
+                    elif op[:2] == ["run", "shared"] and op[2] in shared:
+                        runs += 1
+    assert reloads == {True, False} and runs > 50, (reloads, runs)
+
+
 def test_api_fuzz_ci_budget(micropython: MicroPython) -> None:
     """Every call ends in a result or a Python exception, no custom layer outlives its
     sequence, and the heap comes back (each batch runs four times; see api_fuzz.HEAP_SLACK)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,8 @@ def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loa
     print(stats.report())
     assert stats.health_checks > CASES // 50, "the health checks did not run"
     assert stats.outcomes["ok"] > 0 and stats.outcomes["param failed"] > 0, stats.report()
+    # Weights also loaded in place, as the copying load of the same bytes did: some worked, some ran out.
+    assert stats.in_place["ok"] > 50 and stats.in_place["model:ValueError"] > 20, stats.report()
     refresh = f"python tests/fuzz/loader_fuzz.py --cases {CASES} --seed {SEED} --write-known"
     # With the models the list was made with, every listed case must come up again:
     # one that does not means the generator changed, and the list skips nothing real.
@@ -77,6 +80,26 @@ def test_known_crashes_are_keyed_by_content(micropython: MicroPython, families: 
     if {k: f.digest for k, f in families.items()} == known.data[str(SEED)]["families"]:  # the list's models
         for key, entry in listed.items():
             assert loader_fuzz.case_key(families, loader_fuzz.make_case(families, typeindex, SEED, entry["case"])) == key
+
+
+def test_in_place_cases_every_way(families: dict[str, loader_fuzz.Family]) -> None:
+    """The CI budget loads weights in place from bytes and from memoryview slices at aligned
+    offsets (and unaligned ones, refused), with the case's param and the family's own, the
+    buffer dropped or compared after; a case's "ip" comes from a stream of its own, so
+    the cases without it are what they were before in-place loads came (their keys too)."""
+    seen: set[tuple[str, Any]] = set()
+    for cid in range(CASES):
+        ip = loader_fuzz.in_place_spec(SEED, cid, "good")
+        if ip:
+            seen |= {("via", ip["via"]), ("aligned", ip["pad"] % 4 == 0), ("drop", ip["drop"]), ("real", ip["real"])}
+    assert seen == {("via", "bytes"), ("via", "mv"), ("aligned", True), ("aligned", False), ("drop", True),
+                    ("drop", False), ("real", True), ("real", False)}, seen
+    typeindex = {t: i for i, t in enumerate(loader_fuzz.LAYER_TYPES)}  # (which index is which does not matter here)
+    for cid in range(200):
+        case = loader_fuzz.make_case(families, typeindex, SEED, cid)
+        model = case.header["model"]
+        assert ("ip" in case.header) == (loader_fuzz.in_place_spec(SEED, cid, model) is not None)
+        assert "ip" not in case.header or model in ("good", "mut")
 
 
 @pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)

@@ -12,7 +12,10 @@ them of the wrong type on purpose. Parameter names steer the values where a rand
 would only ever be refused (dims, blob names, pixel formats, param text). Interleaved:
 nets built with custom layers written to misbehave (raise, return wrong things, keep
 lent objects, collect garbage, call back into ncnn_mp from inside ncnn), registered
-through creators that return odd things.
+through creators that return odd things. And nets whose weights stay in the buffer they
+were loaded from (load_model(copy=False)): buffers of every kind, dropped, collected and
+reused under the nets; a Python layer that keeps the Mats its ModelBin hands out; a Mat
+buffer given new storage; a net loaded in place from a Mat ncnn lends a Python layer.
 
 A process that crashes or hangs is replayed to find the sequence, then the step, the
 sequence is shrunk (delta debugging over its steps) and saved under
@@ -169,6 +172,28 @@ TEXTS = [
     "not a param\n",
 ]
 
+# Nets whose weights the "wip" steps load in place (the runner's do_wip): param text, and the
+# chunks of weights its layers read, in order: ["raw", n] floats (ModelBin type 1), ["tag", n]
+# (type 0: a tag, then fp32 or fp16 data). KW is the runner's Python layer that keeps the Mat
+# its ModelBin hands out (0= count, 1= type); MemoryData and Bias read their weights at every
+# forward (ncnn's x86 InnerProduct repacks its own when the pipeline is made).
+WIP_NETS: list[list[Any]] = [
+    ["7767517\n2 2\nInput data 0 1 data\nKW k 1 1 data out 0=16 1=1\n", [["raw", 16]]],
+    ["7767517\n5 5\nInput data 0 1 data\nKW k 1 1 data a 0=16 1=0\nBias b 1 1 a bb 0=1\n"
+     "MemoryData md 0 1 m 0=16\nBinaryOp add 2 1 bb m out 0=0\n", [["tag", 16], ["raw", 1], ["raw", 16]]],
+    ["7767517\n3 3\nInput data 0 1 data\nInnerProduct ip 1 1 data a 0=8 1=1 2=128\nKW k 1 1 a out 0=8 1=0\n",
+     [["tag", 128], ["raw", 8], ["tag", 8]]],
+    # ncnn's layers alone: nothing a Python layer kept can expire and fail the extract first.
+    ["7767517\n4 4\nInput data 0 1 data\nBias b 1 1 data bb 0=1\nMemoryData md 0 1 m 0=16\n"
+     "BinaryOp add 2 1 bb m out 0=0\n", [["raw", 1], ["raw", 16]]],
+]
+# The buffers "wip" steps load from (the runner's wip_buffer): bytes, a read-only memoryview
+# slice of bytes at a 4-byte aligned offset, a Mat over bytes, a view of one (accepted in
+# place); a bytearray, a memoryview of one, a writable Mat, an unaligned slice (ValueError);
+# a path, a DataReader (TypeError).
+WIP_ACCEPTED = ["bytes", "mv", "mat", "matv"]
+WIP_REFUSED = ["bytearray", "mvba", "matrw", "mvu", "str", "dr"]
+
 
 def choose_int(rng: random.Random) -> int:
     return rng.choice(SMALL_INTS) if rng.random() < 0.85 else rng.choice(ODD_INTS)
@@ -198,7 +223,8 @@ def any_value(rng: random.Random, depth: int = 0) -> Spec:
 def buffer(rng: random.Random, sizes: list[int] | None = None) -> Spec:
     n = rng.choice(sizes or [0, 1, 3, 4, 16, 64, 96])
     data = bytes(rng.randrange(256) for _ in range(min(n, 64))) * (n // 64 + 1)
-    return {"t": "bytes", "v": data[:n].hex(), "kind": rng.choice(["bytes", "bytearray", "memoryview"])}
+    kind = rng.choice(["bytes", "bytearray", "memoryview", "rmemoryview"])
+    return {"t": "bytes", "v": data[:n].hex(), "kind": kind, "off": rng.choice([0, 0, 4, 1]) if kind == "rmemoryview" else 0}
 
 
 def derivations(rng: random.Random) -> list[list[str]]:
@@ -250,6 +276,7 @@ def reentry(rng: random.Random) -> list[Any]:
         ["call", "Net", k, "close", [], {}],
         ["call", "Net", k, "load_param", [{"t": "text", "k": rng.randrange(len(TEXTS))}], {}],
         ["call", "Net", k, "load_model", [{"t": "dr"}], {}],
+        ["call", "Net", k, "load_model", [buffer(rng, [16, 256])], {"copy": False}],
         ["call", "Net", k, "create_extractor", [], {}],
         ["call", "Extractor", k, "extract", [rng.choice(BLOBS)], {}],
         ["call", "Extractor", k, "input", ["data", {"t": "obj", "c": "Mat", "k": k}], {}],
@@ -447,7 +474,9 @@ class Generator:
         steps.append(["call", "Net", -1, rng.choice(["load_param", "load_param", "load_param_mem"]),
                       [{"t": "text", "k": text}], {}])
         weights = {"t": "dr"} if rng.random() < 0.6 else buffer(rng, [0, 16, 256, 1024])
-        steps.append(["call", "Net", -1, "load_model", [weights], {}])
+        # From a buffer, now and then in place: the layers' ModelBin then hands out Mats over it.
+        in_place = {"copy": False} if weights["t"] == "bytes" and rng.random() < 0.5 else {}
+        steps.append(["call", "Net", -1, "load_model", [weights], in_place])
         steps.append(["new", "Mat", rng.choice([[4, 2, 1], [8], [4, 2], [2, 2, 2, 2], [0]]), {}])
         steps.append(["call", "Mat", -1, "fill", [{"t": "float", "v": rng.choice(["0.5", "-1.0"])}], {}])
         runs = rng.randint(1, 3)
@@ -509,6 +538,40 @@ class Generator:
         steps += [["gc"]] + [["al", "check", r] for r in results]
         return steps
 
+    def weights_in_place(self) -> list[list[Any]]:
+        """A net of a WIP_NETS kind loaded from buffers of every kind, in place or copied, then
+        the buffer dropped and the heap collected and reused, the net cleared, given its param
+        again or closed, in between extracts, weights_info() and uses of the Mats its Python
+        layer kept ("wip" steps; the runner judges each). Now and then a Mat the net points
+        into is given new storage, or the net is loaded from a Mat ncnn lends a Python layer."""
+        rng = self.rng
+        kind = rng.randrange(len(WIP_NETS))
+        checks: list[list[Any]] = [["wip", "info", "n"], ["wip", "run", "n"], ["wip", "kept"]]
+        steps: list[list[Any]] = [["wip", "net", "n", kind]]
+        for _ in range(rng.randint(1, 3)):
+            buf = rng.choice(WIP_ACCEPTED * 3 + WIP_REFUSED)
+            of = kind if rng.random() < 0.9 else rng.randrange(len(WIP_NETS))  # another kind's weights, now and then
+            cut = 0 if rng.random() < 0.8 else rng.choice([1, 4, 8, 40, 10000])  # bytes short of the end
+            steps.append(["wip", "buf", "b", of, rng.randrange(1000), buf, cut, rng.choice([0, 0, 0, 4, 7, 64]),
+                          [rng.choice(["fp32", "fp32", "fp16"]) for _ in range(2)]])
+            steps.append(["wip", "load", "n", "b", buf != "str" and rng.random() < 0.2])
+            if buf.startswith("mat") and rng.random() < 0.5:  # the Mat the net may point into gets new storage
+                steps.append(["wip", "matop", "b", rng.choice(["create", "create", "fill", "release"])])
+            if rng.random() < 0.7:  # only the net holds the buffer now
+                steps += [["wip", "drop", "b"], ["wip", "churn"]]
+            steps += rng.sample(checks, len(checks))
+            if rng.random() < 0.3:
+                steps.append(rng.choice([["wip", "clear", "n"], ["wip", "param", "n"], ["gc"]]))
+                steps += rng.sample(checks, rng.randint(1, 3))
+        for end in rng.sample([["wip", "clear", "n"], ["wip", "close", "n"], ["wip", "drop", "n"], ["wip", "drop", "b"]],
+                              rng.randint(1, 3)):
+            steps += [end, ["wip", "churn"]] + rng.sample(checks, rng.randint(1, 3))
+        if rng.random() < 0.3:  # in place from a Mat ncnn lends a Python layer, or a memoryview of it
+            steps += [["wip", "net", "v", rng.randrange(len(WIP_NETS))],
+                      ["wip", "attack", "v", rng.choice(["mat", "mv"]), rng.random() < 0.5],
+                      ["wip", "churn"], ["wip", "run", "v"], ["wip", "info", "v"], ["wip", "kept"]]
+        return steps
+
     def buffers(self) -> list[list[Any]]:
         """Mat(data=bytearray or array) whose buffer then grows (moving or not), used every way
         after; with an Extractor given it before, and views made from it before ("buf" steps)."""
@@ -547,6 +610,8 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
             steps += gen.allocators()
         elif r < 0.22:
             steps += gen.buffers()
+        elif r < 0.255:
+            steps += gen.weights_in_place()
         elif r < 0.34:
             steps.append(["gc"])
         elif r < 0.37:
@@ -574,7 +639,7 @@ class Sequence:
 
 
 def payload(seqs: list[Sequence], verbose: bool = False, passes: int = PASSES) -> bytes:
-    head = {"texts": TEXTS, "passes": passes, "verbose": verbose}
+    head = {"texts": TEXTS, "wip": WIP_NETS, "passes": passes, "verbose": verbose}
     return json.dumps(head).encode() + b"\n" + b"".join(s.encode() for s in seqs)
 
 
@@ -698,7 +763,7 @@ class ApiFuzzer:
                 f.step = int(steps_started[-1].split()[2])
         if self.save:
             f.path = save_regression(f"api-{self.seed}-{f.seq.id}", {
-                "found": f.how, "seed": self.seed, "step": f.step, "texts": TEXTS, "steps": f.seq.steps})
+                "found": f.how, "seed": self.seed, "step": f.step, "texts": TEXTS, "wip": WIP_NETS, "steps": f.seq.steps})
         self.stats.findings.append(f)
         self.log("  FINDING " + f.describe())
 
@@ -727,19 +792,31 @@ class ApiFuzzer:
 # Threaded mode: several _thread threads in one process (api_thread_runner.py).
 
 THREAD_RUNNER = FUZZ / "api_thread_runner.py"
-# The nets threads run: Python layers Tag (in place), TagF (a new top), TagM (two bottoms).
+# The nets threads run: Python layers Tag (in place), TagF (a new top), TagM (two bottoms),
+# TagW (times weights it keeps from its ModelBin). The last one has weights, loaded in place
+# (load_model(copy=False)) from a bytes object of its own at each load: TagW's and ncnn's
+# MemoryData's read it at every forward, in whichever thread extracts, while other threads
+# reload the net (the old buffer then goes) and collect.
 THREAD_TEXTS = [
     "7767517\n3 3\nInput data 0 1 data\nTag t0 1 1 data a 0=2.0\nReLU r 1 1 a out\n",
     "7767517\n3 3\nInput data 0 1 data\nTagF f 1 1 data a 0=-1.5\nTag t 1 1 a out 0=0.5\n",
     "7767517\n3 4\nInput data 0 1 data\nSplit s 1 2 data a b\nTagM m 2 1 a b out\n",
+    "7767517\n4 4\nInput data 0 1 data\nTagW w 1 1 data a 0=16\nMemoryData md 0 1 m 0=16\nTagM s 2 1 a m out\n",
 ]
+# Per net kind, the floats of its .bin (None: weightless, loaded from DataReader(zeros=True)).
+THREAD_WEIGHTS: list[list[float] | None] = [None, None, None, [((j * 5) % 11 - 5) * 0.25 + 0.5 for j in range(32)]]
 # Inputs: float32 Mats without channel padding (the runner writes them through a memoryview).
 THREAD_INPUTS = [[shape, [((j * 5 + i * 3) % 13 - 6) * 0.5 for j in range(n)]]
                  for i, (shape, n) in enumerate([([16], 16), ([4, 3], 12), ([4, 2, 2], 16), ([2, 2, 2, 2], 16)])]
-SHARED_KINDS = [0, 2]  # the kinds of the Nets every thread shares
+SHARED_KINDS = [0, 2, 3]  # the kinds of the Nets every thread shares
 # What a run's layers do: 0 nothing more, 1 raise ValueError(tag), 3 raise RuntimeError(tag),
 # 2 gc.collect(), 4 sleep a millisecond.
 MODES = [0] * 11 + [1] * 4 + [3] + [2] * 2 + [4] * 2
+
+
+def reload_op(rng: random.Random, what: str, where: str, k: int) -> list[Any]:
+    """A clear, close or reload op; a reload loads weights in place, or now and then copies them."""
+    return [what, where, k] + ([rng.random() < 0.25] if what == "reload" else [])
 
 
 def thread_sequence(rng: random.Random, own: set[int], disturber: bool) -> list[list[Any]]:
@@ -759,13 +836,13 @@ def thread_sequence(rng: random.Random, own: set[int], disturber: bool) -> list[
         elif r < 0.74:
             ops.append(["run", "sharedex", rng.randrange(len(SHARED_KINDS)), rng.randrange(len(THREAD_INPUTS)), 0, run])
         elif r < 0.79 or (disturber and r < 0.85):
-            ops.append(["gc"])
+            ops.append(["gc"] if rng.random() < 0.7 else ["churn"])
         elif r < 0.82 or (disturber and r < 0.95):
-            ops.append([rng.choice(["clear", "reload", "reload"]), "shared", rng.randrange(len(SHARED_KINDS))])
+            ops.append(reload_op(rng, rng.choice(["clear", "reload", "reload"]), "shared", rng.randrange(len(SHARED_KINDS))))
         elif r < 0.93 and own:
             k = rng.choice(sorted(own))
             what = rng.choice(["clear", "reload", "reload", "close"])
-            ops.append([what, "own", k])
+            ops.append(reload_op(rng, what, "own", k))
             if what == "close":
                 own.discard(k)
         else:
@@ -785,9 +862,9 @@ def thread_batch(seed: int, batch: int, threads: int, per_thread: int) -> list[d
 
 def thread_payload(work: list[dict[str, Any]], passes: int, timeout_ms: int,
                    setup: dict[str, Any] | None = None) -> bytes:
-    """setup: the texts, inputs and shared kinds of a saved batch (default: this file's)."""
+    """setup: the texts, inputs, shared kinds and weights of a saved batch (default: this file's)."""
     head = {"threads": len(work), "passes": passes, "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS,
-            "shared": SHARED_KINDS, "timeout_ms": timeout_ms, **(setup or {})}
+            "shared": SHARED_KINDS, "weights": THREAD_WEIGHTS, "timeout_ms": timeout_ms, **(setup or {})}
     return b"".join(json.dumps(x).encode() + b"\n" for x in [head, *work])
 
 
@@ -891,7 +968,7 @@ class ThreadFuzzer:
         if self.save:
             path = save_regression(f"api-threads-{self.seed}-{b}", {
                 "found": found, "seed": self.seed, "batch": b, "where": where, "threads": work,
-                "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS, "shared": SHARED_KINDS})
+                "texts": THREAD_TEXTS, "inputs": THREAD_INPUTS, "shared": SHARED_KINDS, "weights": THREAD_WEIGHTS})
             what += f" -> {path} (replay: tests/fuzz/api_fuzz.py --replay {path})"
         self.stats.findings.append(what)
         self.log("  FINDING " + what)
@@ -903,7 +980,7 @@ def replay(mp: MicroPython, path: Path, attempts: int = 3) -> list[str]:
     data = json.loads(path.read_text())
     if "threads" in data:
         for _ in range(attempts):
-            setup = {k: data[k] for k in ("texts", "inputs", "shared")}
+            setup = {k: data[k] for k in ("texts", "inputs", "shared", "weights") if k in data}
             found = problems(run_threads(mp, data["threads"], setup=setup).run, heap_slack(mp) * 2)
             if found:
                 return found

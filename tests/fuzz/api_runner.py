@@ -22,6 +22,13 @@
 #   result keeps its values.
 # - "buf": Mat(data=bytearray) whose bytearray is then grown: if the storage moved, every
 #   use of the Mat (and of a view sharing it) raises ValueError; if not, it sees the buffer.
+# - "wip": weights loaded in place (load_model(src, copy=False)) from buffers of every kind:
+#   refused with the right exception (writable or unaligned: ValueError; a path or a
+#   DataReader: TypeError) and the net untouched, or loaded; then the buffer dropped, the
+#   heap collected and reused, the net cleared, reloaded or closed, in any order: every
+#   extract gives what a copying load of the same bytes gives, weights_info() counts the
+#   load, and the Mats a Python layer kept from its ModelBin keep their values (read-only
+#   where they lie in the buffer).
 import gc
 import struct
 import sys
@@ -47,6 +54,10 @@ DERIVED = []  # Kept records: Mats made from lent Mats or from Mat(data=...) Mat
 AENV = {}     # "al" steps: slot name -> object
 EXPECT = {}   # "al" steps: result slot -> the floats it must hold
 BUFS = {}     # "buf" steps: slot name -> Buf
+WIP_NETS = []  # "wip" steps: [param text, weight chunks] per net kind (from the batch header)
+WENV = {}     # "wip" steps: slot name -> WipBuf or WipNet
+WKEPT = []    # "wip" steps: Kept records of the Mats KW layers kept from their ModelBin
+WREFS = {}    # "wip" steps: (net kind, bytes) -> what a copying load of them gives (wip_reference)
 FAILS = []    # broken expectations of the running sequence
 AT = [0, 0]   # the sequence and step running
 
@@ -90,6 +101,8 @@ def val(v):
     if t == "bytes":
         b = unhexlify(v["v"])
         kind = v.get("kind", "bytes")
+        if kind == "rmemoryview":  # read-only, maybe at an offset that is not 4-byte aligned
+            return memoryview(b)[v.get("off", 0):]
         return bytearray(b) if kind == "bytearray" else memoryview(bytearray(b)) if kind == "memoryview" else b
     if t == "tuple":
         return tuple(val(x) for x in v["v"])
@@ -190,6 +203,8 @@ def do(s):
         do_al(s)
     elif op == "buf":
         do_buf(s)
+    elif op == "wip":
+        do_wip(s)
 
 
 
@@ -200,10 +215,11 @@ class Kept:
     """A Mat a sequence keeps: how it was made, whether it shares the storage of the Mat
     it came from, and its bytes when it was made."""
 
-    def __init__(self, obj, how, shares, snap, expired, must_work):
+    def __init__(self, obj, how, shares, snap, expired, must_work, readonly=False):
         self.obj, self.how, self.shares, self.snap = obj, how, shares, snap
         self.expired = expired      # () -> True once the storage it shares is gone
         self.must_work = must_work  # a copy (clone) that must stay usable
+        self.readonly = readonly    # over immutable bytes (weights in place): every write raises ValueError
 
 
 def floats(b):
@@ -227,6 +243,16 @@ def span(m):
     """(first byte, bytes) of a Mat's storage, or None (no uctypes, empty, expired)."""
     try:
         return addressof(m), len(memoryview(m)) * (4 if m.elemsize == 4 * m.elempack else 1)
+    except Exception:
+        return None
+
+
+def region_of(buf):
+    """(first byte, bytes) of any buffer's storage (a Mat's: span), or None."""
+    if isinstance(buf, ncnn_mp.Mat):
+        return span(buf)
+    try:
+        return addressof(buf), len(bytes(buf))  # (a memoryview of a Mat counts floats)
     except Exception:
         return None
 
@@ -374,6 +400,9 @@ def set0(m):
     m[0] = 2.0
 
 
+WRITES = ("fill", "[0]=", "from_bytes")  # the uses that write into the Mat
+
+
 def right(kind, got, snap):
     """Whether a use's result agrees with the bytes the Mat had."""
     if snap is None or len(snap) % 4:
@@ -405,6 +434,8 @@ def use_kept(k, what):
             r = use()
         except Exception as e:
             t = type(e).__name__
+            if k.readonly and name in WRITES and t == "ValueError":
+                continue
             if expired:
                 # memoryview() and Mat(data=) ask for the buffer through MicroPython, which says TypeError
                 if not (t == "ValueError" or (t == "TypeError" and (name == "memoryview" or "data" in name))):
@@ -414,6 +445,8 @@ def use_kept(k, what):
             continue
         if expired:
             bad.setdefault("worked (ValueError expected)", []).append(name)
+        elif k.readonly and name in WRITES:
+            bad.setdefault("wrote into a read-only Mat (ValueError expected)", []).append(name)
         elif r is not None and comparable and not right(r[0], r[1], k.snap):
             bad.setdefault("gave wrong values (storage freed or reused?)", []).append(name)
     state = "a view of storage that is gone" if expired else "a copy" if k.must_work else "not sharing the storage"
@@ -680,6 +713,396 @@ def use_buf(buf):
 
 
 # ---------------------------------------------------------------------------
+# Weights in place ("wip" steps).
+#
+# A net kind is a param text and the chunks of weights its layers read, in order: ["raw", n]
+# (n floats, ModelBin type 1) or ["tag", n] (type 0: a 4-byte tag, then n floats, fp32, or n
+# halves, fp16, which ncnn converts). KW, the runner's Python layer, keeps the Mat its
+# ModelBin hands out and multiplies by it at every forward; the built-in MemoryData and Bias
+# read their weights at every forward too. So a net whose buffer was freed and reused
+# computes with other bytes: its extract differs from the reference, a copying load of the
+# same bytes (wip_reference).
+
+# Buffer kinds: what load_model(copy=False) must accept, and what it must refuse, with which
+# exception. (A Mat is accepted over bytes: it is read-only.)
+WIP_ACCEPTED = ("bytes", "mv", "mat", "matv")
+WIP_REFUSED = {"bytearray": "ValueError", "mvba": "ValueError", "matrw": "ValueError", "mvu": "ValueError",
+               "str": "TypeError", "dr": "TypeError"}
+WIP_INPUT = [((i * 3) % 7 - 3) * 0.5 for i in range(16)]
+WLOAD = [None]  # the running load: (copy, the buffer, a list for its Kept records), for KW.load_model
+
+
+class KW(ncnn_mp.Layer):
+    """Keeps the Mat its ModelBin hands out (in place: over the buffer, read-only, keeping it
+    alive) and multiplies its input by it, element i by weight i % count."""
+
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def load_param(self, pd):
+        self.count, self.type = pd.get(0, 0), pd.get(1, 1)
+
+    def load_model(self, mb):
+        self.w = mb.load(self.count, self.type)
+        if WLOAD[0] is None:  # (a reference load)
+            return
+        copy, buf, made = WLOAD[0]
+        # In place, ncnn lends raw and fp32 data where it lies (fp16 it converts into a Mat of its
+        # own): a Mat whose storage lies in the buffer must be read-only, any other writable.
+        readonly = not copy and inside(self.w, region_of(buf))
+        k = Kept(self.w, "a Mat KW kept from its ModelBin (%s)" % ("copied" if copy else "in place"),
+                 False, self.w.to_bytes(), lambda: False, True, readonly)
+        WKEPT.append(k)
+        made.append(k)
+
+    def forward(self, bottom, opt):
+        top = bottom.clone()
+        v, w, n = memoryview(top), self.w, self.count
+        for i in range(len(v)):
+            v[i] = v[i] * w[i % n]
+        return top
+
+
+def wip_weights(kind, seed, tags):
+    """The .bin of net kind `kind`: its chunks' weights made from seed; tags: fp32 or fp16, per tagged chunk."""
+    out, t, j = [], 0, seed
+    for what, n in WIP_NETS[kind][1]:
+        xs = []
+        for _ in range(n):
+            j += 1
+            xs.append(((j * 7) % 13 - 6) * 0.25 + 0.125)
+        if what == "raw":
+            out.append(struct.pack("<%df" % n, *xs))
+            continue
+        tag, t = tags[t % len(tags)] if tags else "fp32", t + 1
+        if tag == "fp16":
+            data = struct.pack("<%de" % n, *xs)
+            out.append(struct.pack("<I", 0x01306B47) + data + bytes(-len(data) % 4))
+        else:
+            out.append(bytes(4) + struct.pack("<%df" % n, *xs))
+    return b"".join(out)
+
+
+def wip_counts(kind, tags, length, copy):
+    """weights_info() after a load that worked of a .bin made by wip_weights (length bytes long)."""
+    lent = converted = consumed = 0
+    t = 0
+    for what, n in WIP_NETS[kind][1]:
+        if what == "raw":
+            lent, consumed = lent + 4 * n, consumed + 4 * n
+            continue
+        tag, t = tags[t % len(tags)] if tags else "fp32", t + 1
+        size = (2 * n + 3) // 4 * 4 if tag == "fp16" else 4 * n
+        consumed += 4 + size
+        if tag == "fp16":
+            converted += size
+        else:
+            lent += size
+    if copy:
+        return {"in_place": 0, "copied": consumed, "converted": 0, "unused": length - consumed}
+    return {"in_place": lent, "copied": 0, "converted": converted, "unused": length - consumed}
+
+
+def wip_net(kind):
+    n = ncnn_mp.Net()
+    n.opt.num_threads = 1
+    n.register_custom_layer("KW", KW)
+    n.load_param(WIP_NETS[kind][0].encode())
+    return n
+
+
+def wip_input():
+    m = ncnn_mp.Mat(16)
+    v = memoryview(m)
+    for i, x in enumerate(WIP_INPUT):
+        v[i] = x
+    return m
+
+
+def wip_extract(net):
+    with net.create_extractor() as ex:
+        ex.input("data", wip_input())
+        return ex.extract("out").to_bytes()
+
+
+def wip_reference(kind, data):
+    """(outcome, output bytes, weights_info) of a copying load of `data` into a net of `kind`:
+    what a load in place of the same bytes must give."""
+    key = (kind, data)
+    if key not in WREFS:
+        n = wip_net(kind)
+        WLOAD[0] = None
+        try:
+            n.load_model(data)
+            WREFS[key] = ("ok", wip_extract(n), n.weights_info())
+        except Exception as e:
+            WREFS[key] = (type(e).__name__, None, None)
+        n.close()
+    return WREFS[key]
+
+
+class WipBuf:
+    """A weights buffer of one kind, and the bytes a load sees in it."""
+
+    def __init__(self, obj, kind, net_kind, tags, seen, whole):
+        self.obj, self.kind, self.net_kind, self.tags, self.seen = obj, kind, net_kind, tags, seen
+        self.whole = whole  # made for its net kind, nothing cut: the layout, and so the counts, are known
+        self.kept = []      # the Kept records of Mats KW layers kept from loads of it
+
+
+class WipNet:
+    """A net of a kind, and what it must do now: state "empty" (no param), "params" (no
+    weights), "ready" (then ref: its output's bytes, info: weights_info()) or "closed".
+    loose: its extract may raise ValueError (never give other values): the Mats its KW layer
+    computes with expired, as the Mat they lie over did (given new storage, released, lent)."""
+
+    def __init__(self, net, kind):
+        self.net, self.kind, self.state, self.ref, self.info, self.exact = net, kind, "params", None, None, False
+        self.src, self.loose = None, False  # src: the WipBuf of its last load in place
+
+
+def loosen(kept, nets):
+    """Mats over a Mat that expired, and nets that compute with them: ValueError allowed."""
+    for k in kept:
+        k.must_work = False
+    for rec in nets:
+        rec.loose = True
+
+
+def wip_buffer(kind, data):
+    """data in a buffer of `kind` (see WIP_ACCEPTED, WIP_REFUSED); (object, the bytes a load sees)."""
+    if kind == "bytes":
+        return bytes(bytearray(data)), data
+    if kind in ("mv", "mvu"):  # a slice of a larger bytes object: 4 or 8 bytes in, or 1 to 3
+        pad = 4 + len(data) % 5 if kind == "mv" else 1 + len(data) % 3
+        pad -= pad % 4 if kind == "mv" else 0
+        whole = b"\xa5" * pad + data + b"\x5a" * 8
+        return memoryview(whole)[pad:pad + len(data)], data
+    if kind == "bytearray":
+        return bytearray(data), data
+    if kind == "mvba":
+        return memoryview(bytearray(data)), data
+    if kind in ("mat", "matv", "matrw"):  # a 1-D Mat holds whole 16-byte rows: zeros after the data
+        seen = data + bytes(-len(data) % 16)
+        w = len(seen) // 4
+        if kind == "matrw":
+            m = ncnn_mp.Mat(w)
+            m.from_bytes(seen)
+            return m, seen
+        m = ncnn_mp.Mat(w, data=bytes(bytearray(seen)))
+        return (m.reshape(4, w // 4) if kind == "matv" and w else m), seen
+    if kind == "dr":
+        return ncnn_mp.DataReader(from_memory=data), data
+    return "api_runner.py", data  # "str": a file that is there, read as weights if it were allowed
+
+
+def wip_slot(name, cls):
+    obj = WENV.get(name)
+    if not isinstance(obj, cls):
+        raise LookupError(name)  # dropped earlier, or never made
+    return obj
+
+
+def wip_load(rec, buf, copy):
+    """rec.net.load_model(buf, copy=copy), judged: the exception it must raise, or the state it leaves."""
+    kind = buf.kind
+    refused = None if copy else WIP_REFUSED.get(kind)
+    if rec.state == "closed":
+        expect = "ValueError"
+    elif refused:
+        expect = refused
+    else:
+        ref = wip_reference(rec.kind, buf.seen)
+        expect = "ValueError" if rec.state == "empty" else ref[0]
+    WLOAD[0] = (copy, buf.obj, buf.kept)
+    try:
+        rec.net.load_model(buf.obj, copy=copy)
+        got = "ok"
+    except Exception as e:
+        got = type(e).__name__
+    finally:
+        WLOAD[0] = None
+    what = "load_model(%s, copy=%s) into a %s net" % (kind, copy, rec.state)
+    if got != expect:
+        fail("wip %s: %s, not %s" % (what, got, expect))
+    if rec.state == "closed" or refused:
+        return  # untouched: the net answers as before
+    if got != "ok":
+        rec.state = "empty" if rec.state == "empty" else "params"
+        return
+    rec.state, rec.ref, rec.info, rec.loose = "ready", ref[1], ref[2], False
+    rec.src = None if copy else buf
+    rec.exact = buf.whole and buf.net_kind == rec.kind and not copy  # the layout is known: the counts are too
+    if rec.exact:
+        rec.info = wip_counts(rec.kind, buf.tags, len(buf.seen), False)
+
+
+def wip_check_info(rec):
+    """weights_info(): the last load's counts when ready, else ValueError."""
+    try:
+        info = rec.net.weights_info()
+    except Exception as e:
+        if rec.state == "ready" or type(e).__name__ != "ValueError":
+            fail("wip weights_info() of a %s net raised %s: %s" % (rec.state, type(e).__name__, e))
+        return
+    if rec.state != "ready":
+        fail("wip weights_info() of a %s net worked (ValueError expected)" % rec.state)
+        return
+    keys = ("in_place", "copied", "converted", "unused")
+    got = {k: info.get(k) for k in keys}
+    want = {k: rec.info.get(k) for k in keys}
+    if rec.exact or want["in_place"] == 0 and got["in_place"] == 0:
+        ok = got == want  # copying, or in place with a known layout
+    else:  # in place, another kind's buffer: the same bytes consumed, tags (4 bytes each) aside
+        tags = want["copied"] - got["in_place"] - got["converted"]
+        ok = got["unused"] == want["unused"] and got["copied"] == 0 and tags >= 0 and tags % 4 == 0
+    if not ok:
+        fail("wip weights_info() %r, expected %r" % (got, want))
+
+
+def wip_check_run(rec):
+    """An extract: the reference's bytes when ready, else ValueError."""
+    try:
+        got = wip_extract(rec.net)
+    except Exception as e:
+        if rec.state == "ready" and not (rec.loose and type(e).__name__ == "ValueError") \
+                or type(e).__name__ != "ValueError":
+            fail("wip extract of a %s net raised %s: %s" % (rec.state, type(e).__name__, e))
+        return
+    if rec.state != "ready":
+        fail("wip extract of a %s net worked (ValueError expected)" % rec.state)
+    elif got != rec.ref:
+        fail("wip extract: wrong values (%s against a copying load's %s): the weights' memory was freed or reused"
+             % (list(floats(got))[:3], list(floats(rec.ref))[:3]))
+
+
+def wip_churn():
+    """Collect, then fill what was freed: Python heap (bytes) and C heap (ncnn Mats) both."""
+    gc.collect()
+    junk = [b"\x7f" * n for n in (64, 68, 128, 132, 144, 256, 512, 1024) for _ in range(3)]
+    for n in (16, 17, 32, 40, 64, 128, 256):
+        for _ in range(3):
+            m = ncnn_mp.Mat(n)
+            m.fill(1e30)
+            junk.append(m)
+    return junk
+
+
+class KWL(ncnn_mp.Layer):
+    """The attack on a lent Mat: loads a victim net in place from the bottom ncnn lends it
+    (or a memoryview of it), whose storage ncnn takes back after the forward."""
+
+    victim = None  # [WipNet, "mat" | "mv", outcome, bytes seen, Kept records of its KW]
+
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, opt):
+        att = KWL.victim
+        att[3] = bytes(memoryview(bottom))
+        src = bottom if att[1] == "mat" else memoryview(bottom)
+        WLOAD[0] = (False, src, att[4])
+        try:
+            att[0].net.load_model(src, copy=False)
+            att[2] = "ok"
+        except Exception as e:
+            att[2] = type(e).__name__
+        WLOAD[0] = src = None
+        return bottom.clone()
+
+
+def wip_attack(rec, how, close):
+    """A Python layer of another net loads rec's net in place from its lent bottom. Refused
+    (ValueError), or the net keeps what it points into: later extracts are right."""
+    ref = wip_weights(rec.kind, 5, ["fp32"])
+    n = len(ref) // 4
+    loader = ncnn_mp.Net()
+    loader.register_custom_layer("KWL", KWL)
+    loader.load_param(b"7767517\n3 3\nInput data 0 1 data\nAbsVal a 1 1 data x\nKWL l 1 1 x out\n")
+    loader.load_model(ncnn_mp.DataReader(zeros=True))
+    x = ncnn_mp.Mat(n)
+    x.from_bytes(ref)
+    KWL.victim = att = [rec, how, None, None, []]
+    try:
+        with loader.create_extractor() as ex:
+            ex.input("data", x)
+            ex.extract("out")
+    finally:
+        KWL.victim = None
+    if close:
+        loader.close()
+    loader = x = None
+    if att[2] not in ("ok", "ValueError"):
+        fail("wip load_model(copy=False) of a lent Mat (%s) raised %s" % (how, att[2]))
+    if att[2] != "ok":
+        rec.state = "params" if rec.state == "ready" else rec.state
+        return
+    r = wip_reference(rec.kind, att[3])
+    rec.state, rec.ref, rec.info, rec.exact = ("ready", r[1], r[2], False) if r[0] == "ok" else ("params", None, None, False)
+    rec.src = None
+    # KW's Mat over the lent Mat is lent too, and expires with the forward: the net may raise
+    # ValueError from then on. Whatever else points into the lent storage must not see it go.
+    loosen(att[4], [rec])
+
+
+def do_wip(s):
+    op = s[1]
+    if op == "net":  # ["wip", "net", slot, kind]
+        WENV[s[2]] = WipNet(wip_net(s[3]), s[3])
+    elif op == "buf":  # ["wip", "buf", slot, net kind, seed, buffer kind, bytes cut, bytes added, tags]
+        WENV.pop(s[2], None)  # (a buffer that cannot be made leaves no older one in the slot)
+        data = wip_weights(s[3], s[4], s[8])
+        data = data[:max(0, len(data) - s[6])] + bytes(range(s[7]))
+        obj, seen = wip_buffer(s[5], data)
+        WENV[s[2]] = WipBuf(obj, s[5], s[3], s[8], seen, s[6] == 0)
+    elif op == "load":  # ["wip", "load", net, buffer, copy]
+        wip_load(wip_slot(s[2], WipNet), wip_slot(s[3], WipBuf), s[4])
+    elif op == "info":
+        wip_check_info(wip_slot(s[2], WipNet))
+    elif op == "run":
+        wip_check_run(wip_slot(s[2], WipNet))
+    elif op == "kept":  # the Mats KW layers kept: their values, read-only where in place
+        for k in WKEPT:
+            use_kept(k, "wip")
+    elif op == "churn":
+        wip_churn()
+    elif op == "drop":  # the slot only: a net still holds what it loaded in place
+        WENV.pop(s[2], None)
+    elif op == "clear":
+        rec = wip_slot(s[2], WipNet)
+        rec.net.clear()
+        rec.state = "empty"
+    elif op == "param":
+        rec = wip_slot(s[2], WipNet)
+        rec.net.load_param(WIP_NETS[rec.kind][0].encode())
+        rec.state = "params"
+    elif op == "close":
+        rec = wip_slot(s[2], WipNet)
+        rec.net.close()
+        rec.state = "closed"
+    elif op == "matop":  # ["wip", "matop", buffer, what]: what the Mat a net may point into can still do
+        buf = wip_slot(s[2], WipBuf)
+        m = buf.obj
+        if not isinstance(m, ncnn_mp.Mat):
+            raise LookupError
+        if s[3] == "fill":
+            m.fill(0.0)
+            return
+        # New storage (allowed on a read-only Mat), or none: the old must live on for the nets
+        # that point into it. KW's Mats over the Mat expire with it (ValueError, never other values).
+        loosen(buf.kept, [r for r in WENV.values() if isinstance(r, WipNet) and r.src is buf])
+        WENV.pop(s[2])  # no longer the buffer a load would see: the nets hold what is left of it
+        if s[3] == "create":
+            m.create(4)
+        else:
+            m.__del__()
+    elif op == "attack":  # ["wip", "attack", net, "mat" | "mv", close the loader]
+        wip_attack(wip_slot(s[2], WipNet), s[3], s[4])
+
+
+# ---------------------------------------------------------------------------
 # Custom layers made from a spec: {"id", "obo", "inpl", "flags", "fwd" (0, 3 or 4), "fwi",
 # "init", and per method ("lp", "lm", "cp", "dp", "f", "fi") an action [what, every, extra]}.
 
@@ -843,7 +1266,7 @@ def run_pass(f, out, verbose):
             counts[r] = counts.get(r, 0) + 1
         for why in FAILS:
             out.write("FAIL %d %s\n" % (sid, why))
-        for table in (POOL, KEEP, CALLS, DERIVED, AENV, EXPECT, BUFS, FAILS):
+        for table in (POOL, KEEP, CALLS, DERIVED, AENV, EXPECT, BUFS, WENV, WKEPT, WREFS, FAILS):
             table.clear()
         seq = s = None
         live = settle()
@@ -860,6 +1283,7 @@ def main(batch_path, results_path):
     with open(batch_path) as f:
         head = json.loads(f.readline())
     TEXTS.extend(head["texts"])
+    WIP_NETS.extend(head.get("wip", ()))
     for n in range(head.get("passes", 1)):
         with open(batch_path) as f:
             f.readline()

@@ -22,9 +22,13 @@
 #   thread runs it, the shared Extractor in use) may raise RuntimeError or ValueError; an extract
 #   that works gives the reference's values, with this thread's own tag in them.
 # - Nothing else raises, and the process never dies.
+# - A Net with weights (TagW's and MemoryData's) has them in place, in a bytes object only the
+#   net holds: reloaded under the other threads, the old one goes to the collector, and
+#   "churn" fills what it freed; an extract still gives the reference's values.
 import _thread
 import gc
 import json
+import struct
 import sys
 import time
 
@@ -35,6 +39,7 @@ from mptest import STALE_NETS, settle  # noqa: E402
 
 TEXTS = []      # param text per net kind (from the batch header)
 INPUTS = []     # [shape, values] per input
+WEIGHTS = []    # per net kind: the floats of its .bin, or None (weightless)
 REF = {}        # (kind, input) -> the output's values, computed in one thread first
 SHARED = []     # [net, kind, extractor] per shared net, made by the main thread each pass
 LOCK = _thread.allocate_lock()
@@ -116,19 +121,59 @@ class TagM(ncnn_mp.Layer):
         return top
 
 
+class TagW(ncnn_mp.Layer):
+    """In place: every value but the control ones times the weight at its index, from the Mat
+    it keeps from its ModelBin (in place: over the net's buffer; read in any thread)."""
+
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd):
+        self.count = pd.get(0, 16)
+
+    def load_model(self, mb):
+        self.w = mb.load(self.count, 1)
+
+    def forward_inplace(self, blob, opt):
+        misbehave(blob)
+        v, w, n = memoryview(blob), memoryview(self.w), self.count
+        for i in range(2, len(v)):
+            v[i] *= w[i % n]
+
+
 def new_net(kind, threads=1):
     n = ncnn_mp.Net()
     n.opt.num_threads = threads
     n.register_custom_layer("Tag", Tag)
     n.register_custom_layer("TagF", TagF)
     n.register_custom_layer("TagM", TagM)
+    n.register_custom_layer("TagW", TagW)
     load(n, kind)
     return n
 
 
-def load(n, kind):
+def weights(kind):
+    """A new bytes object holding kind's .bin (None: weightless)."""
+    xs = WEIGHTS[kind] if kind < len(WEIGHTS) else None
+    return None if xs is None else struct.pack("<%df" % len(xs), *xs)
+
+
+def load(n, kind, copy=False):
+    """Param and weights; weights in place from a bytes object only the net will hold, unless copy."""
     n.load_param(TEXTS[kind])
-    n.load_model(ncnn_mp.DataReader(zeros=True))
+    w = weights(kind)
+    if w is None:
+        n.load_model(ncnn_mp.DataReader(zeros=True))
+    else:
+        n.load_model(w, copy=copy)
+
+
+def churn():
+    """Fill what collections freed (the weights of reloaded nets among it) with other bytes."""
+    junk = [b"\x7f" * n for n in (128, 132, 144, 256) for _ in range(4)]
+    return len(junk)
 
 
 def new_input(i, tag, mode):
@@ -295,7 +340,7 @@ class Worker:
             else:
                 _, kind, ex = SHARED[k % len(SHARED)]
                 self.extract(ex, kind, inp, 0, run, False, any_input=True)
-        elif what in ("clear", "reload", "close"):  # ["clear" | "reload" | "close", "own" | "shared", slot]
+        elif what in ("clear", "reload", "close"):  # ["clear" | "reload" | "close", "own" | "shared", slot(, copy)]
             if op[1] == "own":
                 if op[2] not in self.own:
                     raise LookupError
@@ -307,7 +352,7 @@ class Worker:
                 if what == "clear":
                     net.clear()
                 elif what == "reload":
-                    load(net, kind)
+                    load(net, kind, len(op) > 3 and op[3])
                 elif op[1] == "own":
                     net.close()
             except Exception as e:
@@ -323,6 +368,8 @@ class Worker:
                     rec[2] = what == "reload"
         elif what == "gc":
             gc.collect()
+        elif what == "churn":
+            churn()
         elif what == "sleep":
             time.sleep_ms(op[1])
 
@@ -346,6 +393,7 @@ def main(batch_path, results_path):
         work = [json.loads(line) for line in f if line.strip()]
     TEXTS.extend(t.encode() for t in head["texts"])
     INPUTS.extend(head["inputs"])
+    WEIGHTS.extend(head.get("weights", ()))
     out = open(results_path, "w")
     reference()
     n = len(work)

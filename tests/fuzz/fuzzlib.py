@@ -289,4 +289,5 @@ def shared_models() -> Path | None:
 
 
 def digits_dir() -> Path:
-    return Path(os.environ.get("NCNN_MP_DIGITS", TESTS.parent / "build" / "models" / "digits"))
+    # Absolute: the runners run in tests/fuzz, and make passes a path relative to the checkout.
+    return Path(os.environ.get("NCNN_MP_DIGITS", TESTS.parent / "build" / "models" / "digits")).resolve()

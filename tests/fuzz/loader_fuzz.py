@@ -12,6 +12,14 @@ forward references (cycles), duplicated or dropped lines, truncation, random byt
 binary param format; truncated, resized and overwritten weights. Case `i` of seed `s` is
 the same on every run (its own random.Random), whatever the batch size.
 
+Cases whose weights come from a buffer also load them in place (load_model(copy=False),
+header "ip"): from a bytes object of their own, or from a read-only memoryview slice at an
+offset into a larger one (now and then an unaligned one, which must be refused), with the
+case's param or, half the time, the family's own (damage in the weights alone). The same
+bytes loaded by copy must end the same way and give the same floats, whether the runner
+then drops the buffer (collected, its memory reused: only the net keeps it) or compares it
+after the extract (never written); weights_info() must count what both loads consumed.
+
 A process that crashes or hangs is replayed to find the case (or the shortest run of
 cases) that does it, and gdb (valgrind for a damaged heap) names where it crashed. A
 crash in a layer's own code inside ncnn is a known ncnn fault (KNOWN_NCNN_ISSUES.md):
@@ -467,6 +475,27 @@ def choose(rng: random.Random, weighted: dict[str, float]) -> str:
     return rng.choices(list(weighted), weights=list(weighted.values()))[0]
 
 
+# Cases whose weights come from a buffer ("good", "mut") that load them in place too, and
+# where the .bin starts in the larger bytes object of a memoryview slice (a multiple of 4;
+# now and then not, which load_model(copy=False) must refuse).
+IN_PLACE_SHARE = 0.4
+IN_PLACE_PADS = [0, 4, 8, 12, 16, 64]
+UNALIGNED_PADS = [1, 2, 3, 6]
+
+
+def in_place_spec(seed: int, cid: int, model: str) -> dict[str, Any] | None:
+    """How case cid also loads its weights in place (the runner's in_place), or None. From a
+    random stream of its own: the draws make_case makes stay what they were, so a case without
+    "ip" keeps its content, and its key (case_key, loader_known_crashes.json)."""
+    rng = random.Random(f"loader-ip-{seed}-{cid}")
+    if model not in ("good", "mut") or rng.random() >= IN_PLACE_SHARE:
+        return None
+    via = rng.choice(["bytes", "mv", "mv"])
+    pad = 0 if via == "bytes" else rng.choice(IN_PLACE_PADS) if rng.random() < 0.93 else rng.choice(UNALIGNED_PADS)
+    return {"via": via, "pad": pad, "tail": rng.choice([0, 0, 4, 13, 256]) if via == "mv" else 0,
+            "drop": rng.random() < 0.6, "real": rng.random() < 0.5}
+
+
 def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid: int) -> Case:
     rng = random.Random(f"loader-{seed}-{cid}")
     fam = fams[choose(rng, {k: f.weight for k, f in fams.items()})]
@@ -515,6 +544,9 @@ def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid
         "force": rng.random() < 0.3, "fresh": rng.random() < 0.2,
         "check": cid % 25 == 0 or rng.random() < 0.05, "gc": rng.random() < 0.1,
     }
+    in_place = in_place_spec(seed, cid, model)
+    if in_place:
+        header["ip"] = in_place
     return Case(header, param)
 
 
@@ -622,13 +654,28 @@ def run_cases(mp: MicroPython, fams: dict[str, Family], cases: list[Case], timeo
     return run_batch(mp, RUNNER, batch_payload(fams, cases), timeout or slow * (30 + 0.25 * len(cases)))
 
 
+def in_place_results(run: Run) -> dict[int, str]:
+    """The runner's "I <id> <outcome>" lines: case -> how its in-place load compared."""
+    out = {}
+    for line in run.extra:
+        kind, _, rest = line.partition(" ")
+        if kind == "I":
+            cid, _, outcome = rest.partition(" ")
+            out[int(cid)] = outcome
+    return out
+
+
 def bad(run: Run) -> str | None:
-    """What is wrong with a finished run: it died, or a Net failed its health check."""
+    """What is wrong with a finished run: it died, a Net failed its health check, or weights
+    loaded in place did not do what the same bytes copied did."""
     if run.died:
         return run.how()
     unhealthy = [f"{cid} {v}" for cid, v in run.health.items() if v != "ok"]
     if unhealthy:
         return "Net unusable after a failure: " + "; ".join(unhealthy[:3])
+    wrong = [f"{cid} {v[4:]}" for cid, v in in_place_results(run).items() if v.startswith("BAD")]
+    if wrong:
+        return "in place not as copied: " + "; ".join(wrong[:3])
     if run.done != "0":
         return f"{run.done} custom layer(s) still alive at the end"
     return None
@@ -659,6 +706,7 @@ class Stats:
     known_unmet: dict[str, int] = field(default_factory=dict)  # listed keys this run never made -> case number
     skipped: int = 0  # cases skipped as listed known crashes (the rest of `known` crashed in this run)
     health_checks: int = 0
+    in_place: Counter[str] = field(default_factory=Counter)  # outcome of the in-place loads ("ip" cases)
     findings: list[Finding] = field(default_factory=list)
     processes: int = 0
     seconds: float = 0.0
@@ -666,6 +714,8 @@ class Stats:
     def add(self, run: Run) -> None:
         self.processes += 1
         self.health_checks += len(run.health)
+        for outcome in in_place_results(run).values():
+            self.in_place["BAD" if outcome.startswith("BAD") else outcome] += 1
         for outcome in run.results.values():
             self.cases += 1
             first = outcome.split("/")[0]
@@ -681,6 +731,8 @@ class Stats:
                f"{self.processes} processes, {self.seconds:.0f} s; {self.health_checks} health checks"]
         out.append("outcomes (first failing stage): " + ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common()))
         out.append("exceptions by type (every stage tried): " + ", ".join(f"{k} {v}" for k, v in self.exceptions.most_common()))
+        out.append(f"weights also loaded in place: {sum(self.in_place.values())} cases, as copied: "
+                   + (", ".join(f"{k} {v}" for k, v in self.in_place.most_common()) or "none"))
         out.append("known ncnn crashes by site: " + (", ".join(f"{k} {v}" for k, v in self.known.most_common()) or "none"))
         if self.known_unmet:
             out.append(f"known cases of loader_known_crashes.json this run did not make (the generator changed?): "
@@ -759,6 +811,8 @@ class LoaderFuzzer:
         upto = ids.index(suspect) + 1 if suspect is not None else len(cases)
         if how.startswith("Net unusable"):
             upto = ids.index(min(cid for cid, v in run.health.items() if v != "ok")) + 1
+        elif how.startswith("in place"):
+            upto = ids.index(min(cid for cid, v in in_place_results(run).items() if v.startswith("BAD"))) + 1
         prefix = cases[:upto]
         fails = self.fails_like(how)
         k = 1
@@ -783,8 +837,9 @@ class LoaderFuzzer:
 
     def classify(self, culprit: list[Case], how: str) -> tuple[str, str]:
         """(site, known issue key or "") of a reproducible failure: from the sanitizer's own
-        report on the sanitizer firmware; else a wrong answer after a failure from the
-        first invalid access valgrind sees (an out-of-bounds access's doing), and a crash
+        report on the sanitizer firmware; else a wrong answer (after a failure, or in place
+        against copied) from the first invalid access valgrind sees (an out-of-bounds
+        access's doing: a layer reading past its weights reads other bytes in place), and a crash
         through gdb (and valgrind, when gdb only sees the heap's victim)."""
         if sanitized(self.mp):
             return self.verdict(sanitizer_report(run_cases(self.mp, self.fams, culprit).stderr))
@@ -792,7 +847,7 @@ class LoaderFuzzer:
         if sym is None:
             return "", ""
         payload = batch_payload(self.fams, culprit)
-        if how.startswith("Net unusable"):
+        if how.startswith(("Net unusable", "in place")):  # wrong floats: whose read went astray
             return self.verdict(first_memory_error(sym, RUNNER, payload, timeout=600))
         bt = backtrace(sym, RUNNER, payload)
         victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site)

@@ -11,8 +11,12 @@
 #   S <id>                 the case starts
 #   R <id> <outcome>       it ended: "ok" or "<stage>:<ExceptionType>" (stages: param,
 #                          model, extract), then with "force" the later stages tried after it
+#   I <id> <outcome>       a case with "ip": its weights loaded in place (load_model(copy=False))
+#                          as well, and compared with a copying load of the same bytes:
+#                          "ok", "<stage>:<ExceptionType>" as both gave, or "BAD <why>"
 #   H <id> ok|BAD <why>    the same Net, cleared, loaded the real model and gave its answer
-#   DONE <live layers>
+#                          (in place too, for a case with "ip")
+#   DONE <live layers>     0 when no more than stale words can hold (mptest.STALE_NETS)
 import gc
 import sys
 
@@ -20,7 +24,7 @@ import ncnn_mp
 from binascii import unhexlify
 
 sys.path.append("../mp")
-from mptest import Standardize, read, settle  # noqa: E402
+from mptest import STALE_NETS, Standardize, read, settle  # noqa: E402
 
 import json  # noqa: E402
 
@@ -42,6 +46,9 @@ class Family:
         self._net = None
         self.reference = None
 
+    def param(self):
+        return read(self.param_path)
+
     def weights(self):
         if self._bin is None:
             self._bin = read(self.bin_path) if self.bin_path else b""
@@ -61,21 +68,26 @@ class Family:
             self._net = self.new_net()
         return self._net
 
-    def load_good(self, net):
-        """Load the real model into net with default options (the reference's)."""
+    def load_good(self, net, in_place=False):
+        """Load the real model into net with default options (the reference's); in_place: its
+        weights left in a bytes object only the net holds (load_model(copy=False))."""
         net.clear()
         set_options(net, None)
         net.load_param(self.param_path)
-        net.load_model(self.bin_path if self.bin_path else ncnn_mp.DataReader(zeros=True))
+        if in_place and self.bin_path:
+            net.load_model(bytes(bytearray(self.weights())), copy=False)
+        else:
+            net.load_model(self.bin_path if self.bin_path else ncnn_mp.DataReader(zeros=True))
 
     def answer(self, net):
         with net.create_extractor() as ex:
             ex.input(self.input, standard_input(self.shape))
             return ex.extract(self.outputs[0]).to_bytes()
 
-    def health(self, net):
+    def health(self, net, in_place=False):
         """None if net, reloaded with the real model, gives the reference answer; else why
-        not. (net None: only make the reference.)"""
+        not. (net None: only make the reference.) in_place: then again with the weights in
+        place, after a collection that would free them if the net did not keep them."""
         if self.reference is None:
             fresh = self.new_net()
             self.load_good(fresh)
@@ -83,12 +95,17 @@ class Family:
             fresh.close()
         if net is None:
             return None
-        try:
-            self.load_good(net)
-            got = self.answer(net)
-        except Exception as e:
-            return "%s: %s" % (type(e).__name__, e)
-        return None if got == self.reference else "a different answer"
+        for ip in (False, True) if in_place else (False,):
+            try:
+                self.load_good(net, ip)
+                if ip:
+                    churn(len(self.weights()))
+                got = self.answer(net)
+            except Exception as e:
+                return "%s%s: %s" % ("in place: " if ip else "", type(e).__name__, e)
+            if got != self.reference:
+                return "a different answer" + (" with the weights in place" if ip else "")
+        return None
 
 
 def standard_input(shape):
@@ -149,23 +166,32 @@ def load_param(net, c, param, tmp):
         net.load_param(source(param, c["via"], tmp, ".param"))
 
 
+def weights_of(c, fam):
+    """The case's .bin: the real one or the damaged one (None: no weights file)."""
+    if c["model"] == "good":
+        return fam.weights()
+    if c["model"] == "mut":
+        return mutate_weights(fam.weights(), c["mops"])
+    return None
+
+
 def load_model(net, c, fam, tmp):
-    model = c["model"]
-    if model == "good":
-        net.load_model(source(fam.weights(), c["mvia"], tmp, ".bin"))
-    elif model == "zeros":
+    if c["model"] == "zeros":
         net.load_model(ncnn_mp.DataReader(zeros=True))
-    elif model == "mut":
-        net.load_model(source(mutate_weights(fam.weights(), c["mops"]), c["mvia"], tmp, ".bin"))
+    elif c["model"] != "none":
+        net.load_model(source(weights_of(c, fam), c["mvia"], tmp, ".bin"))
 
 
 def extract(net, c):
+    """The bytes of each output the case asks for."""
+    outs = []
     if c["in"]:
         with net.create_extractor() as ex:
             name, shape = c["in"]
             ex.input(name, standard_input(shape))
             for o in c["out"]:
-                ex.extract(o)
+                outs.append(ex.extract(o).to_bytes())
+    return outs
 
 
 def run_case(fam, c, param, tmp):
@@ -192,6 +218,114 @@ def run_case(fam, c, param, tmp):
     return net, "/".join(parts) if parts else "ok"
 
 
+# ---------------------------------------------------------------------------
+# Weights in place (cases with "ip"): the same bytes loaded by copy and in place must
+# give the same outcome and the same floats. In place, ncnn's layers point into the
+# buffer: with "drop" the runner then lets go of it, collects and fills the freed heap
+# with other bytes, so a net that did not keep its buffer alive computes from garbage;
+# without, the buffer is compared after the extract (ncnn must never write into it).
+
+def churn(n):
+    """Collect, then allocate bytes objects the size of a dropped buffer and fill them:
+    whatever the collector freed now holds 0x7f7f7f7f (a large float) instead."""
+    gc.collect()
+    return [b"\x7f" * (n + k) for k in (0, 4, 16, 64) for _ in range(4)]
+
+
+def over(data, ip):
+    """The buffer the in-place load gets: a bytes object of its own, or a read-only memoryview
+    slice at ip["pad"] bytes into a larger bytes object (junk after it: the slice's end must
+    bound the reads)."""
+    if ip["via"] == "bytes":
+        return bytes(bytearray(data))
+    whole = b"\xa5" * ip["pad"] + data + b"\x5a" * ip["tail"]
+    return memoryview(whole)[ip["pad"]:ip["pad"] + len(data)]
+
+
+def load_and_run(net, c, param, tmp, make, copy, keep):
+    """The case's param, then the weights make() returns, loaded by copy or in place, then its
+    extract: (outcome, outputs, weights_info or None), the outcome "ok" or "<stage>:<Exception>".
+    The weights are made here and appended to `keep`, if given: kept None, nothing but the
+    net holds them by the extract, and the heap is collected and reused in between."""
+    net.clear()
+    set_options(net, c["opt"])
+    try:
+        load_param(net, c, param, tmp)
+    except Exception as e:
+        return "param:" + type(e).__name__, None, None
+    weights = make()
+    n = len(weights)
+    if keep is not None:
+        keep.append(weights)
+    try:
+        net.load_model(weights, copy=copy)
+    except Exception as e:
+        return "model:" + type(e).__name__, None, None
+    weights = None
+    info = net.weights_info()
+    junk = churn(n) if keep is None else None
+    try:
+        return "ok", extract(net, c), info
+    except Exception as e:
+        return "extract:" + type(e).__name__, None, info
+    finally:
+        junk = None
+
+
+def in_place_verdict(data, ip, copied, placed):
+    """Why the in-place load of `data` went wrong against the copying one, or None."""
+    if ip["pad"] % 4 and not placed[0].startswith("param:"):  # refused, whatever the bytes
+        return None if placed[0] == "model:ValueError" else "unaligned buffer: %s, not model:ValueError" % placed[0]
+    if placed[0] != copied[0]:
+        return "in place %s, copying %s" % (placed[0], copied[0])
+    if placed[1] != copied[1]:
+        return "in place the outputs differ from copying's"
+    if placed[2] is None:
+        return None
+    cp, pl = copied[2], placed[2]
+    if None in (pl["in_place"], pl["converted"], pl["unused"], cp["copied"], cp["unused"]):
+        return "weights_info counted nothing: %r, %r" % (pl, cp)
+    # The same bytes consumed; in place, what was neither lent nor converted was weight tags (4 bytes each).
+    tags = cp["copied"] - pl["in_place"] - pl["converted"]
+    if cp["copied"] + cp["unused"] != len(data) or pl["unused"] != cp["unused"] or tags < 0 or tags % 4:
+        return "weights_info in place %r, copying %r, %d bytes" % (pl, cp, len(data))
+    return None
+
+
+def in_place(net, c, fam, param, tmp):
+    """The case's weights copied, then in place, into `net`: "ok" or "<stage>:<Exception>"
+    (both the same), or "BAD <why>"."""
+    ip, data = c["ip"], weights_of(c, fam)
+    if ip["real"]:  # the family's own param, input and output: the damage is in the weights alone
+        c = dict(c, pk="text", via="buf", out=fam.outputs[:1], **{"in": [fam.input, fam.shape]})
+        param = fam.param()
+    try:
+        copied = load_and_run(net, c, param, tmp, lambda: data, True, [])
+        keep = None if ip["drop"] else []
+        placed = load_and_run(net, c, param, tmp, lambda: over(data, ip), False, keep)
+    except Exception as e:  # weights_info() after a load that worked, or the runner's own
+        return "BAD %s: %s" % (type(e).__name__, e)
+    if keep and bytes(keep[0]) != data:
+        return "BAD ncnn wrote into the buffer it was lent"
+    why = in_place_verdict(data, ip, copied, placed)
+    return "BAD " + why if why else placed[0]
+
+
+def run_one(fam, c, param, tmp, out):
+    """One case and its checks, written to out. (A function of its own: main's frame lives in
+    the heap for the whole run, and the words left in its value stack, which the collector
+    scans, would keep this case's Net alive to the end.)"""
+    cid = c["id"]
+    out.write("S %d\n" % cid)
+    net, outcome = run_case(fam, c, param, tmp)
+    out.write("R %d %s\n" % (cid, outcome))
+    if c.get("ip"):
+        out.write("I %d %s\n" % (cid, in_place(net, c, fam, param, tmp)))
+    if c["check"]:
+        why = fam.health(net, "ip" in c)
+        out.write("H %d %s\n" % (cid, "ok" if why is None else "BAD " + why))
+
+
 def main(batch_path, results_path):
     tmp = results_path.rsplit("/", 1)[0]
     out = open(results_path, "w")
@@ -207,23 +341,17 @@ def main(batch_path, results_path):
             if not line:
                 break
             c = json.loads(line)
-            param = f.read(c["np"])
-            cid = c["id"]
-            out.write("S %d\n" % cid)
-            fam = families[c["fam"]]
-            net, outcome = run_case(fam, c, param, tmp)
-            out.write("R %d %s\n" % (cid, outcome))
-            if c["check"]:
-                why = fam.health(net)
-                out.write("H %d %s\n" % (cid, "ok" if why is None else "BAD " + why))
-            net = None
+            run_one(families[c["fam"]], c, f.read(c["np"]), tmp, out)
             if c["gc"]:
                 gc.collect()
     for fam in families.values():
         if fam._net is not None:
             fam._net.close()
             fam._net = None
-    out.write("DONE %d\n" % settle())
+    # A word left on the C stack or in a heap-allocated frame can keep a dropped Net alive
+    # through the final collection, the same word on every run: only more is a leak.
+    live = settle()
+    out.write("DONE %d\n" % (live if live > STALE_NETS else 0))
     out.close()
 
 
