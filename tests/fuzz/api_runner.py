@@ -724,10 +724,10 @@ def use_buf(buf):
 # same bytes (wip_reference).
 
 # Buffer kinds: what load_model(copy=False) must accept, and what it must refuse, with which
-# exception. (A Mat is accepted over bytes: it is read-only.)
-WIP_ACCEPTED = ("bytes", "mv", "mat", "matv")
+# exception. (A Mat is refused even over bytes: create() could give it new storage.)
+WIP_ACCEPTED = ("bytes", "mv")
 WIP_REFUSED = {"bytearray": "ValueError", "mvba": "ValueError", "matrw": "ValueError", "mvu": "ValueError",
-               "str": "TypeError", "dr": "TypeError"}
+               "mat": "ValueError", "matv": "ValueError", "str": "TypeError", "dr": "TypeError"}
 WIP_INPUT = [((i * 3) % 7 - 3) * 0.5 for i in range(16)]
 WLOAD = [None]  # the running load: (copy, the buffer, a list for its Kept records), for KW.load_model
 
