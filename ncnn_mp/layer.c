@@ -449,8 +449,8 @@ static void ncnn_mp_Layer_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     }
     switch (ro) {
         #if NCNN_STRING
-        case 0: dest[0] = mp_obj_new_str_from_cstr(ncnn_layer_get_name(h)); break;
-        case 1: dest[0] = mp_obj_new_str_from_cstr(ncnn_layer_get_type(h)); break;
+        case 0: dest[0] = mp_obj_new_str_from_cstr(ncnn_mp_layer_name(h)); break;
+        case 1: dest[0] = mp_obj_new_str_from_cstr(ncnn_mp_layer_type(h)); break;
         #else
         case 0: case 1: dest[0] = mp_const_none; break;
         #endif
@@ -470,8 +470,8 @@ static void ncnn_mp_Layer_print(const mp_print_t *print, mp_obj_t self_in, mp_pr
         return;
     }
     #if NCNN_STRING
-    mp_printf(print, "<Layer type='%s' name='%s' typeindex=%d>", ncnn_layer_get_type(self->handle),
-        ncnn_layer_get_name(self->handle), ncnn_layer_get_typeindex(self->handle));
+    mp_printf(print, "<Layer type='%s' name='%s' typeindex=%d>", ncnn_mp_layer_type(self->handle),
+        ncnn_mp_layer_name(self->handle), ncnn_layer_get_typeindex(self->handle));
     #else
     mp_printf(print, "<Layer typeindex=%d>", ncnn_layer_get_typeindex(self->handle));
     #endif

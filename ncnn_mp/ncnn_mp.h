@@ -10,6 +10,23 @@
 
 #include <ncnn/c_api.h>
 
+#if NCNN_STRING
+// A layer's name and type as C strings. ncnn hands out its std::string's c_str(), and with
+// NCNN_SIMPLESTL (ncnn's own minimal STL: the RISC-V board's build, and any toolchain
+// without a C++ library) an empty string's c_str() is NULL, not "": a Layer made on its own
+// has neither name nor type. (The Cortex-M board reads address 0 without a fault, and found
+// a zero byte there; the RISC-V board faults.) Every reader goes through these two.
+static inline const char *ncnn_mp_layer_name(ncnn_layer_t layer) {
+    const char *s = ncnn_layer_get_name(layer);
+    return s ? s : "";
+}
+static inline const char *ncnn_mp_layer_type(ncnn_layer_t layer) {
+    const char *s = ncnn_layer_get_type(layer);
+    return s ? s : "";
+}
+#pragma GCC poison ncnn_layer_get_name ncnn_layer_get_type
+#endif
+
 // ---------------------------------------------------------------------------
 // Natives shared by several Python objects.
 //

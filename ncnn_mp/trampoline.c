@@ -35,7 +35,7 @@ static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
         if (layer) {
             vstr_t where;
             vstr_init(&where, 48);
-            vstr_printf(&where, "<ncnn layer '%s' of type %s>", ncnn_layer_get_name(layer), ncnn_layer_get_type(layer));
+            vstr_printf(&where, "<ncnn layer '%s' of type %s>", ncnn_mp_layer_name(layer), ncnn_mp_layer_type(layer));
             mp_obj_exception_add_traceback(exc, qstr_from_strn(where.buf, where.len), 0, method);
             vstr_clear(&where);
         }
