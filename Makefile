@@ -8,13 +8,14 @@
 #   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000);
 #                        THREADS=3: its threaded mode, 3 threads per process
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
-#   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU)
-#   make test-mcu        only the tests on the bare-metal Cortex-M3 firmware under QEMU
-#   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu: under QEMU)
+#   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU,
+#                        Cortex-M3 and RISC-V side by side)
+#   make test-mcu        only the tests on the bare-metal Cortex-M3 and RISC-V firmwares under QEMU
+#   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu or rv32: under QEMU)
 #   make preflight MODELS="m.param m.bin" [SHAPES="data=160x160x3"]   will the models run on
 #                        PROFILE's firmware: the layers they need, weights and memory, measured
 # MODELS=... with firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those
-# models need (profiles with an ncnn_layers list: PROFILE=qemu).
+# models need (profiles with an ncnn_layers list: PROFILE=qemu, PROFILE=rv32).
 #   make firmware        build the Unix firmware, print its path
 #   make firmware-path   print the path of the built Unix firmware
 # PROFILE=name picks a build profile from ci/profiles.toml (default: unix).

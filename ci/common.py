@@ -43,20 +43,39 @@ PINS = load_toml("pins.toml")
 PROFILES = load_toml("profiles.toml")
 
 
+# What makes a profile's board rather than its ncnn: the port, the compiler and C library,
+# how the firmware links, and the QEMU machine it runs on.
+BOARD_KEYS = ("port", "firmware", "cc", "debian_packages", "ncnn_toolchain", "link_libs", "make_vars",
+              "qemu_system", "qemu_args", "romfs_address")
+
+
 def profile(name: str) -> dict:
     """A profile's settings; `base = "other"` starts from another profile's, and a
-    list `extra_<key>` is added to the base's list `<key>` (e.g. extra_make_vars)."""
+    list `extra_<key>` is added to the base's list `<key>` (e.g. extra_make_vars);
+    `board_of = "other"` then takes the BOARD_KEYS from that profile (rv32-nostring: the
+    ncnn of qemu-nostring on the board of rv32)."""
+    return _sized_to_models(_merged(name))
+
+
+def _merged(name: str) -> dict:
     if name not in PROFILES:
         fail(f"unknown build profile '{name}'", f"choose one of: {', '.join(PROFILES)}")
     prof = dict(PROFILES[name])
+    board_of = prof.pop("board_of", None)
     if "base" in prof:
-        merged = profile(prof.pop("base"))
+        merged = _merged(prof.pop("base"))
         for key in [k for k in prof if k.startswith("extra_")]:
             base_key = key[len("extra_"):]
             merged[base_key] = merged.get(base_key, []) + prof.pop(key)
         merged.update(prof)
         prof = merged
-    return _sized_to_models(prof)
+    if board_of is not None:
+        board = _merged(board_of)
+        for key in BOARD_KEYS:
+            prof.pop(key, None)
+            if key in board:
+                prof[key] = board[key]
+    return prof
 
 
 def _sized_to_models(prof: dict) -> dict:

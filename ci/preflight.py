@@ -69,11 +69,12 @@ def _inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[tuple[
     return inputs
 
 
-def probe(firmware: Path, on_board: bool, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
-    """Runs ci/preflight_probe.py with `config` on the Unix firmware, or on the QEMU board
-    with `files` as its ROMFS; one dict of measurements a model (or {"failed": output})."""
+def probe(firmware: Path, board: str | None, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
+    """Runs ci/preflight_probe.py with `config` on the Unix firmware (board None), or on the
+    QEMU board of that profile with `files` as its ROMFS; one dict of measurements a model
+    (or {"failed": output})."""
     source = f"CONFIG = {config!r}\n" + (REPO / "ci" / "preflight_probe.py").read_text()
-    if on_board:
+    if board is not None:
         import qemu
 
         sys.path.insert(0, str(REPO / "examples"))
@@ -82,7 +83,7 @@ def probe(firmware: Path, on_board: bool, config: dict, files: dict[str, bytes],
         with tempfile.TemporaryDirectory() as tmp:
             image = Path(tmp) / "romfs.img"
             image.write_bytes(pack(files))
-            run = qemu.run_script(firmware, source.encode(), timeout=timeout, icount=True, romfs=image)
+            run = qemu.run_script(board, firmware, source.encode(), timeout=timeout, icount=True, romfs=image)
         output, ok = run.output, run.returncode == 0
     else:
         import subprocess
@@ -167,12 +168,12 @@ def preflight(profile_name: str, argv: list[str]) -> int:
                        "inputs": _inputs(param, shapes), "outputs": [], "rom": names})
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
     _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
-            probe(build_firmware("unix"), False, config, files, timeout=600))
+            probe(build_firmware("unix"), None, config, files, timeout=600))
     if prof["port"] == "qemu":
         if lacking_any:
             say(f"not run on the '{profile_name}' board: its firmware lacks layers (above)")
             return 1
         board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
         _report(f"the '{profile_name}' board under QEMU (weights in its ROMFS, in place)",
-                probe(build_firmware(profile_name), True, board, files, timeout=1800))
+                probe(build_firmware(profile_name), profile_name, board, files, timeout=1800))
     return 1 if lacking_any else 0

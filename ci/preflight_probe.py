@@ -7,11 +7,9 @@ import gc
 import ncnn_mp
 
 try:
-    import qemu_board  # the QEMU board: ncnn's C heap (newlib) and a timer counting instructions
+    import qemu_board  # a QEMU board: ncnn's C heap and a timer (-icount shift=0: 1 instruction per ns)
 except ImportError:
     qemu_board = None
-
-INSTRUCTIONS_PER_TICK = 40  # -icount shift=0: 1 instruction per ns; the timer runs at 25 MHz
 
 
 def read(path):
@@ -53,7 +51,7 @@ def probe(model):
         m.fill(0.5)
         inputs.append((blob, m))
     outputs = model["outputs"] or net.output_names()
-    t0 = qemu_board.ticks() if qemu_board else 0
+    t0 = qemu_board.time_ns() if qemu_board else 0
     shapes = []
     with net.create_extractor() as ex:
         for blob, m in inputs:
@@ -61,7 +59,7 @@ def probe(model):
         for blob in outputs:
             out = ex.extract(blob)
             shapes.append((blob, out.w, out.h, out.d, out.c))
-        ticks = qemu_board.ticks() - t0 if qemu_board else 0
+        ns = qemu_board.time_ns() - t0 if qemu_board else 0
         c_extract, c_peak = c_heap()
         gc.collect()
         py_extract = gc.mem_alloc()
@@ -74,7 +72,7 @@ def probe(model):
         "c_heap_high_water": c_peak,
         "py_heap_load": py_loaded - py_before,
         "py_heap_extract": py_extract - py_before,
-        "instructions": ticks * INSTRUCTIONS_PER_TICK if qemu_board else None,
+        "instructions": ns if qemu_board else None,
         "outputs": shapes,
     }))
     net.close()

@@ -1,10 +1,13 @@
-"""Running a MicroPython script on the QEMU (bare-metal Cortex-M) firmware.
+"""Running a MicroPython script on a QEMU (bare-metal) firmware: the Cortex-M3 board (profiles
+qemu, qemu-nostring) or the RISC-V one (rv32); the profile says which emulator, machine and
+flash address (qemu_system, qemu_args, romfs_address in ci/profiles.toml).
 
 The script goes in through the firmware's raw REPL on the emulated UART, as a host tool
 talks to a board on a serial port: Ctrl-A enters raw mode, the script ends with Ctrl-D,
 and the board answers "OK", the output, Ctrl-D, the traceback if any, Ctrl-D. QEMU runs
-under `timeout` and every wait has a deadline: a HardFault spins forever, and a firmware
-that stops answering must end the run, not hang it.
+under `timeout` and every wait has a deadline: a HardFault spins forever on the Cortex-M
+board (the RISC-V board's exception handler names the fault and leaves QEMU), and a
+firmware that stops answering must end the run, not hang it.
 
 `run_scripts` runs several scripts in one QEMU run with a soft reboot between each, as a
 board with a serial console is used (Ctrl-D at the raw prompt): the reboot sweeps the
@@ -22,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MACHINE = "mps2-an385"
+from common import fail, profile
 
 
 @dataclass
@@ -40,20 +43,20 @@ SOFT_REBOOT = b"OK\r\nMPY: soft reboot\r\n" + RAW_PROMPT
 NOT_RUN = 125  # an earlier script or the soft reboot before this one went wrong
 
 
-# The board's flash for models (ci/mcu/board.c mounts it at /rom): the ROMFS image built
-# beside the firmware (ci/firmware.py) is loaded there.
-ROMFS_ADDRESS = 0x21000000
-
-
-def qemu_command(firmware: Path, timeout: float, icount: bool = False, romfs: Path | None = None) -> list[str]:
-    """QEMU for this board, with a ROMFS image in its flash: `romfs`, else the firmware's
-    romfs.img when there is one; with icount, virtual time counts executed instructions
-    (-icount shift=0: one instruction per nanosecond), so the board's timer measures them."""
-    cmd = ["timeout", "-k", "5", str(int(timeout) + 5), "qemu-system-arm", "-machine", MACHINE,
+def qemu_command(profile_name: str, firmware: Path, timeout: float, icount: bool = False,
+                 romfs: Path | None = None) -> list[str]:
+    """QEMU for the profile's board, with a ROMFS image in the board's flash for models (which
+    ci/mcu/board.c mounts at /rom): `romfs`, else the firmware's romfs.img (ci/firmware.py)
+    when there is one; with icount, virtual time counts executed instructions (-icount
+    shift=0: one instruction per nanosecond), so the board's timer measures them."""
+    prof = profile(profile_name)
+    if "qemu_system" not in prof:
+        fail(f"profile '{profile_name}' is not a QEMU board", "give one with qemu_system, e.g. qemu or rv32")
+    cmd = ["timeout", "-k", "5", str(int(timeout) + 5), prof["qemu_system"], *prof["qemu_args"],
            "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", str(firmware)]
     romfs = romfs or firmware.with_name("romfs.img")
     if romfs.exists():
-        cmd += ["-device", f"loader,file={romfs},addr={ROMFS_ADDRESS:#x},force-raw=on"]
+        cmd += ["-device", f"loader,file={romfs},addr={prof['romfs_address']:#x},force-raw=on"]
     return cmd + (["-icount", "shift=0"] if icount else [])
 
 
@@ -96,13 +99,13 @@ class _Console:
         self.proc.stdin.flush()
 
 
-def run_script(firmware: Path, source: bytes, timeout: float = 120, icount: bool = False,
+def run_script(profile_name: str, firmware: Path, source: bytes, timeout: float = 120, icount: bool = False,
                romfs: Path | None = None) -> Run:
-    return run_scripts(firmware, [source], timeout, icount, romfs)[0]
+    return run_scripts(profile_name, firmware, [source], timeout, icount, romfs)[0]
 
 
-def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icount: bool = False,
-                romfs: Path | None = None) -> list[Run]:
+def run_scripts(profile_name: str, firmware: Path, sources: list[bytes], timeout: float = 120,
+                icount: bool = False, romfs: Path | None = None) -> list[Run]:
     """Run each script in turn in one QEMU run, soft-rebooting the board between two; one
     Run per script. `timeout` is for the whole run. A script that does not answer in time
     gets 124, and every script after it, or after a soft reboot that did not print exactly
@@ -110,7 +113,7 @@ def run_scripts(firmware: Path, sources: list[bytes], timeout: float = 120, icou
     start = time.monotonic()
     deadline = start + timeout
     # A session of its own: ending the run kills QEMU too, not just `timeout` around it.
-    proc = subprocess.Popen(qemu_command(firmware, timeout, icount, romfs), stdin=subprocess.PIPE,
+    proc = subprocess.Popen(qemu_command(profile_name, firmware, timeout, icount, romfs), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     console = _Console(proc)
     console.start()
@@ -176,6 +179,6 @@ def _soft_reboot(console: _Console, at: int, deadline: float) -> tuple[int, str]
 def _failed(console: _Console, start: float, deadline: float, what: str, code: int = 124) -> Run:
     with console.lock:
         seen = bytes(console.data[-2000:]).decode(errors="replace")
-    state = ("QEMU exited" if console.closed else "no answer in time (a HardFault spins silently)"
+    state = ("QEMU exited" if console.closed else "no answer in time (a Cortex-M HardFault spins silently)"
              if time.monotonic() >= deadline else "the board is still running")
     return Run(code, f"{what}: {state}; the console's last output:\n{seen}", time.monotonic() - start)

@@ -3,10 +3,10 @@
     python3 ci/tool.py demo            fetch + build everything, run the digits demo
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
-    python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu: QEMU)
+    python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu, rv32: QEMU)
     python3 ci/tool.py sanitize        the MicroPython-side suite and the fuzzers under ASan + UBSan
     python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
-    python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCU
+    python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCUs
     python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
     python3 ci/tool.py firmware-path   print the path of the built firmware
     python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
@@ -106,7 +106,7 @@ def run_script(profile: str, argv: list[str]) -> int:
     if profile_settings(profile)["port"] == "qemu":
         import qemu
 
-        r = qemu.run_script(fw, Path(argv[0]).read_bytes())
+        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes())
         sys.stdout.write(r.output)
         return r.returncode
     return subprocess.call([str(fw), argv[0]])

@@ -5,9 +5,9 @@ ncnn_mp can keep the weights where they lie in flash (`net.load_model(f, copy=Fa
 
 Every file's data starts at a multiple of --align bytes (default 16) from the image's
 start: flash the image at an address that is a multiple of it (a board's "romfs"
-partition is; on the QEMU board it goes to 0x21000000). MicroPython 1.25's own ROMFS
-builder does not align file data, and ncnn reads weights as floats in place: an unaligned
-.bin makes load_model(copy=False) raise.
+partition is; on the QEMU boards it goes to 0x21000000 or 0x22000000). MicroPython 1.25's
+own ROMFS builder does not align file data, and ncnn reads weights as floats in place: an
+unaligned .bin makes load_model(copy=False) raise.
 
 The format (MicroPython's extmod/vfs_rom.c): records of a varuint kind, a varuint payload
 length and the payload; varuints are big-endian, 7 bits a byte, high bit set on all but

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "ci"))  # the build tools: ci/qemu.py runs the MCU firmware
 MP_TESTS = REPO / "tests" / "mp"
 
-from common import SHARED_MODELS  # noqa: E402  (../shared/models, or NCNN_MP_SHARED_MODELS)
+from common import PROFILES, SHARED_MODELS  # noqa: E402  (../shared/models, or NCNN_MP_SHARED_MODELS)
 
 
 def _shared_missing(sub: str, files: tuple[str, ...]) -> Path | None:
@@ -59,6 +59,21 @@ class Result:
 
     def explain(self) -> str:
         return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def expected_output(script: Path, target: str) -> Path:
+    """The file holding what `script` must print on the `target` profile's firmware. A target
+    whose ncnn was built differently (no NCNN_STDIO: other exceptions for file paths) has
+    its own beside the script, NAME.py.TARGET.exp; a profile without one prints what its base
+    profile prints (rv32 is built with qemu's ncnn options and has qemu's, rv32-nostring
+    qemu-nostring's); else NAME.py.exp."""
+    name: str | None = target
+    while name is not None:
+        own = script.with_suffix(f".py.{name}.exp")
+        if own.exists():
+            return own
+        name = PROFILES.get(name, {}).get("base")
+    return script.with_suffix(".py.exp")
 
 
 def skip_reason(r: Result) -> str | None:
@@ -127,7 +142,7 @@ class QemuBoard:
     def run(self, script: Path, timeout: float = 300) -> Result:
         from qemu import run_script
 
-        r = run_script(self.binary, script.read_bytes(), timeout=timeout)
+        r = run_script(self.profile, self.binary, script.read_bytes(), timeout=timeout)
         return Result(r.returncode, r.output, f"(QEMU run of {r.seconds:.1f} s)")
 
     def run_sequence(self, sources: list[str], timeout: float = 300) -> list[Result]:
@@ -136,7 +151,7 @@ class QemuBoard:
         script (ci/qemu.py's run_scripts: 124 no answer in time, 125 not run)."""
         from qemu import run_scripts
 
-        runs = run_scripts(self.binary, [s.encode() for s in sources], timeout=timeout)
+        runs = run_scripts(self.profile, self.binary, [s.encode() for s in sources], timeout=timeout)
         return [Result(r.returncode, r.output, f"(script {i} of a QEMU run: {r.seconds:.1f} s)")
                 for i, r in enumerate(runs, 1)]
 
@@ -189,9 +204,10 @@ def micropython_memcheck() -> MicroPython:
     return MicroPython(_firmware("memcheck"), dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1"), valgrind=True)
 
 
-@pytest.fixture(scope="session", params=["qemu", "qemu-nostring"])
+@pytest.fixture(scope="session", params=["qemu", "qemu-nostring", "rv32", "rv32-nostring"])
 def mcu(request: pytest.FixtureRequest) -> QemuBoard:
-    """The MCU firmware (ncnn with names, and the smallest build without), under QEMU."""
+    """The MCU firmwares under QEMU, Cortex-M3 and RISC-V rv32imac, each with ncnn with names
+    and with the smallest build without."""
     return QemuBoard(request.param)
 
 

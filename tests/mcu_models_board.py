@@ -8,8 +8,6 @@ import ncnn_mp
 import qemu_board
 import retinaface
 
-INSTRUCTIONS_PER_TICK = 40  # -icount shift=0: 1 instruction per ns; the timer runs at 25 MHz
-
 
 def rom(name):
     return memoryview(open("/rom/" + name, "rb"))
@@ -28,12 +26,12 @@ def run_model(model):
     print("weights", model, info["in_place"], info["copied"], info["converted"], info["ram"])
     w, h, c = CONFIG["size"]
     for n in range(CONFIG["images"]):
-        t0 = qemu_board.ticks()
+        t0 = qemu_board.time_ns()  # (-icount shift=0: 1 instruction per ns)
         with net.create_extractor() as ex:
             ex.input(CONFIG["input"], ncnn_mp.Mat(w, h, c, data=rom("in%d.f32" % n)))
             outs = {name: ex.extract(name) for name in CONFIG["outputs"]}
-        ticks = qemu_board.ticks() - t0
-        print("cost", model, n, ticks * INSTRUCTIONS_PER_TICK, qemu_board.c_heap()[1])
+        ns = qemu_board.time_ns() - t0
+        print("cost", model, n, ns, qemu_board.c_heap()[1])
         report(model, n, outs)
     net.close()
     print("flash unchanged", model, digest(model + ".bin") == before)

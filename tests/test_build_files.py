@@ -1,4 +1,5 @@
-"""micropython.mk and micropython.cmake name the same sources, and the CMake file works as ports use it."""
+"""micropython.mk and micropython.cmake name the same sources, and the CMake file works as ports use it;
+the two MCU boards' profiles build the same ncnn."""
 
 from __future__ import annotations
 
@@ -86,3 +87,43 @@ def test_cmake_usermod_rejects_a_wrong_ncnn_dir(tmp_path: Path) -> None:
     assert p.returncode != 0
     said = " ".join((p.stdout + p.stderr).split())  # CMake wraps long messages
     assert f"ncnn_mp: NCNN_DIR={tmp_path} holds no include/ncnn/c_api.h" in said
+
+
+def test_both_boards_build_the_same_ncnn() -> None:
+    """The RISC-V profiles are the Cortex-M ones on another board: the same ncnn options,
+    layers and frozen files (what differs is in BOARD_KEYS and the toolchain files), and a
+    profile's board (board_of) brings every key of that board and nothing of the other's."""
+    from common import BOARD_KEYS, profile
+
+    for arm, riscv in [("qemu", "rv32"), ("qemu-nostring", "rv32-nostring")]:
+        a, r = profile(arm), profile(riscv)
+        for key in ("ncnn_options", "ncnn_layers", "ncnn_arch", "frozen"):
+            assert a.get(key) == r.get(key), (arm, riscv, key)
+        assert a["qemu_system"] == "qemu-system-arm" and r["qemu_system"] == "qemu-system-riscv32"
+    board, nostring = profile("rv32"), profile("rv32-nostring")
+    assert {k: board.get(k) for k in BOARD_KEYS} == {k: nostring.get(k) for k in BOARD_KEYS}
+    # SIMPLESTL (no C++ library for this target) comes with the toolchain, not the options.
+    toolchain = (REPO / "ci" / board["ncnn_toolchain"]).read_text()
+    assert "set(NCNN_SIMPLESTL ON CACHE BOOL" in toolchain
+
+
+def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() -> None:
+    """ncnn picks its layer code by CMAKE_SYSTEM_PROCESSOR, and ci/layers.py derives the layers
+    a model needs for the profile's ncnn_arch: the two must agree, for the boards' toolchain
+    files and for the ESP32 ones (which take the qemu profile's options). `riscv` would bring
+    ncnn's RISC-V Convolution, which repacks weights into RAM."""
+    from common import PROFILES, profile
+
+    def processor(path: Path) -> str:
+        (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", path.read_text(), re.M)
+        return name
+
+    boards = [name for name in PROFILES if "ncnn_toolchain" in profile(name)]
+    assert {"qemu", "rv32"} <= set(boards)
+    for name in boards:
+        prof = profile(name)
+        assert processor(REPO / "ci" / prof["ncnn_toolchain"]) == prof["ncnn_arch"], name
+    esp32 = sorted((REPO / "ci" / "esp32").glob("*.toolchain.cmake"))
+    assert [p.name.split(".")[0] for p in esp32] == ["esp32c3", "esp32c6", "esp32p4", "esp32s3"]
+    for path in esp32:
+        assert processor(path) == profile("qemu")["ncnn_arch"], path.name

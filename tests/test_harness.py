@@ -1,4 +1,5 @@
-"""The harness's own rules, without a firmware: when a script's SKIP counts as a skip."""
+"""The harness's own rules, without a firmware: when a script's SKIP counts as a skip, which
+expected output a board's run is held to."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import conftest
-from conftest import Result, shared_models, shared_models_if_here, skip_reason
+from conftest import Result, expected_output, shared_models, shared_models_if_here, skip_reason
 from test_mp_scripts import run_and_compare
 
 
@@ -86,3 +87,21 @@ def test_missing_models_skip_here_and_fail_under_ci(tmp_path: Path, monkeypatch:
     for call in (lambda: shared_models("bench"), lambda: shared_models_if_here("bench")):
         with pytest.raises(pytest.fail.Exception, match=str(tmp_path / "bench")):
             call()
+
+
+def test_expected_output_of_a_profile_falls_back_to_its_base(tmp_path: Path) -> None:
+    """A board's own NAME.py.PROFILE.exp wins; a profile without one is held to its base
+    profile's (rv32 is built with qemu's ncnn options), then to NAME.py.exp."""
+    script = tmp_path / "ncnn_mp_x.py"
+    plain, qemu, rv32 = (tmp_path / f"ncnn_mp_x.py{suffix}.exp" for suffix in ("", ".qemu", ".rv32"))
+    plain.write_text("desktop\n")
+    assert expected_output(script, "rv32") == plain
+    assert expected_output(script, "unix") == plain
+    qemu.write_text("board\n")
+    assert expected_output(script, "qemu") == qemu
+    assert expected_output(script, "rv32") == qemu  # its base's
+    assert expected_output(script, "qemu-nostring") == qemu
+    assert expected_output(script, "unix") == plain
+    rv32.write_text("risc-v\n")
+    assert expected_output(script, "rv32") == rv32
+    assert expected_output(script, "qemu") == qemu

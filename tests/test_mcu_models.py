@@ -1,6 +1,7 @@
-"""Real models on the microcontroller (QEMU's Cortex-M3 board): weights in place in the
-board's flash (its ROMFS), fp32 and int8 (examples/quantize_int8.py), the same photos as
-the CPython wheel, the same outputs within a stated tolerance, the same detections.
+"""Real models on the microcontrollers (QEMU's Cortex-M3 board and its RISC-V rv32 board):
+weights in place in the board's flash (its ROMFS), fp32 and int8 (examples/quantize_int8.py),
+the same photos as the CPython wheel, the same outputs within a stated tolerance, the same
+detections.
 
 - RetinaFace MobileNet-0.25 (../shared/models/real; shipped fp16, rewritten as fp32 so the
   weights can stay in flash) on scikit-image's astronaut at 160x160: every output within
@@ -61,16 +62,14 @@ def padded(channels: F32) -> bytes:
     return out.tobytes()
 
 
-def run_board(files: dict[str, bytes], config: dict, firmware: Path | None = None, timeout: float = 600) -> str:
-    """tests/mcu_models_board.py on the board (the qemu profile's firmware unless given),
-    with `files` as its ROMFS."""
+def run_board(board: QemuBoard, files: dict[str, bytes], config: dict, timeout: float = 600) -> str:
+    """tests/mcu_models_board.py on the board, with `files` as its ROMFS."""
     source = f"CONFIG = {config!r}\n" + (REPO / "tests" / "mcu_models_board.py").read_text()
-    binary = firmware or QemuBoard("qemu").binary
-    image = binary.parent / f"romfs-{config['detector']}.img"
+    image = board.binary.parent / f"romfs-{config['detector']}.img"
     image.write_bytes(pack(files))
     from qemu import run_script
 
-    r = run_script(binary, source.encode(), timeout=timeout, icount=True, romfs=image)
+    r = run_script(board.profile, board.binary, source.encode(), timeout=timeout, icount=True, romfs=image)
     assert r.returncode == 0, r.output
     print(r.output)
     return r.output
@@ -91,12 +90,18 @@ def check_common(output: str, models: list[str], tol: dict[str, float]) -> None:
                 assert float(row[2]) <= tol[model], f"{model}: board vs wheel differ by {row[2]} (> {tol[model]})"
 
 
+@pytest.fixture(scope="module", params=["qemu", "rv32"])
+def board(request: pytest.FixtureRequest) -> QemuBoard:
+    """Each architecture's board, with the same ncnn options and layers (profiles qemu, rv32)."""
+    return QemuBoard(request.param)
+
+
 @pytest.fixture(scope="module")
 def retina_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
     return retinaface_models(tmp_path_factory.mktemp("retinaface"))
 
 
-def test_retinaface_on_the_board(retina_models: dict[str, tuple[Path, Path]]) -> None:
+def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tuple[Path, Path]]) -> None:
     import skimage.data
 
     x = photo_input(skimage.data.astronaut(), SIZE)
@@ -116,7 +121,7 @@ def test_retinaface_on_the_board(retina_models: dict[str, tuple[Path, Path]]) ->
         expected[model] = [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]  # type: ignore[arg-type]
     config = {"models": list(retina_models), "images": 1, "size": [SIZE, SIZE, 3], "input": "data",
               "outputs": RETINA_OUTPUTS, "detector": "retinaface"}
-    output = run_board(files, config)
+    output = run_board(board, files, config)
     check_common(output, list(retina_models), {"fp32": FP32_TOL, "int8": INT8_TOL})
     for model, want in expected.items():
         got = [[float(v) for v in row[2:]] for row in lines(output, "face") if row[0] == model]
@@ -141,19 +146,19 @@ def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:
     return files, want
 
 
-def run_mnist_int8(firmware: Path, files: dict[str, bytes], want: list[list[str]]) -> None:
+def run_mnist_int8(board: QemuBoard, files: dict[str, bytes], want: list[list[str]]) -> None:
     config = {"models": ["int8"], "images": 10, "size": [28, 28, 1], "input": "data", "outputs": ["fc"],
               "detector": "classifier"}
-    output = run_board(files, config, firmware)
+    output = run_board(board, files, config)
     check_common(output, ["int8"], {"int8": INT8_TOL})
     assert [row[1:] for row in lines(output, "top1")] == want
     assert [w[1] for w in want] == [str(d) for d in range(10)]  # and int8 still reads every digit right
     assert re.search(r"^cost int8 0 \d+ \d+$", output, re.M)
 
 
-def test_mnist_int8_on_the_board(tmp_path: Path) -> None:
+def test_mnist_int8_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
     files, want = mnist_int8_files(tmp_path)
-    run_mnist_int8(QemuBoard("qemu").binary, files, want)
+    run_mnist_int8(board, files, want)
 
 
 OOM_SCRIPT = b"""
@@ -181,7 +186,7 @@ print("small again", net.create_extractor().extract is not None)
 """
 
 
-def test_out_of_memory_on_the_board(tmp_path: Path) -> None:
+def test_out_of_memory_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
     """ncnn's C heap running out (an extract or a load too big for the board) ends in a Python
     exception, the board says why, and the net and the board work on."""
     real = shared_models("real", "squeezenet_v1.1.param", "squeezenet_v1.1.bin")
@@ -190,7 +195,7 @@ def test_out_of_memory_on_the_board(tmp_path: Path) -> None:
                             "squeezenet.bin": (real / "squeezenet_v1.1.bin").read_bytes()}))
     from qemu import run_script
 
-    r = run_script(QemuBoard("qemu").binary, OOM_SCRIPT, timeout=120, romfs=image)
+    r = run_script(board.profile, board.binary, OOM_SCRIPT, timeout=120, romfs=image)
     assert r.returncode == 0, r.output
     out = r.output
     exhausted = re.findall(r"^board: the C heap \(ncnn's memory\) is exhausted: \d+ bytes asked", out, re.M)

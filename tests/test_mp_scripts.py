@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MNIST_FILES, MP_TESTS, MicroPython, QemuBoard, shared_models, skip_reason
+from conftest import MNIST_FILES, MP_TESTS, MicroPython, QemuBoard, expected_output, shared_models, skip_reason
 
 SCRIPTS = sorted(MP_TESTS.glob("ncnn_mp_*.py"))
 
@@ -34,11 +34,7 @@ def run_and_compare(mp: MicroPython | QemuBoard, script: Path, timeout: float, t
     if skipped:
         pytest.skip(skipped)
     assert r.returncode == 0, r.explain()
-    # A target whose ncnn was built differently (no NCNN_STDIO: other exceptions for file
-    # paths) may have its own expected output beside the script: NAME.py.TARGET.exp.
-    own = script.with_suffix(f".py.{target}.exp")
-    expected = (own if own.exists() else script.with_suffix(".py.exp")).read_text()
-    assert r.stdout == expected, r.explain()
+    assert r.stdout == expected_output(script, target).read_text(), r.explain()
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
@@ -55,6 +51,6 @@ def test_script_under_valgrind(micropython_memcheck: MicroPython, digits_dir: Pa
 @pytest.mark.mcu
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
 def test_script_on_mcu(mcu: QemuBoard, digits_dir: Path, script: Path) -> None:
-    """The same scripts on the bare-metal Cortex-M firmware: the same output (scripts that
-    need what the build left out print SKIP)."""
+    """The same scripts on the bare-metal firmwares, Cortex-M3 and RISC-V: the same output
+    (scripts that need what the build left out print SKIP)."""
     run_and_compare(mcu, script, timeout=300, target=mcu.profile)

@@ -47,17 +47,19 @@ def test_preflight_on_the_board_profiles() -> None:
     assert small.returncode == 1, small.stdout + small.stderr
     assert "profile 'qemu-nostring' LACKS: Convolution, Pooling" in small.stdout, small.stdout
     assert "not run on the 'qemu-nostring' board" in small.stdout, small.stdout
-    full = tool("preflight", "--profile", "qemu", str(mnist / "mnist.param"))
-    assert full.returncode == 0, full.stdout + full.stderr
-    out = full.stdout
-    assert "layers it uses (4): Input, Convolution, Pooling, InnerProduct" in out, out
-    assert "profile 'qemu' keeps every layer it needs" in out, out
-    # Measured twice (Unix, then the board), the weights in place both times and, on the
-    # board's generic layers, no byte of them in RAM.
-    assert out.count("mnist.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB") == 1, out
-    assert "m0.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB; RAM the load left in use 0.0 KiB" in out, out
-    assert out.count("outputs: fc 10x1x1") == 2, out
-    assert " instructions for the extract" in out, out
+    for board in ("qemu", "rv32"):  # both architectures' boards
+        full = tool("preflight", "--profile", board, str(mnist / "mnist.param"))
+        assert full.returncode == 0, full.stdout + full.stderr
+        out = full.stdout
+        assert "layers it uses (4): Input, Convolution, Pooling, InnerProduct" in out, out
+        assert f"profile '{board}' keeps every layer it needs" in out, out
+        # Measured twice (Unix, then the board), the weights in place both times and, on the
+        # board's generic layers, no byte of them in RAM.
+        assert out.count("mnist.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB") == 1, out
+        assert "m0.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB; RAM the load left in use 0.0 KiB" in out, out
+        assert f"the '{board}' board under QEMU" in out, out
+        assert out.count("outputs: fc 10x1x1") == 2, out
+        assert " instructions for the extract" in out, out
 
 
 @pytest.mark.mcu
@@ -87,4 +89,4 @@ def test_firmware_sized_to_models(digits_dir: Path, tmp_path: Path) -> None:
         r = board.run(MP_TESTS / script)
         assert r.returncode == 0, r.explain()
         assert r.stdout == (MP_TESTS / f"{script}.exp").read_text(), r.explain()
-    run_mnist_int8(firmware, int8_files, want)
+    run_mnist_int8(board, int8_files, want)

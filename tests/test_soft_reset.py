@@ -191,9 +191,10 @@ def check_after(runs: list[Result], first: str) -> None:
         assert out == AFTER_EXPECTED.format(first=first), f"script {n}: " + r.explain()
 
 
-@pytest.fixture(scope="module")
-def board() -> QemuBoard:
-    return QemuBoard("qemu")
+@pytest.fixture(scope="module", params=["qemu", "rv32"])
+def board(request: pytest.FixtureRequest) -> QemuBoard:
+    """Each architecture's board (the port's soft reboot is the same code on both)."""
+    return QemuBoard(request.param)
 
 
 def test_layers_after_soft_reboot_with_objects_kept(board: QemuBoard) -> None:

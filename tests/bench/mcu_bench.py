@@ -1,14 +1,13 @@
 # MicroPython side of `make mcu-report` (tests/bench/mcu_report.py sends it to the QEMU
-# firmware): per model, what the extract costs in emulated instructions (QEMU -icount:
-# one timer tick is 40 instructions), ncnn's C heap and the MicroPython heap. Prints one
-# line of JSON per model.
+# firmware): per model, what the extract costs in emulated instructions (QEMU -icount
+# shift=0: the board's time in ns is the instruction count), ncnn's C heap and the
+# MicroPython heap. Prints one line of JSON per model.
 import gc
 
 import ncnn_mp
 import qemu_board
 from mptest import DIGITS, DIGITS_MODEL, Standardize, read
 
-INSTRUCTIONS_PER_TICK = 40  # 1 instruction per ns under -icount shift=0; the timer runs at 25 MHz
 RUNS = 20
 
 
@@ -27,18 +26,18 @@ def measure(name, net, inp, out, x):
     live_heap = gc.mem_alloc()
     gc.disable()
     before = gc.mem_alloc()
-    t0 = qemu_board.ticks()
+    t0 = qemu_board.time_ns()
     for _ in range(RUNS):
         with net.create_extractor() as ex:
             ex.input(inp, x)
             result = ex.extract(out)
-    ticks = qemu_board.ticks() - t0
+    ns = qemu_board.time_ns() - t0
     per_extract_heap = (gc.mem_alloc() - before) // RUNS
     gc.enable()
     in_use, peak, size = qemu_board.c_heap()
     print('{"model": "%s", "instructions": %d, "c_heap_in_use": %d, "c_heap_peak": %d, '
           '"c_heap_size": %d, "py_heap_live": %d, "py_heap_per_extract": %d, "out_w": %d}'
-          % (name, ticks * INSTRUCTIONS_PER_TICK // RUNS, in_use, peak, size, live_heap,
+          % (name, ns // RUNS, in_use, peak, size, live_heap,
              per_extract_heap, result.w))
 
 

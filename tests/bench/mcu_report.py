@@ -1,13 +1,15 @@
 """The microcontroller figures (make mcu-report): firmware size, memory and inference cost
-of ncnn_mp on the bare-metal Cortex-M3 QEMU firmware, printed as Markdown tables.
+of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385) and RISC-V rv32imac
+(virt), printed as Markdown tables.
 
-- Size: text/data/bss of MicroPython's qemu firmware without ncnn_mp (profile qemu-plain)
-  and with it (qemu: ncnn with names; qemu-nostring: NCNN_STRING=OFF, fewer layers), and
-  where the text of the ncnn_mp firmware comes from, read from the linker map.
+- Size: text/data/bss of MicroPython's qemu firmware without ncnn_mp (profiles qemu-plain,
+  rv32-plain) and with it (qemu and rv32: ncnn with names; qemu-nostring and rv32-nostring:
+  NCNN_STRING=OFF, fewer layers), and where the text of the ncnn_mp firmwares comes from, read from the
+  linker maps.
 - Per model (tests/bench/mcu_bench.py on the board): emulated instructions per extract
   (QEMU -icount), ncnn's C heap (in use, and the most ever taken from the system),
   the MicroPython heap live with the model loaded and allocated per extract.
-- Real models (ci/preflight_probe.py on the board, a fresh boot each): weights copied into
+- Real models (ci/preflight_probe.py on each board, a fresh boot each): weights copied into
   RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions.
 
     python tests/bench/mcu_report.py
@@ -25,15 +27,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "ci"))
 
+from common import profile  # noqa: E402
 from firmware import build_firmware  # noqa: E402
 from preflight import probe  # noqa: E402
 from qemu import run_script  # noqa: E402
 
-PROFILES = ["qemu-plain", "qemu", "qemu-nostring"]
+PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring"]
+WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring"]
+BOARDS = ["qemu", "rv32"]  # one firmware a board, with the same ncnn options
+PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain"}
 
 
-def size(elf: Path) -> tuple[int, int, int]:
-    out = subprocess.run(["arm-none-eabi-size", str(elf)], capture_output=True, text=True, check=True).stdout
+def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
+    """text, data, bss by the profile's own binutils (arm-none-eabi-size, riscv64-unknown-elf-size)."""
+    tool = profile(profile_name)["cc"].removesuffix("gcc") + "size"
+    out = subprocess.run([tool, str(elf)], capture_output=True, text=True, check=True).stdout
     text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
     return text, data, bss
 
@@ -42,11 +50,11 @@ def part_of(path: str) -> str:
     if "libncnn.a" in path:
         return "ncnn (libncnn.a)"
     if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|nosys)\.a", path):
-        return "C/C++ runtime (newlib, libstdc++, libgcc)"
+        return "C/C++ runtime (newlib + libstdc++, or picolibc; libgcc)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"
-    if "/ci/mcu/" in path:
-        return "board glue (ci/mcu/board.c)"
+    if "/ci/mcu/" in path or "/ci/rv32/" in path:
+        return "board glue (ci/mcu/, ci/rv32/)"
     if "frozen_content" in path:
         return "frozen Python and test files"
     return "MicroPython"
@@ -73,32 +81,33 @@ def text_by_part(elf: Path) -> dict[str, int]:
 
 
 def _counted(section: str) -> bool:
-    return section.startswith((".text", ".rodata", ".ARM.ex", ".init_array"))
+    return section.startswith((".text", ".rodata", ".srodata", ".ARM.ex", ".init_array"))
 
 
 def main() -> int:
     elves = {p: build_firmware(p) for p in PROFILES}
-    print("### Firmware size (bytes; MPS2-AN385 Cortex-M3, -Os; ncnn MinSizeRel)\n")
-    print("| firmware | text | data | bss |")
-    print("|---|---:|---:|---:|")
+    sizes = {p: size(p, elves[p]) for p in PROFILES}
+    print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac; -Os; ncnn MinSizeRel)\n")
+    print("| firmware | text | data | bss | text more than plain |")
+    print("|---|---:|---:|---:|---:|")
     for p in PROFILES:
-        t, d, b = size(elves[p])
-        print(f"| {p} | {t:,} | {d:,} | {b:,} |")
-    base = size(elves["qemu-plain"])[0]
-    for p in ["qemu", "qemu-nostring"]:
-        parts = text_by_part(elves[p])
-        print(f"\nWhere `{p}`'s text comes from (it is {size(elves[p])[0] - base:,} bytes more than qemu-plain):\n")
-        print("| part | text + rodata |")
-        print("|---|---:|")
-        for name, n in sorted(parts.items(), key=lambda kv: -kv[1]):
-            print(f"| {name} | {n:,} |")
+        t, d, b = sizes[p]
+        more = f"{t - sizes[PLAIN[p]][0]:,}" if p in PLAIN else ""
+        print(f"| {p} | {t:,} | {d:,} | {b:,} | {more} |")
+    parts = {p: text_by_part(elves[p]) for p in WITH_NCNN}
+    names = sorted({n for pp in parts.values() for n in pp}, key=lambda n: -max(pp.get(n, 0) for pp in parts.values()))
+    print("\nWhere the text comes from (text + rodata, from the linker maps):\n")
+    print("| part | " + " | ".join(WITH_NCNN) + " |")
+    print("|---|" + "---:|" * len(WITH_NCNN))
+    for name in names:
+        print(f"| {name} | " + " | ".join(f"{parts[p].get(name, 0):,}" for p in WITH_NCNN) + " |")
 
     bench = (REPO / "tests" / "bench" / "mcu_bench.py").read_bytes()
     print("\n### Per extract, under QEMU -icount (one emulated instruction per ns)\n")
     print("| firmware | model | instructions | ncnn heap in use | ncnn heap peak | Python heap live | Python heap / extract |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for p in ["qemu", "qemu-nostring"]:
-        r = run_script(elves[p], bench, timeout=600, icount=True)
+    for p in WITH_NCNN:
+        r = run_script(p, elves[p], bench, timeout=600, icount=True)
         if r.returncode != 0:
             print(f"mcu_bench.py failed on {p}:\n{r.output}", file=sys.stderr)
             return 1
@@ -106,12 +115,13 @@ def main() -> int:
             m = json.loads(line)
             print(f"| {p} | {m['model']} | {m['instructions']:,} | {m['c_heap_in_use']:,} | "
                   f"{m['c_heap_peak']:,} | {m['py_heap_live']:,} | {m['py_heap_per_extract']:,} |")
-    print("\nMicroPython's heap is 143,360 bytes (the port's default); ncnn's heap is the RAM between"
-          " .bss and the stack (ci/mcu/mps2_an385.ld). Heap figures in bytes.")
-    return real_models(elves["qemu"])
+    print("\nMicroPython's heap is 143,360 bytes (the port's default) on both boards; ncnn's heap is the RAM"
+          " between .bss and the stack of the board's 4 MiB (ci/mcu/mps2_an385.ld, ci/rv32/virt.ld). Heap"
+          " figures in bytes.")
+    return real_models({p: elves[p] for p in BOARDS})
 
 
-def real_models(elf: Path) -> int:
+def real_models(elves: dict[str, Path]) -> int:
     """fp32 copied, fp32 in place and int8 in place, for MNIST and RetinaFace (tests/real_models.py)."""
     sys.path.insert(0, str(REPO / "tests"))
     import tempfile
@@ -129,25 +139,25 @@ def real_models(elf: Path) -> int:
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", True, retina["fp32"], (SIZE, SIZE, 3)),
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", False, retina["fp32"], (SIZE, SIZE, 3)),
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8", False, retina["int8"], (SIZE, SIZE, 3))]
-        print("\n### Real models on the board: weights copied into RAM, or in place in flash (ROMFS)\n")
-        print("| model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
+        print("\n### Real models on the boards: weights copied into RAM, or in place in flash (ROMFS)\n")
+        print("| board | model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
               "| Python heap | instructions / extract |")
-        print("|---|---|---|---:|---:|---:|---:|---:|---:|")
-        for name, precision, copy, (param, weights), shape in runs:
+        print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+        for (name, precision, copy, (param, weights), shape), board in [(r, b) for r in runs for b in elves]:
             model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
                      "inputs": [("data", shape)], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
             files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
-            (r,) = probe(elf, True, config, files, timeout=1800)
+            (r,) = probe(elves[board], board, config, files, timeout=1800)
             if "failed" in r:
-                print(f"{name} {precision} failed on the board:\n{r['failed']}", file=sys.stderr)
+                print(f"{name} {precision} failed on the {board} board:\n{r['failed']}", file=sys.stderr)
                 return 1
-            print(f"| {name} | {precision} | {'copied' if copy else 'in place'} | {len(files['m.bin']):,} | "
+            print(f"| {board} | {name} | {precision} | {'copied' if copy else 'in place'} | {len(files['m.bin']):,} | "
                   f"{r['weights']['ram']:,} | {r['blob_peak']:,} | {r['c_heap_high_water']:,} | "
                   f"{r['py_heap_extract']:,} | {r['instructions']:,} |")
     print("\nWeights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
           "bytes of blobs and workspace at once in one extract (a counting Allocator); C heap high-water: "
-          "the most newlib ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "
+          "the most the C library ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "
           "MicroPython's heap in use after the extract. Inputs filled with 0.5; one thread.")
     return 0
 

@@ -72,7 +72,7 @@ print("C memory did not grow", MEMORY_IS_TOOLS or judged("C memory growth", rss_
 
 # 300 distinct types, each its own class, registered on one net and used once in a chain.
 # (30 on an MCU or under the sanitizers: ncnn runs a chain recursively, and 300 Python
-# layers deep exceed the board's 10 KiB Python stack limit, or ASan's larger frames the
+# layers deep exceed the board's 16 KiB Python stack limit, or ASan's larger frames the
 # Unix port's, a RuntimeError there.)
 TYPES = 30 if ON_MCU or getenv("NCNN_MP_SANITIZED") else 300
 lines = ["Input data 0 1 data 0=2"]
