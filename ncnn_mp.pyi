@@ -465,6 +465,13 @@ class Net:
         """Load the weights (.bin): path, DataReader or buffer (bounds-checked). copy=False:
         ncnn keeps fp32/int8/bias data where it lies in a read-only, 4-byte aligned buffer
         (bytes, a ROMFS file in flash), which the net keeps alive while its layers use it."""
+    def layers(self) -> list[dict[str, Any]]:
+        """Each layer in order (CPython ncnn's net.layers()): name, type (None without NCNN_STRING),
+        typeindex, bottoms and tops (blob indexes)."""
+    def blobs(self) -> list[dict[str, Any]]:
+        """Each blob in order: name (None without NCNN_STRING), producer and consumer (layer
+        indexes, -1 none), shape (the param's shape hint as a Mat's (w,), (w, h), (w, h, c) or
+        (w, h, d, c), or None)."""
     def weights_info(self) -> dict[str, int | None]:
         """What the last load_model did with the .bin, in bytes: in_place, copied, converted
         (fp16/bf16/codebook to fp32), unused (past the last weight), ram (C heap the load

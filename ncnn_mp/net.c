@@ -516,6 +516,72 @@ static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_output_names_obj, Net, output_names, ncnn_mp_Net_output_names);
 
+static mp_obj_t ncnn_mp_net_indexes(int n, const int *v) {
+    mp_obj_t list = mp_obj_new_list(n, NULL);
+    for (int i = 0; i < n; i++) {
+        mp_obj_list_store(list, MP_OBJ_NEW_SMALL_INT(i), MP_OBJ_NEW_SMALL_INT(v[i]));
+    }
+    return list;
+}
+
+static mp_obj_t ncnn_mp_net_name(const char *name) {
+    return name ? mp_obj_new_str_from_cstr(name) : mp_const_none;
+}
+
+// Net.layers() -> list[dict]   (CPython ncnn's net.layers()) each layer, in order: name,
+// type (None without NCNN_STRING), typeindex, bottoms and tops (blob indexes)
+static mp_obj_t ncnn_mp_Net_layers(mp_obj_t self_in) {
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, "Net.layers");
+    int count = ncnn_mp_cxx_layer_count(n->handle);
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (int i = 0; i < count; i++) {
+        ncnn_mp_layer_info_t l;
+        ncnn_mp_cxx_layer_info(n->handle, i, &l);
+        mp_obj_t d = mp_obj_new_dict(5);
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_name), ncnn_mp_net_name(l.name));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_type), ncnn_mp_net_name(l.type));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_typeindex), MP_OBJ_NEW_SMALL_INT(l.typeindex));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_bottoms), ncnn_mp_net_indexes(l.n_bottoms, l.bottoms));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_tops), ncnn_mp_net_indexes(l.n_tops, l.tops));
+        mp_obj_list_append(list, d);
+    }
+    ncnn_mp_net_done(&use);
+    return list;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_layers_obj, Net, layers, ncnn_mp_Net_layers);
+
+// Net.blobs() -> list[dict]   (CPython ncnn's net.blobs()) each blob, in order: name (None
+// without NCNN_STRING), producer and consumer (layer indexes, -1 none), shape (the param's
+// shape hint as Mat's (w,), (w, h), (w, h, c) or (w, h, d, c); None when it gives none)
+static mp_obj_t ncnn_mp_Net_blobs(mp_obj_t self_in) {
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, "Net.blobs");
+    int count = ncnn_mp_cxx_blob_count(n->handle);
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (int i = 0; i < count; i++) {
+        ncnn_mp_blob_info_t b;
+        ncnn_mp_cxx_blob_info(n->handle, i, &b);
+        int dims = b.dims < 0 || b.dims > 4 ? 0 : b.dims;
+        mp_obj_t shape = mp_const_none;
+        if (dims > 0) {
+            mp_obj_t all[4] = { MP_OBJ_NEW_SMALL_INT(b.w), MP_OBJ_NEW_SMALL_INT(b.h), MP_OBJ_NEW_SMALL_INT(b.d),
+                                MP_OBJ_NEW_SMALL_INT(b.c) };
+            mp_obj_t by_dims[4] = { all[0], all[1], dims == 3 ? all[3] : all[2], all[3] };
+            shape = mp_obj_new_tuple(dims, by_dims);
+        }
+        mp_obj_t d = mp_obj_new_dict(4);
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_name), ncnn_mp_net_name(b.name));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_producer), mp_obj_new_int(b.producer));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_consumer), mp_obj_new_int(b.consumer));
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_shape), shape);
+        mp_obj_list_append(list, d);
+    }
+    ncnn_mp_net_done(&use);
+    return list;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_blobs_obj, Net, blobs, ncnn_mp_Net_blobs);
+
 // Net.register_custom_layer(type: str | int, creator) -> None
 //   ncnn_net_register_custom_layer_by_type / _by_typeindex (see trampoline.c)
 // creator: a Layer subclass, or any callable returning a new instance of one.
@@ -615,6 +681,8 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load_model), MP_ROM_PTR(&ncnn_mp_Net_load_model_obj) },
     { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
     { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
+    { MP_ROM_QSTR(MP_QSTR_layers), MP_ROM_PTR(&ncnn_mp_Net_layers_obj) },
+    { MP_ROM_QSTR(MP_QSTR_blobs), MP_ROM_PTR(&ncnn_mp_Net_blobs_obj) },
     { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_input_name), MP_ROM_PTR(&ncnn_mp_Net_get_input_name_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_output_name), MP_ROM_PTR(&ncnn_mp_Net_get_output_name_obj) },

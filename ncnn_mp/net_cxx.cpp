@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <ncnn/allocator.h>
+#include <ncnn/blob.h>
 #include <ncnn/datareader.h>
 #include <ncnn/layer.h>
 #include <ncnn/net.h>
@@ -68,6 +69,56 @@ extern "C" void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net) {
         }
         layer->destroy_pipeline(opt);
     }
+}
+
+static const ncnn::Net *net_of(ncnn_net_t net) {
+    return static_cast<const ncnn::Net *>(net->pthis);
+}
+
+#if NCNN_STRING
+static const char *text_of(const std::string &s) {
+    const char *t = s.c_str();
+    return t ? t : "";
+}
+#endif
+
+extern "C" int ncnn_mp_cxx_layer_count(ncnn_net_t net) {
+    return static_cast<int>(net_of(net)->layers().size());
+}
+
+extern "C" void ncnn_mp_cxx_layer_info(ncnn_net_t net, int i, ncnn_mp_layer_info_t *out) {
+    const ncnn::Layer *layer = net_of(net)->layers()[i];
+    #if NCNN_STRING
+    out->name = text_of(layer->name);
+    out->type = text_of(layer->type);
+    #else
+    out->name = out->type = nullptr;
+    #endif
+    out->typeindex = layer->typeindex;
+    out->n_bottoms = static_cast<int>(layer->bottoms.size());
+    out->n_tops = static_cast<int>(layer->tops.size());
+    out->bottoms = out->n_bottoms ? &layer->bottoms[0] : nullptr;
+    out->tops = out->n_tops ? &layer->tops[0] : nullptr;
+}
+
+extern "C" int ncnn_mp_cxx_blob_count(ncnn_net_t net) {
+    return static_cast<int>(net_of(net)->blobs().size());
+}
+
+extern "C" void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out) {
+    const ncnn::Blob &blob = net_of(net)->blobs()[i];
+    #if NCNN_STRING
+    out->name = text_of(blob.name);
+    #else
+    out->name = nullptr;
+    #endif
+    out->producer = blob.producer;
+    out->consumer = blob.consumer;
+    out->dims = blob.shape.dims;
+    out->w = blob.shape.w;
+    out->h = blob.shape.h;
+    out->d = blob.shape.d;
+    out->c = blob.shape.c;
 }
 
 namespace {

@@ -30,6 +30,25 @@ int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r)
 // leaks what each layer made (an x86 InnerProduct's Flatten, a Convolution's activation).
 void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net);
 
+// What a Net's layers and blobs are (Net.layers(), Net.blobs()), read while the caller has
+// the net entered (ncnn_mp_net_use): pointers into ncnn's own vectors, valid until then.
+// Names are NULL without NCNN_STRING; an empty one is "" (SIMPLESTL's c_str() is NULL).
+typedef struct {
+    const char *name, *type;
+    int typeindex;
+    int n_bottoms, n_tops;
+    const int *bottoms, *tops;
+} ncnn_mp_layer_info_t;
+typedef struct {
+    const char *name;
+    int producer, consumer;  // layer indexes, -1: none
+    int dims, w, h, d, c;    // the param's shape hint (dims 0: none)
+} ncnn_mp_blob_info_t;
+int ncnn_mp_cxx_layer_count(ncnn_net_t net);
+void ncnn_mp_cxx_layer_info(ncnn_net_t net, int i, ncnn_mp_layer_info_t *out);
+int ncnn_mp_cxx_blob_count(ncnn_net_t net);
+void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
+
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
 // extract, measured on any port. Destroyed with ncnn_allocator_destroy. NULL: out of memory.
