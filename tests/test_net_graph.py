@@ -26,11 +26,14 @@ def wheel_graph(param: Path) -> tuple[list[tuple[object, ...]], list[tuple[objec
     net = ncnn.Net()
     assert net.load_param(str(param)) == 0
     layers = [(l.name, l.type, l.typeindex, list(l.bottoms), list(l.tops)) for l in net.layers()]
-    shapes = {0: None, 1: lambda s: (s.w,), 2: lambda s: (s.w, s.h), 3: lambda s: (s.w, s.h, s.c),
-              4: lambda s: (s.w, s.h, s.d, s.c)}
-    blobs = [(b.name, b.producer, b.consumer, shapes[b.shape.dims](b.shape) if b.shape.dims else None)  # type: ignore[operator]
-             for b in net.blobs()]
+    blobs = [(b.name, b.producer, b.consumer, shape_of(b.shape)) for b in net.blobs()]
     return layers, blobs
+
+
+def shape_of(m: ncnn.Mat) -> tuple[int, ...] | None:
+    """A shape hint as ncnn_mp gives it: a Mat's constructor arguments, None without one."""
+    by_dims = {1: (m.w,), 2: (m.w, m.h), 3: (m.w, m.h, m.c), 4: (m.w, m.h, m.d, m.c)}
+    return by_dims.get(m.dims)
 
 
 def params(tmp_path: Path) -> list[Path]:
