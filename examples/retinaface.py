@@ -13,9 +13,10 @@ Boxes come out in the network input's pixels: scale them to the photo's.
 import math
 
 try:
-    from typing import Sequence, Union
+    from typing import Mapping, Sequence
 
-    Face = list[Union[float, list[tuple[float, float]]]]  # score, x0, y0, x1, y1, landmarks
+    # score, x0, y0, x1, y1, five (x, y) landmarks
+    Face = tuple[float, float, float, float, float, list[tuple[float, float]]]
 except ImportError:  # MicroPython: the annotations are strings it never reads
     pass
 
@@ -32,7 +33,7 @@ def output_names(stride: int) -> "tuple[str, str, str]":
 
 def decode(stride: int, w: int, h: int, step: int, cls: "Sequence[float]", bbox: "Sequence[float]",
            landmark: "Sequence[float]", threshold: float = 0.8) -> "list[Face]":
-    """Faces at one stride: [score, x0, y0, x1, y1, [(x, y) * 5]] for every anchor whose face
+    """Faces at one stride: (score, x0, y0, x1, y1, [(x, y) * 5]) for every anchor whose face
     probability reaches threshold. cls, bbox, landmark: the three outputs' elements, a channel
     every `step` elements (a Mat's cstep: memoryview(mat) has the padding between channels)."""
     plane = step
@@ -53,14 +54,14 @@ def decode(stride: int, w: int, h: int, step: int, cls: "Sequence[float]", bbox:
                 pw, ph = size * math.exp(dw), size * math.exp(dh)
                 points = [(cx + (size + 1) * landmark[(a * 10 + 2 * n) * plane + k],
                            cy + (size + 1) * landmark[(a * 10 + 2 * n + 1) * plane + k]) for n in range(5)]
-                faces.append([score, px - pw * 0.5, py - ph * 0.5, px + pw * 0.5, py + ph * 0.5, points])
+                faces.append((score, px - pw * 0.5, py - ph * 0.5, px + pw * 0.5, py + ph * 0.5, points))
     return faces
 
 
-def iou(a: "Face", b: "Face") -> float:
-    """Intersection over union of two [score, x0, y0, x1, y1, ...] boxes."""
-    ax0, ay0, ax1, ay1 = (float(v) for v in a[1:5])  # type: ignore[arg-type]
-    bx0, by0, bx1, by1 = (float(v) for v in b[1:5])  # type: ignore[arg-type]
+def box_iou(a: "Sequence[float]", b: "Sequence[float]") -> float:
+    """Intersection over union of two (x0, y0, x1, y1) boxes."""
+    ax0, ay0, ax1, ay1 = a
+    bx0, by0, bx1, by1 = b
     inter = max(0.0, min(ax1, bx1) - max(ax0, bx0)) * max(0.0, min(ay1, by1) - max(ay0, by0))
     union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
     return inter / union if union > 0 else 0.0
@@ -69,13 +70,13 @@ def iou(a: "Face", b: "Face") -> float:
 def nms(faces: "list[Face]", threshold: float = 0.4) -> "list[Face]":
     """The highest-scoring faces, none overlapping another kept one by more than threshold."""
     kept: "list[Face]" = []
-    for f in sorted(faces, key=lambda f: -float(f[0])):  # type: ignore[arg-type]
-        if all(iou(f, k) <= threshold for k in kept):
+    for f in sorted(faces, key=lambda f: -f[0]):
+        if all(box_iou(f[1:5], k[1:5]) <= threshold for k in kept):
             kept.append(f)
     return kept
 
 
-def detect(outputs: "dict[int, tuple[int, int, int, Sequence[float], Sequence[float], Sequence[float]]]",
+def detect(outputs: "Mapping[int, tuple[int, int, int, Sequence[float], Sequence[float], Sequence[float]]]",
            threshold: float = 0.8, nms_threshold: float = 0.4) -> "list[Face]":
     """outputs: {stride: (w, h, step, cls, bbox, landmark)}. Faces after NMS, best first."""
     faces: "list[Face]" = []

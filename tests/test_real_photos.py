@@ -5,6 +5,7 @@ README states them."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import ncnn
@@ -57,3 +58,79 @@ def test_squeezenet_classifies_photos(micropython: MicroPython, tmp_path: Path, 
     labels = [line.split(" ", 1)[1].strip() for line in (real / REAL[2]).read_text().splitlines()]
     assert [label for _, _, label in got] == [labels[i] for i, _, _ in got]
     assert [(i, round(p, 4)) for i, p, _ in got[:3]] == README_TOP3[photo]
+
+
+MNET = ("mnet.25-opt.param", "mnet.25-opt.bin")
+SIDE = 320
+
+
+def numpy_faces(outs: dict[str, npt.NDArray[np.float32]], side: int, threshold: float = 0.8,
+                nms: float = 0.4) -> list[tuple[float, float, float, float, float]]:
+    """A reference decoder written apart from examples/retinaface.py, array at a time:
+    (score, x0, y0, x1, y1) in the network input's pixels, best first, after NMS."""
+    found = []
+    for stride, sizes in ((32, (512.0, 256.0)), (16, (128.0, 64.0)), (8, (32.0, 16.0))):
+        n = side // stride
+        cls = outs[f"face_rpn_cls_prob_reshape_stride{stride}"].reshape(4, n, n)
+        bbox = outs[f"face_rpn_bbox_pred_stride{stride}"].reshape(2, 4, n, n)
+        ys, xs = np.mgrid[0:n, 0:n]
+        cx, cy = xs * stride + 8.0, ys * stride + 8.0
+        for a, size in enumerate(sizes):
+            score = cls[2 + a]
+            px, py = cx + size * bbox[a, 0], cy + size * bbox[a, 1]
+            pw, ph = size * np.exp(bbox[a, 2]), size * np.exp(bbox[a, 3])
+            keep = score >= threshold
+            found += list(zip(score[keep], (px - pw / 2)[keep], (py - ph / 2)[keep], (px + pw / 2)[keep],
+                              (py + ph / 2)[keep]))
+    boxes = np.array(sorted(found, key=lambda f: -f[0]), dtype=np.float64).reshape(-1, 5)
+    kept: list[tuple[float, float, float, float, float]] = []
+    for b in boxes:
+        k = np.array(kept).reshape(-1, 5)
+        inter = (np.clip(np.minimum(b[3], k[:, 3]) - np.maximum(b[1], k[:, 1]), 0, None)
+                 * np.clip(np.minimum(b[4], k[:, 4]) - np.maximum(b[2], k[:, 2]), 0, None))
+        union = (b[3] - b[1]) * (b[4] - b[2]) + (k[:, 3] - k[:, 1]) * (k[:, 4] - k[:, 2]) - inter
+        if not np.any(inter / union > nms):
+            kept.append(tuple(float(v) for v in b))  # type: ignore[arg-type]
+    return kept
+
+
+def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path: Path) -> None:
+    """examples/retinaface_detect.py on the Unix firmware: the same faces as the wheel's outputs
+    decoded by examples/retinaface.py under CPython, and by the numpy reference decoder."""
+    import skimage.data
+
+    sys.path.insert(0, str(REPO / "examples"))
+    import retinaface
+
+    real = shared_models("real", *MNET)
+    rgb = skimage.data.astronaut()
+    h, w = rgb.shape[:2]
+    write_ppm(tmp_path / "astronaut.ppm", rgb)
+    r = micropython.run(REPO / "examples" / "retinaface_detect.py", str(tmp_path / "astronaut.ppm"), str(real),
+                        str(SIDE), cwd=REPO / "examples")
+    assert r.returncode == 0, r.explain()
+    got = [[float(v) for v in line.split()[1:2] + line.split()[3:7]] for line in r.stdout.splitlines()]
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    assert net.load_param(str(real / MNET[0])) == 0 and net.load_model(str(real / MNET[1])) == 0
+    x = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, w, h, SIDE, SIDE)
+    ex = net.create_extractor()
+    ex.input("data", x)
+    outs = {}
+    for stride in retinaface.STRIDES:
+        for name in retinaface.output_names(stride):
+            ret, m = ex.extract(name)
+            assert ret == 0
+            outs[name] = np.array(m, dtype=np.float32).reshape(-1)
+    by_stride = {s: (SIDE // s, SIDE // s, (SIDE // s) ** 2, *(outs[n].tolist() for n in retinaface.output_names(s)))
+                 for s in retinaface.STRIDES}
+    sx, sy = w / SIDE, h / SIDE
+    scale = np.array([1, sx, sy, sx, sy])
+    wheel = [list(np.array(f[:5]) * scale) for f in retinaface.detect(by_stride)]  # type: ignore[arg-type]
+    reference = [list(np.array(f) * scale) for f in numpy_faces(outs, SIDE)]
+    assert len(reference) == 1, reference  # one face in the photo
+    for want in (wheel, reference):
+        assert len(got) == len(want), (got, want)
+        for g, f in zip(got, want):
+            assert abs(g[0] - f[0]) <= 1e-3, (g, f)
+            assert retinaface.box_iou(g[1:5], f[1:5]) >= 0.95, (g, f)
