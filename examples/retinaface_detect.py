@@ -1,18 +1,34 @@
 """Faces in a photo with RetinaFace MobileNet-0.25: boxes, scores and five landmarks.
 
-    micropython examples/retinaface_detect.py photo.ppm [models folder] [input side]
+    micropython examples/retinaface_detect.py photo.ppm [models folder] [input side] [faces.png]
 
 The photo is a binary PPM (examples/squeezenet_classify.py reads it); the models folder holds
 mnet.25-opt.param/.bin (default ../shared/models/real). The photo is resized to a square of
 `input side` pixels (default 320; the network takes any size), fed as RGB without
-normalisation, and the faces found (examples/retinaface.py) are printed in the photo's pixels.
+normalisation, and the faces found (examples/retinaface.py) are printed in the photo's pixels;
+with a fourth argument they are also drawn on the photo (ncnn's drawing functions: boxes in
+green, landmarks in red) and written there as a PNG (examples/png.py).
 """
 
 import sys
 
 import ncnn_mp
 import retinaface
+from png import write_png
 from squeezenet_classify import read_ppm
+
+GREEN, RED = 0x0000FF00, 0x000000FF  # ncnn's colours: 0xAABBGGRR
+
+
+def draw(w: int, h: int, rgb: bytes, faces: "list[retinaface.Face]") -> bytearray:
+    """A copy of the photo with each face's box and landmarks drawn on it."""
+    pixels = bytearray(rgb)
+    for f in faces:
+        x0, y0 = int(f[1]), int(f[2])
+        ncnn_mp.Mat.draw_rectangle(pixels, w, h, 3, x0, y0, int(f[3]) - x0, int(f[4]) - y0, GREEN, 3)
+        for px, py in f[5]:
+            ncnn_mp.Mat.draw_circle(pixels, w, h, 3, int(px), int(py), 3, RED, -1)
+    return pixels
 
 
 def detect(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, side: int) -> "list[retinaface.Face]":
@@ -40,9 +56,12 @@ def main(argv: "list[str]") -> None:
     net.load_param(folder + "/mnet.25-opt.param")
     net.load_model(folder + "/mnet.25-opt.bin")
     w, h, rgb = read_ppm(argv[1])
-    for f in detect(net, w, h, rgb, side):
+    faces = detect(net, w, h, rgb, side)
+    for f in faces:
         points = " ".join("%.1f,%.1f" % p for p in f[5])
         print("face %.4f box %.1f %.1f %.1f %.1f landmarks %s" % (f[0], f[1], f[2], f[3], f[4], points))
+    if len(argv) > 4:
+        write_png(argv[4], w, h, draw(w, h, rgb, faces))
 
 
 if __name__ == "__main__":

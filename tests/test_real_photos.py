@@ -107,9 +107,19 @@ def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path
     h, w = rgb.shape[:2]
     write_ppm(tmp_path / "astronaut.ppm", rgb)
     r = micropython.run(REPO / "examples" / "retinaface_detect.py", str(tmp_path / "astronaut.ppm"), str(real),
-                        str(SIDE), cwd=REPO / "examples")
+                        str(SIDE), str(tmp_path / "faces.png"), cwd=REPO / "examples", heapsize="16M")
     assert r.returncode == 0, r.explain()
     got = [[float(v) for v in line.split()[1:2] + line.split()[3:7]] for line in r.stdout.splitlines()]
+    # The picture: the photo, the box drawn in green on its edge, a landmark in red.
+    from PIL import Image
+
+    drawn = np.array(Image.open(tmp_path / "faces.png"))
+    assert drawn.shape == rgb.shape
+    x0, y0 = int(got[0][1]), int(got[0][2])
+    assert list(drawn[y0 + 1, x0 + 20]) == [0, 255, 0], drawn[y0 + 1, x0 + 20]
+    lx, ly = (float(v) for v in r.stdout.split("landmarks ")[1].split()[0].split(","))
+    assert list(drawn[int(ly), int(lx)]) == [255, 0, 0]
+    assert np.array_equal(drawn[:y0 - 5], rgb[:y0 - 5])  # nothing else changed above the box
     net = ncnn.Net()
     net.opt.num_threads = 1
     assert net.load_param(str(real / MNET[0])) == 0 and net.load_model(str(real / MNET[1])) == 0
