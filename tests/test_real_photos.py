@@ -5,6 +5,7 @@ README states them."""
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -144,3 +145,74 @@ def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path
         for g, f in zip(got, want):
             assert abs(g[0] - f[0]) <= 1e-3, (g, f)
             assert retinaface.box_iou(g[1:5], f[1:5]) >= 0.95, (g, f)
+
+
+PROFILE_SCRIPT = """
+import sys
+sys.path.append({examples!r})  # (on the board netprofile is frozen in)
+import ncnn_mp, netprofile
+net = ncnn_mp.Net()
+net.load_param(ncnn_mp.DataReader(from_memory={param}))
+net.load_model({weights}, copy=False)
+x = ncnn_mp.Mat(28, 28, 1)
+x.fill(0.5)
+clock = {clock}
+rows = netprofile.profile(net, {{"data": x}}, clock)
+print(repr([(r[0], r[1], r[3], r[4]) for r in rows]))
+print(all(r[2] >= 0 for r in rows) and sum(r[2] for r in rows) > 0)
+with net.create_extractor() as ex:
+    ex.input("data", x)
+    print(repr((ex.extract("fc").w, sum(r[4] for r in rows))))
+netprofile.show(rows)
+"""
+
+
+def mnist_layers() -> list[tuple[str, str, list[tuple[int, ...]], int]]:
+    """Each non-Input layer of MNIST with its output shape and bytes, from the wheel."""
+    mnist = shared_models("mnist", "mnist.param", "mnist.bin")
+    net = ncnn.Net()
+    assert net.load_param(str(mnist / "mnist.param")) == 0 and net.load_model(str(mnist / "mnist.bin")) == 0
+    ex = net.create_extractor()
+    ex.input("data", ncnn.Mat(np.full((1, 28, 28), 0.5, dtype=np.float32)))
+    rows = []
+    for layer in net.layers()[1:]:
+        ret, m = ex.extract(net.blobs()[layer.tops[0]].name)
+        assert ret == 0
+        shape = {1: (m.w,), 3: (m.w, m.h, m.c)}[m.dims]
+        rows.append((layer.name, layer.type, [shape], m.w * m.h * m.d * m.c * 4))
+    return rows
+
+
+def check_profile(output: str) -> None:
+    lines = output.splitlines()
+    want = mnist_layers()
+    assert ast.literal_eval(lines[0]) == want, lines[0]
+    assert lines[1] == "True", output
+    assert ast.literal_eval(lines[2]) == (10, sum(r[3] for r in want))
+    assert lines[3].split()[:2] == ["layer", "type"] and lines[-1].startswith("total"), output
+
+
+def test_netprofile_on_unix(micropython: MicroPython, tmp_path: Path) -> None:
+    mnist = shared_models("mnist", "mnist.param", "mnist.bin")
+    script = tmp_path / "profile.py"
+    script.write_text(PROFILE_SCRIPT.format(param=repr((mnist / "mnist.param").read_bytes()),
+                                            weights=f"open({str(mnist / 'mnist.bin')!r}, 'rb').read()", clock="None",
+                                            examples=str(REPO / "examples")))
+    r = micropython.run(script, cwd=REPO / "examples")
+    assert r.returncode == 0, r.explain()
+    check_profile(r.stdout)
+
+
+@pytest.mark.mcu
+def test_netprofile_on_the_board() -> None:
+    """On the QEMU board, emulated instructions from its timer, the model in its ROMFS."""
+    from conftest import QemuBoard
+    from qemu import run_script
+
+    shared_models("mnist", "mnist.param", "mnist.bin")  # (the board's ROMFS has them when this machine does)
+    source = PROFILE_SCRIPT.format(param="open('/rom/mnist.param', 'rb').read()",
+                                   weights="open('/rom/mnist.bin', 'rb')", clock="__import__('qemu_board').time_ns",
+                                   examples="/no/such/folder")
+    r = run_script("qemu", QemuBoard("qemu").binary, source.encode(), timeout=120, icount=True)
+    assert r.returncode == 0, r.output
+    check_profile(r.output)
