@@ -1,7 +1,8 @@
 """Faces from RetinaFace MobileNet-0.25 (insightface's mnet.25, as ncnn model): the network's
 per-stride outputs decoded into boxes, scores and five landmarks, then non-maximum
 suppression. Plain Python on sequences of floats, so the same code runs under MicroPython
-on ncnn_mp's Mats (memoryview(mat)) and under CPython on the wheel's.
+on ncnn_mp's Mats (memoryview(mat)) and under CPython on the wheel's; the scan over every
+anchor takes examples/detection.py's viper path where it can.
 
 Outputs, per stride 32, 16, 8 (two anchors a position):
   face_rpn_cls_prob_reshape_stride{s}   4 channels: 2 background, then 2 face probabilities
@@ -11,6 +12,8 @@ Boxes come out in the network input's pixels: scale them to the photo's.
 """
 
 import math
+
+from detection import candidates, nms
 
 try:
     from typing import Mapping, Sequence
@@ -32,55 +35,33 @@ def output_names(stride: int) -> "tuple[str, str, str]":
 
 
 def decode(stride: int, w: int, h: int, step: int, cls: "Sequence[float]", bbox: "Sequence[float]",
-           landmark: "Sequence[float]", threshold: float = 0.8) -> "list[Face]":
+           landmark: "Sequence[float]", threshold: float = 0.8, fast: bool = True) -> "list[Face]":
     """Faces at one stride: (score, x0, y0, x1, y1, [(x, y) * 5]) for every anchor whose face
     probability reaches threshold. cls, bbox, landmark: the three outputs' elements, a channel
-    every `step` elements (a Mat's cstep: memoryview(mat) has the padding between channels)."""
+    every `step` elements (a Mat's cstep: memoryview(mat) has the padding between channels).
+    fast=False: the plain scan instead of the viper one (examples/detection.py)."""
     plane = step
     faces: "list[Face]" = []
     for a, size in enumerate(ANCHOR_SIZES[stride]):
-        probs = 2 * plane + a * plane  # the face probabilities of anchor a
-        for i in range(h):
-            for j in range(w):
-                k = i * w + j
-                score = cls[probs + k]
-                if score < threshold:
-                    continue
-                # The anchor: a size x size square centred on the cell's base square.
-                cx = j * stride + BASE * 0.5
-                cy = i * stride + BASE * 0.5
-                dx, dy, dw, dh = (bbox[(a * 4 + n) * plane + k] for n in range(4))
-                px, py = cx + size * dx, cy + size * dy
-                pw, ph = size * math.exp(dw), size * math.exp(dh)
-                points = [(cx + (size + 1) * landmark[(a * 10 + 2 * n) * plane + k],
-                           cy + (size + 1) * landmark[(a * 10 + 2 * n + 1) * plane + k]) for n in range(5)]
-                faces.append((score, px - pw * 0.5, py - ph * 0.5, px + pw * 0.5, py + ph * 0.5, points))
+        # The face probabilities of anchor a: channel 2 + a, one column a cell.
+        for k, _, score in candidates(cls, (2 + a) * plane, h * w, 1, 1, threshold, fast):
+            # The anchor: a size x size square centred on the cell's base square.
+            cx = k % w * stride + BASE * 0.5
+            cy = k // w * stride + BASE * 0.5
+            dx, dy, dw, dh = (bbox[(a * 4 + n) * plane + k] for n in range(4))
+            px, py = cx + size * dx, cy + size * dy
+            pw, ph = size * math.exp(dw), size * math.exp(dh)
+            points = [(cx + (size + 1) * landmark[(a * 10 + 2 * n) * plane + k],
+                       cy + (size + 1) * landmark[(a * 10 + 2 * n + 1) * plane + k]) for n in range(5)]
+            faces.append((score, px - pw * 0.5, py - ph * 0.5, px + pw * 0.5, py + ph * 0.5, points))
     return faces
 
 
-def box_iou(a: "Sequence[float]", b: "Sequence[float]") -> float:
-    """Intersection over union of two (x0, y0, x1, y1) boxes."""
-    ax0, ay0, ax1, ay1 = a
-    bx0, by0, bx1, by1 = b
-    inter = max(0.0, min(ax1, bx1) - max(ax0, bx0)) * max(0.0, min(ay1, by1) - max(ay0, by0))
-    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def nms(faces: "list[Face]", threshold: float = 0.4) -> "list[Face]":
-    """The highest-scoring faces, none overlapping another kept one by more than threshold."""
-    kept: "list[Face]" = []
-    for f in sorted(faces, key=lambda f: -f[0]):
-        if all(box_iou(f[1:5], k[1:5]) <= threshold for k in kept):
-            kept.append(f)
-    return kept
-
-
 def detect(outputs: "Mapping[int, tuple[int, int, int, Sequence[float], Sequence[float], Sequence[float]]]",
-           threshold: float = 0.8, nms_threshold: float = 0.4) -> "list[Face]":
+           threshold: float = 0.8, nms_threshold: float = 0.4, fast: bool = True) -> "list[Face]":
     """outputs: {stride: (w, h, step, cls, bbox, landmark)}. Faces after NMS, best first."""
     faces: "list[Face]" = []
     for stride in STRIDES:
         w, h, step, cls, bbox, landmark = outputs[stride]
-        faces += decode(stride, w, h, step, cls, bbox, landmark, threshold)
+        faces += decode(stride, w, h, step, cls, bbox, landmark, threshold, fast)
     return nms(faces, nms_threshold)

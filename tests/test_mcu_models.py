@@ -28,6 +28,7 @@ import pytest
 from conftest import REPO, QemuBoard, shared_models
 
 sys.path.insert(0, str(REPO / "examples"))
+import detection  # noqa: E402
 import retinaface  # noqa: E402
 from real_models import SIZE, mnist_digits, mnist_int8, photo_input, retinaface_models  # noqa: E402
 from romfs_pack import pack  # noqa: E402
@@ -129,7 +130,7 @@ def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tupl
         assert len(got) == len(want), (model, got, want)
         for g, w in zip(got, want):
             assert abs(g[0] - w[0]) <= 1e-3, (model, g, w)
-            assert retinaface.box_iou(g[1:5], w[1:5]) >= 0.95, (model, g, w)
+            assert detection.box_iou(g[1:5], w[1:5]) >= 0.95, (model, g, w)
 
 
 def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:

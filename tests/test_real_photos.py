@@ -101,6 +101,7 @@ def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path
     import skimage.data
 
     sys.path.insert(0, str(REPO / "examples"))
+    import detection
     import retinaface
 
     real = shared_models("real", *MNET)
@@ -144,7 +145,123 @@ def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path
         assert len(got) == len(want), (got, want)
         for g, f in zip(got, want):
             assert abs(g[0] - f[0]) <= 1e-3, (g, f)
-            assert retinaface.box_iou(g[1:5], f[1:5]) >= 0.95, (g, f)
+            assert detection.box_iou(g[1:5], f[1:5]) >= 0.95, (g, f)
+
+
+NANODET = ("nanodet_m.param", "nanodet_m.bin")
+# scikit-image photos with COCO objects in them: the astronaut (a person), chelsea (a cat),
+# coffee (a cup on a dining table); each one's classes as the wheel finds them.
+NANODET_PHOTOS = {"astronaut": [0], "chelsea": [15], "coffee": [41, 60]}
+
+
+def wheel_nanodet(real: Path, rgb: npt.NDArray[np.uint8]) -> tuple[dict[int, tuple[npt.NDArray[np.float32], ...]],
+                                                                      tuple[int, int, float, int]]:
+    """The wheel's NanoDet outputs {stride: (cls, dis)} on the photo letterboxed as
+    examples/nanodet_detect.py does it, and (px, py, scale, input width)."""
+    import nanodet
+
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    assert net.load_param(str(real / NANODET[0])) == 0 and net.load_model(str(real / NANODET[1])) == 0
+    h, w = rgb.shape[:2]
+    rw, rh, px, py, scale = nanodet.letterbox(w, h)
+    x = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB2BGR, w, h, rw, rh)
+    pw, ph = (rw + 31) // 32 * 32 - rw, (rh + 31) // 32 * 32 - rh
+    x = ncnn.copy_make_border(x, py, ph - py, px, pw - px, ncnn.BorderType.BORDER_CONSTANT, 0.0)
+    x.substract_mean_normalize(nanodet.MEAN, nanodet.NORM)
+    ex = net.create_extractor()
+    ex.input(nanodet.INPUT, x)
+    outs = {}
+    for stride, names in nanodet.OUTPUTS.items():
+        mats = [ex.extract(name) for name in names]
+        assert all(ret == 0 for ret, _ in mats)
+        outs[stride] = tuple(np.array(m, dtype=np.float32) for _, m in mats)
+    return outs, (px, py, scale, x.w)
+
+
+def numpy_objects(outs: dict[int, tuple[npt.NDArray[np.float32], ...]], input_w: int, threshold: float = 0.4,
+                  nms: float = 0.5) -> list[tuple[float, float, float, float, float, int]]:
+    """A reference decoder written apart from examples/nanodet.py, array at a time:
+    (score, x0, y0, x1, y1, class) in the network input's pixels, best first, NMS per class."""
+    rows = []
+    for stride, (cls, dis) in outs.items():
+        score, label = cls.max(axis=1), cls.argmax(axis=1)
+        cells = np.nonzero(score >= threshold)[0]
+        logits = dis[cells].reshape(-1, 4, 8).astype(np.float64)
+        soft = np.exp(logits - logits.max(axis=2, keepdims=True))
+        sides = (soft / soft.sum(axis=2, keepdims=True) * np.arange(8)).sum(axis=2) * stride
+        cx, cy = (cells % (input_w // stride) + 0.5) * stride, (cells // (input_w // stride) + 0.5) * stride
+        boxes = np.stack([cx - sides[:, 0], cy - sides[:, 1], cx + sides[:, 2], cy + sides[:, 3]], axis=1)
+        rows += [(float(score[c]), *map(float, b), int(label[c])) for c, b in zip(cells, boxes)]
+    kept: list[tuple[float, float, float, float, float, int]] = []
+    for r in sorted(rows, key=lambda r: -r[0]):
+        same = np.array([k[1:5] for k in kept if k[5] == r[5]]).reshape(-1, 4)
+        inter = (np.clip(np.minimum(r[3], same[:, 2]) - np.maximum(r[1], same[:, 0]), 0, None)
+                 * np.clip(np.minimum(r[4], same[:, 3]) - np.maximum(r[2], same[:, 1]), 0, None))
+        union = (r[3] - r[1]) * (r[4] - r[2]) + (same[:, 2] - same[:, 0]) * (same[:, 3] - same[:, 1]) - inter
+        if not np.any(inter / union > nms):
+            kept.append(r)  # type: ignore[arg-type]
+    return kept
+
+
+@pytest.mark.parametrize("photo", sorted(NANODET_PHOTOS))
+def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: str) -> None:
+    """examples/nanodet_detect.py on the Unix firmware: the same objects as the wheel's outputs
+    decoded by examples/nanodet.py under CPython, and by the numpy reference decoder."""
+    import skimage.data
+
+    sys.path.insert(0, str(REPO / "examples"))
+    import detection
+    import nanodet
+
+    real = shared_models("real", *NANODET)
+    rgb = getattr(skimage.data, photo)()
+    h, w = rgb.shape[:2]
+    write_ppm(tmp_path / f"{photo}.ppm", rgb)
+    picture = tmp_path / "objects.png"
+    r = micropython.run(REPO / "examples" / "nanodet_detect.py", str(tmp_path / f"{photo}.ppm"), str(real), "320",
+                        str(picture), cwd=REPO / "examples", heapsize="16M")
+    assert r.returncode == 0, r.explain()
+    got = [(float(f[0]), *map(float, f[2:6]), int(f[7])) for f in (line.split() for line in r.stdout.splitlines())]
+    assert [nanodet.LABELS[o[5]] for o in got] == [line.split(" ", 8)[8] for line in r.stdout.splitlines()]
+    outs, (px, py, scale, input_w) = wheel_nanodet(real, rgb)
+    by_stride = {s: (input_w // s, len(cls), cls.reshape(-1).tolist(), dis.reshape(-1).tolist())
+                 for s, (cls, dis) in outs.items()}
+    wheel = nanodet.to_photo(nanodet.detect(by_stride), w, h, px, py, scale)  # type: ignore[arg-type]
+    reference = nanodet.to_photo(numpy_objects(outs, input_w), w, h, px, py, scale)
+    assert sorted({o[5] for o in reference}) == NANODET_PHOTOS[photo], reference
+    for want in (wheel, reference):
+        assert len(got) == len(want), (got, want)
+        for g, o in zip(got, want):
+            assert g[5] == o[5], (g, o)
+            assert abs(g[0] - o[0]) <= 1e-3, (g, o)
+            assert detection.box_iou(g[1:5], o[1:5]) >= 0.95, (g, o)
+    # The picture: the photo with each box's edge in its class's colour, and its label.
+    from PIL import Image
+
+    drawn = np.array(Image.open(picture))
+    assert drawn.shape == rgb.shape
+    x0, x1, y1 = int(got[0][1]), int(got[0][3]), min(int(got[0][4]), h - 1)
+    edge = drawn[y1, x0 + 3:x1 - 3]  # the best box's bottom edge: one colour of the palette
+    assert (edge == edge[0]).all() and set(edge[0]) <= {0, 128, 255} and len(set(edge[0])) > 1, edge[0]
+    assert not np.array_equal(drawn, rgb)
+
+
+def test_frame_cost(micropython: MicroPython, tmp_path: Path) -> None:
+    """examples/frame_cost.py: the per-frame table for the three models, and the viper and
+    plain post-processing finding the same things (its exit status)."""
+    import skimage.data
+
+    real = shared_models("real", *REAL, *NANODET, *MNET)
+    write_ppm(tmp_path / "coffee.ppm", skimage.data.coffee())
+    r = micropython.run(REPO / "examples" / "frame_cost.py", str(tmp_path / "coffee.ppm"), str(real), "1",
+                        cwd=REPO / "examples", heapsize="16M")
+    assert r.returncode == 0, r.explain()
+    rows = [line.split("|")[1:-1] for line in r.stdout.splitlines()[3:]]
+    assert [row[0].strip() for row in rows] == ["SqueezeNet v1.1 227x227", "NanoDet-m 320 (letterbox)",
+                                                 "RetinaFace mnet.25 320x320"], r.stdout
+    assert [row[-1].strip() for row in rows] == ["5", "2", "0"], r.stdout  # top 5; a cup and a table; no face
+    assert all(int(v) > 0 for row in rows[1:] for v in row[1:5]), r.stdout
 
 
 PROFILE_SCRIPT = """

@@ -1,0 +1,108 @@
+"""What object and face detectors share after the network: finding the few grid cells whose
+best score reaches a threshold (the hot loop: every cell, every class), box overlap, and
+non-maximum suppression. Plain Python on sequences of floats (memoryview(mat) under
+MicroPython, the wheel's Mats under CPython), with a viper fast path for the scan where the
+firmware has viper.
+
+The fast path compares scores as raw 32-bit words: for floats >= 0 the IEEE 754 bit patterns
+are ordered as the numbers are, so a viper loop over ptr32 finds each row's best score and
+compares it with the threshold without making a float object. Negative scores (sign bit
+set) are skipped, so it serves scores that are probabilities (sigmoid, softmax) with a
+threshold above 0; anything else takes the plain loop. Both give the same cells.
+"""
+
+import struct
+
+try:
+    from typing import Any, Sequence, TypeVar
+
+    # score, x0, y0, x1, y1, then what the detector adds (a class, landmarks)
+    Box = TypeVar("Box", bound=tuple[Any, ...])
+except ImportError:  # MicroPython: the annotations are strings it never reads
+    pass
+
+try:
+    import array
+
+    import micropython  # type: ignore[import-not-found]
+
+    @micropython.viper  # type: ignore[untyped-decorator]
+    def _scan_words(scores, out, params) -> int:  # type: ignore[no-untyped-def]
+        # params: offset, rows, cols, step, threshold's bits. out: (row, col) pairs.
+        p = ptr32(scores)  # type: ignore[name-defined]  # noqa: F821 (a viper built-in)
+        o = ptr32(out)  # type: ignore[name-defined]  # noqa: F821
+        q = ptr32(params)  # type: ignore[name-defined]  # noqa: F821
+        at = q[0]
+        rows = q[1]
+        cols = q[2]
+        step = q[3]
+        threshold = q[4]
+        found = 0
+        for r in range(rows):
+            best = -1
+            col = 0
+            for c in range(cols):
+                v = p[at + c]
+                if v >> 31 == 0 and v > best:  # (all compared words are below 2**31)
+                    best = v
+                    col = c
+            if best >= threshold:
+                o[2 * found] = r
+                o[2 * found + 1] = col
+                found += 1
+            at += step
+        return found
+
+    FAST = True
+except (ImportError, AttributeError):  # CPython, or a firmware without viper
+    FAST = False
+
+
+def _scan_python(scores: "Sequence[float]", offset: int, rows: int, cols: int, step: int,
+                 threshold: float) -> "list[tuple[int, int]]":
+    found = []
+    at = offset
+    for r in range(rows):
+        best, col = scores[at], 0
+        for c in range(1, cols):
+            if scores[at + c] > best:
+                best, col = scores[at + c], c
+        if best >= threshold:
+            found.append((r, col))
+        at += step
+    return found
+
+
+def candidates(scores: "Sequence[float]", offset: int, rows: int, cols: int, step: int, threshold: float,
+               fast: bool = True) -> "list[tuple[int, int, float]]":
+    """(row, column, score) of every row whose best score reaches threshold: `rows` rows of
+    `cols` scores, the first at `offset`, each `step` elements after the one before.
+    fast=False takes the plain loop (to compare the two)."""
+    if fast and FAST and threshold > 0 and isinstance(scores, memoryview):
+        out = array.array("I", bytes(8 * rows))
+        params = array.array("I", [offset, rows, cols, step, struct.unpack("<I", struct.pack("<f", threshold))[0]])
+        n = _scan_words(scores, out, params)
+        pairs = [(out[2 * i], out[2 * i + 1]) for i in range(n)]
+    else:
+        pairs = _scan_python(scores, offset, rows, cols, step, threshold)
+    return [(r, c, scores[offset + r * step + c]) for r, c in pairs]
+
+
+def box_iou(a: "Sequence[float]", b: "Sequence[float]") -> float:
+    """Intersection over union of two (x0, y0, x1, y1) boxes."""
+    ax0, ay0, ax1, ay1 = a
+    bx0, by0, bx1, by1 = b
+    inter = max(0.0, min(ax1, bx1) - max(ax0, bx0)) * max(0.0, min(ay1, by1) - max(ay0, by0))
+    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def nms(boxes: "list[Box]", threshold: float, same: "int | None" = None) -> "list[Box]":
+    """The highest-scoring boxes (score first, then x0, y0, x1, y1), none overlapping a kept
+    one by more than threshold; with `same`, only boxes whose element `same` is equal (their
+    class) suppress each other."""
+    kept: "list[Box]" = []
+    for b in sorted(boxes, key=lambda b: -b[0]):
+        if all(box_iou(b[1:5], k[1:5]) <= threshold for k in kept if same is None or k[same] == b[same]):
+            kept.append(b)
+    return kept
