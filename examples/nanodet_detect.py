@@ -62,17 +62,24 @@ def detect(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, side: int, fast: bool
 
 
 def draw(w: int, h: int, rgb: bytes, objects: "list[nanodet.Object]") -> bytearray:
-    """A copy of the photo with each object's box and label drawn on it."""
+    """A copy of the photo with each object's box and label drawn on it: the label above
+    the box, else inside it at the top, else at the bottom, wherever no label is yet."""
     pixels = bytearray(rgb)
     size = max(6, min(w, h) // 50)  # ncnn's glyphs: `size` pixels wide, twice that high
+    placed: "list[tuple[int, int, int, int]]" = []
     for o in objects:
         colour = COLOURS[o[5] % len(COLOURS)]
-        x0, y0 = int(o[1]), int(o[2])
-        ncnn_mp.Mat.draw_rectangle(pixels, w, h, 3, x0, y0, int(o[3]) - x0, int(o[4]) - y0, colour, 2)
+        x0, y0, y1 = int(o[1]), int(o[2]), int(o[4])
+        ncnn_mp.Mat.draw_rectangle(pixels, w, h, 3, x0, y0, int(o[3]) - x0, y1 - y0, colour, 2)
         text = "%s %d%%" % (nanodet.LABELS[o[5]], int(o[0] * 100 + 0.5))
-        ty = y0 - 2 * size - 2 if y0 >= 2 * size + 2 else y0  # above the box, or inside at the top
-        ncnn_mp.Mat.draw_rectangle(pixels, w, h, 3, x0, ty, len(text) * size + 4, 2 * size + 2, colour, -1)
-        ncnn_mp.Mat.draw_text(pixels, w, h, 3, text, x0 + 2, ty + 1, size, BLACK)
+        lw, lh = len(text) * size + 4, 2 * size + 2
+        spots = [(x0, y) for y in (y0 - lh, y0, y1 - lh) if 0 <= y <= h - lh]
+        free = [(x, y) for x, y in spots if all(x + lw <= a or a + c <= x or y + lh <= b or b + d <= y
+                                                for a, b, c, d in placed)]
+        x, y = (free or spots or [(x0, max(0, y0))])[0]
+        placed.append((x, y, lw, lh))
+        ncnn_mp.Mat.draw_rectangle(pixels, w, h, 3, x, y, lw, lh, colour, -1)
+        ncnn_mp.Mat.draw_text(pixels, w, h, 3, text, x + 2, y + 1, size, BLACK)
     return pixels
 
 

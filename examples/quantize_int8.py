@@ -29,6 +29,9 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
   tag 0x01306B47 as IEEE half floats, zero-padded to 4 bytes; ncnn converts it back to fp32
   when it loads the model, so this saves flash, not RAM. Untagged data (type 1: biases,
   BatchNorm/Scale/PReLU/norm parameters, MemoryData) stays fp32: ncnn has no other form for it.
+- fp32 (`--fp32` / `convert_fp32`): the other way, for a model published with fp16 weights
+  (NanoDet-m): twice the flash, but weights ncnn can use in place (Net.load_model(copy=False))
+  instead of converting them into RAM.
 
 What it cannot do, it refuses before writing anything, naming the layer: a layer type whose
 weight layout it does not know (a custom layer: declare it with --layout), a model already
@@ -38,6 +41,7 @@ Command line (numpy and the `ncnn` wheel, as in the project's venv):
 
     python quantize_int8.py in.param in.bin out.param out.bin --calib samples.npy [--method kl]
     python quantize_int8.py in.param in.bin out.param out.bin --fp16
+    python quantize_int8.py in.param in.bin out.param out.bin --fp32
 
 `samples.npy` holds N preprocessed inputs, shape (N, c, h, w), (N, h, w) or (N, w), float32,
 exactly what the model's input blob is fed (pixels already scaled / mean-subtracted).
@@ -679,7 +683,7 @@ def calibrate(param: str | Path, weights: str | Path, samples: Sequence[F32], bl
 
 @dataclass
 class Summary:
-    """What quantize_files / fp16_files did."""
+    """What quantize_files / float_files did."""
 
     int8: list[str] = field(default_factory=list)  # quantized layers, with their scales
     kept: list[str] = field(default_factory=list)  # layers with weights left as they were, and why
@@ -722,16 +726,17 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
     return summary
 
 
-def fp16_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
-               layouts: Mapping[str, Layout] | None = None) -> Summary:
-    """fp32 model in, the same model with fp16 weights out."""
+def float_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
+                precision: str = "fp16", layouts: Mapping[str, Layout] | None = None) -> Summary:
+    """The same model with its tagged weights stored as `precision`: "fp16" (half the flash)
+    or "fp32" (what ncnn computes with: weights that can stay in place in flash)."""
     model = read_model(param_in, bin_in, layouts)
-    out = convert_fp16(model)
+    out = convert_fp16(model) if precision == "fp16" else convert_fp32(model)
     write_model(out, param_out, bin_out)
     summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
     for layer in out.layers:
         for load in layer.loads:
-            kind = "fp16" if load.storage == "fp16" else "fp32 (type 1: ncnn reads it untagged)"
+            kind = load.storage if load.type == 0 else "fp32 (type 1: ncnn reads it untagged)"
             summary.kept.append(f"{layer.where()}: {load.role} x{load.values.size} {kind}")
     return summary
 
@@ -747,6 +752,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--method", choices=METHODS, default="maxabs", help="activation scale choice")
     ap.add_argument("--skip", action="append", default=[], metavar="LAYER", help="keep this layer fp32")
     ap.add_argument("--fp16", action="store_true", help="store weights as fp16 instead (no calibration)")
+    ap.add_argument("--fp32", action="store_true",
+                    help="store weights as fp32 (widen fp16 weights so that they can stay in flash)")
     ap.add_argument("--layout", action="append", default=[], metavar="TYPE=T:N,...",
                     help="weights of a custom layer type: T the ncnn load type (0/1), N a count or "
                          "@ID (a parameter's value); TYPE= for none")
@@ -754,8 +761,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         layouts = dict(parse_layout(s) for s in args.layout)
-        if args.fp16:
-            summary = fp16_files(args.param_in, args.bin_in, args.param_out, args.bin_out, layouts)
+        if args.fp16 or args.fp32:
+            summary = float_files(args.param_in, args.bin_in, args.param_out, args.bin_out,
+                                  "fp16" if args.fp16 else "fp32", layouts)
         else:
             if not args.calib:
                 raise QuantizeError("int8 needs --calib samples.npy (or give --fp16)")

@@ -1,9 +1,11 @@
 # The board side of tests/test_mcu_models.py (which prepends `CONFIG = {...}` and packs the
 # files into the board's ROMFS): each model loaded with its weights in place in flash, one
 # photo through it, every output compared with the CPython wheel's (packed in the ROMFS as
-# Mats' bytes), faces decoded on the board (examples/retinaface.py), and what it cost.
+# Mats' bytes), faces and objects decoded on the board (examples/retinaface.py, nanodet.py),
+# and what it cost.
 import hashlib
 
+import nanodet
 import ncnn_mp
 import qemu_board
 import retinaface
@@ -52,8 +54,21 @@ def report(model, n, outs):
         for stride in retinaface.STRIDES:
             cls, bbox, landmark = (outs[name] for name in retinaface.output_names(stride))
             by_stride[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
-        for f in retinaface.detect(by_stride):
+        t0 = qemu_board.time_ns()
+        faces = retinaface.detect(by_stride)
+        print("decode", model, n, qemu_board.time_ns() - t0)
+        for f in faces:
             print("face", model, n, "%.5f %.3f %.3f %.3f %.3f" % tuple(f[:5]))
+    elif CONFIG["detector"] == "nanodet":
+        by_stride = {}
+        for stride in nanodet.STRIDES:
+            cls, dis = (outs[name] for name in nanodet.OUTPUTS[stride])
+            by_stride[stride] = (CONFIG["size"][0] // stride, cls.h, memoryview(cls), memoryview(dis))
+        t0 = qemu_board.time_ns()
+        objects = nanodet.detect(by_stride)
+        print("decode", model, n, qemu_board.time_ns() - t0)
+        for o in objects:
+            print("object", model, n, "%.5f %.3f %.3f %.3f %.3f %d" % o)
     else:
         scores = list(memoryview(outs[CONFIG["outputs"][0]]))
         print("top1", model, n, scores.index(max(scores)))

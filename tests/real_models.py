@@ -1,6 +1,7 @@
 """The real models the MCU tests and `make mcu-report` run, made the same way for both:
 RetinaFace mnet.25 widened to fp32 (shipped fp16: widened, its weights can stay in flash)
-and quantized to int8, MNIST quantized to int8, and their inputs from photos and digits."""
+and quantized to int8, NanoDet-m widened to fp32, MNIST quantized to int8, and their inputs
+from photos and digits."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from conftest import MNIST_FILES, REPO, shared_models
 from test_oracle import read_pgm
 
 sys.path.insert(0, str(REPO / "examples"))
+import nanodet  # noqa: E402
 import quantize_int8 as qz  # noqa: E402
 
 F32 = npt.NDArray[np.float32]
 SIZE = 160  # RetinaFace's input on the board: what its 3.4 MiB of C heap holds with room
+NANODET_SIDE = 160  # NanoDet's letterbox on the board: 1.4 MiB of blobs at peak (make preflight)
 
 
 def photo_input(rgb: npt.NDArray[np.uint8], size: int) -> F32:
@@ -41,6 +44,26 @@ def retinaface_models(folder: Path) -> dict[str, tuple[Path, Path]]:
     int8 = (folder / "int8.param", folder / "int8.bin")
     qz.quantize_files(*fp32, *int8, samples=[photo_input(p, SIZE) for p in photos], input_name="data")
     return {"fp32": fp32, "int8": int8}
+
+
+def nanodet_model(folder: Path) -> tuple[Path, Path]:
+    """NanoDet-m with its fp16 weights widened to fp32 (3.7 MB: they stay in flash)."""
+    real = shared_models("real", "nanodet_m.param", "nanodet_m.bin")
+    fp32 = (folder / "nanodet.param", folder / "nanodet.bin")
+    qz.write_model(qz.convert_fp32(qz.read_model(real / "nanodet_m.param", real / "nanodet_m.bin")), *fp32)
+    return fp32
+
+
+def nanodet_input(rgb: npt.NDArray[np.uint8], side: int) -> F32:
+    """NanoDet's input as examples/nanodet_detect.py makes it: letterboxed to `side`, padded
+    to multiples of 32, BGR, normalised."""
+    h, w = rgb.shape[:2]
+    rw, rh, px, py, _ = nanodet.letterbox(w, h, side)
+    m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB2BGR, w, h, rw, rh)
+    pw, ph = (rw + 31) // 32 * 32 - rw, (rh + 31) // 32 * 32 - rh
+    m = ncnn.copy_make_border(m, py, ph - py, px, pw - px, ncnn.BorderType.BORDER_CONSTANT, 0.0)
+    m.substract_mean_normalize(nanodet.MEAN, nanodet.NORM)
+    return np.array(m, dtype=np.float32)
 
 
 def mnist_digits() -> list[F32]:

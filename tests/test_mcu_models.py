@@ -8,6 +8,9 @@ detections.
   FP32_TOL of the wheel's (int8: the int8 model in the wheel, within INT8_TOL), the faces
   decoded on the board (examples/retinaface.py) with IoU >= 0.95 and scores within 1e-3 of
   the same decoding of the wheel's outputs under CPython.
+- NanoDet-m (shipped fp16, widened to fp32) on scikit-image's coffee letterboxed to 160x128:
+  every output within FP32_TOL of the wheel's, the objects (a cup, a dining table) decoded on
+  the board (examples/nanodet.py) as the same decoding of the wheel's outputs.
 - MNIST int8 on the ten digits: the wheel's int8 model's top-1, and its scores within INT8_TOL.
 - The weights are read where they lie (no byte copied or converted), and the flash holds
   the same bytes after the extracts.
@@ -30,7 +33,9 @@ from conftest import REPO, QemuBoard, shared_models
 sys.path.insert(0, str(REPO / "examples"))
 import detection  # noqa: E402
 import retinaface  # noqa: E402
-from real_models import SIZE, mnist_digits, mnist_int8, photo_input, retinaface_models  # noqa: E402
+import nanodet  # noqa: E402
+from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_model,  # noqa: E402
+                         photo_input, retinaface_models)
 from romfs_pack import pack  # noqa: E402
 
 pytestmark = pytest.mark.mcu
@@ -131,6 +136,32 @@ def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tupl
         for g, w in zip(got, want):
             assert abs(g[0] - w[0]) <= 1e-3, (model, g, w)
             assert detection.box_iou(g[1:5], w[1:5]) >= 0.95, (model, g, w)
+
+
+def test_nanodet_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
+    import skimage.data
+
+    param, weights = nanodet_model(tmp_path)
+    x = nanodet_input(skimage.data.coffee(), NANODET_SIDE)
+    outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
+    files = {"in0.f32": x.tobytes(), "fp32.param": param.read_bytes(), "fp32.bin": weights.read_bytes()}
+    outs = wheel_outputs(param, weights, nanodet.INPUT, outputs, x)
+    for name, value in outs.items():
+        files[f"ref_fp32_0_{name}.f32"] = padded(value)
+    c, h, w = x.shape
+    by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
+                     *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
+    want = nanodet.detect(by_stride)  # type: ignore[arg-type]
+    assert sorted(o[5] for o in want) == [41, 60], want  # a cup on a dining table
+    config = {"models": ["fp32"], "images": 1, "size": [w, h, c], "input": nanodet.INPUT, "outputs": outputs,
+              "detector": "nanodet"}
+    output = run_board(board, files, config, timeout=900)
+    check_common(output, ["fp32"], {"fp32": FP32_TOL})
+    got = [[float(v) for v in row[2:]] for row in lines(output, "object")]
+    assert len(got) == len(want), (got, want)
+    for g, o in zip(got, want):
+        assert int(g[5]) == o[5] and abs(g[0] - o[0]) <= 1e-3, (g, o)
+        assert detection.box_iou(g[1:5], o[1:5]) >= 0.95, (g, o)
 
 
 def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:

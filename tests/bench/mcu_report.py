@@ -122,30 +122,35 @@ def main() -> int:
 
 
 def real_models(elves: dict[str, Path]) -> int:
-    """fp32 copied, fp32 in place and int8 in place, for MNIST and RetinaFace (tests/real_models.py)."""
+    """fp32 copied, fp32 in place and int8 in place, for MNIST and RetinaFace, and NanoDet in
+    place (tests/real_models.py)."""
     sys.path.insert(0, str(REPO / "tests"))
     import tempfile
 
-    from real_models import SIZE, mnist_int8, retinaface_models, shared_models
+    from real_models import NANODET_SIDE, SIZE, mnist_int8, nanodet_model, retinaface_models, shared_models
 
     mnist = shared_models("mnist", "mnist.param", "mnist.bin")
     with tempfile.TemporaryDirectory() as tmp:
         retina = retinaface_models(Path(tmp))
         (Path(tmp) / "m").mkdir()
         mnist8 = mnist_int8(Path(tmp) / "m")
-        runs = [("MNIST 28x28", "fp32", True, (mnist / "mnist.param", mnist / "mnist.bin"), (28, 28, 1)),
-                ("MNIST 28x28", "fp32", False, (mnist / "mnist.param", mnist / "mnist.bin"), (28, 28, 1)),
-                ("MNIST 28x28", "int8", False, mnist8, (28, 28, 1)),
-                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", True, retina["fp32"], (SIZE, SIZE, 3)),
-                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", False, retina["fp32"], (SIZE, SIZE, 3)),
-                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8", False, retina["int8"], (SIZE, SIZE, 3))]
+        nanodet = nanodet_model(Path(tmp) / "m")
+        # (tests/test_mcu_models.py's coffee photo letterboxed: 160x107, padded to 160x128.)
+        nanodet_shape = (NANODET_SIDE, NANODET_SIDE * 4 // 5, 3)
+        runs = [("MNIST 28x28", "fp32", True, (mnist / "mnist.param", mnist / "mnist.bin"), ("data", (28, 28, 1))),
+                ("MNIST 28x28", "fp32", False, (mnist / "mnist.param", mnist / "mnist.bin"), ("data", (28, 28, 1))),
+                ("MNIST 28x28", "int8", False, mnist8, ("data", (28, 28, 1))),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", True, retina["fp32"], ("data", (SIZE, SIZE, 3))),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", False, retina["fp32"], ("data", (SIZE, SIZE, 3))),
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8", False, retina["int8"], ("data", (SIZE, SIZE, 3))),
+                ("NanoDet-m %dx%d" % nanodet_shape[:2], "fp32", False, nanodet, ("input.1", nanodet_shape))]
         print("\n### Real models on the boards: weights copied into RAM, or in place in flash (ROMFS)\n")
         print("| board | model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
               "| Python heap | instructions / extract |")
         print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
-        for (name, precision, copy, (param, weights), shape), board in [(r, b) for r in runs for b in elves]:
+        for (name, precision, copy, (param, weights), given), board in [(r, b) for r in runs for b in elves]:
             model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
-                     "inputs": [("data", shape)], "rom": ("m.param", "m.bin")}
+                     "inputs": [given], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
             files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
             (r,) = probe(elves[board], board, config, files, timeout=1800)
