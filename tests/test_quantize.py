@@ -208,7 +208,7 @@ def test_mnist_int8_and_fp16(mnist: MnistData, tmp_path: Path) -> None:
     model8 = int8_model(param, weights, mnist.calib)
     p8, b8 = written(model8, tmp_path, "mnist-int8")
     p16, b16 = tmp_path / "mnist-fp16.param", tmp_path / "mnist-fp16.bin"
-    qz.fp16_files(param, weights, p16, b16)
+    qz.float_files(param, weights, p16, b16)
     got10 = run_net(p8, b8, "data", "fc", mnist.digits)
     int8_ten, int8 = Agreement.of(ref10, got10), Agreement.of(ref, run_net(p8, b8, "data", "fc", mnist.test))
     fp16_ten, fp16 = (Agreement.of(ref10, run_net(p16, b16, "data", "fc", mnist.digits)),
@@ -415,13 +415,29 @@ SQUEEZENET_INT8_LIMITS = Limits(top1=0.85, max_abs=0.15, mean_abs=0.0002, top5=0
 SQUEEZENET_FP16_LIMITS = Limits(top1=1.0, max_abs=1e-6, mean_abs=1e-7, top5=1.0, clear_top1=1.0)
 
 
+def test_widen_to_fp32_command(tmp_path: Path) -> None:
+    """--fp32 on NanoDet-m (published with fp16 weights): the .bin about twice as large, every
+    tagged weight plain fp32 now, and the wheel's outputs unchanged (fp16 widens exactly)."""
+    real = shared_models("real", "nanodet_m.param", "nanodet_m.bin")
+    out_p, out_b = tmp_path / "n.param", tmp_path / "n.bin"
+    r = subprocess.run([sys.executable, str(REPO / "examples" / "quantize_int8.py"), str(real / "nanodet_m.param"),
+                        str(real / "nanodet_m.bin"), str(out_p), str(out_b), "--fp32"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert 1.9 < out_b.stat().st_size / (real / "nanodet_m.bin").stat().st_size < 2.0, r.stdout
+    assert {load.storage for layer in qz.read_model(out_p, out_b).layers for load in layer.loads} == {"fp32"}
+    x = np.random.default_rng(3).normal(0, 1, (1, 3, 96, 96)).astype(np.float32)
+    for blob in ("792", "839"):
+        want = run_net(real / "nanodet_m.param", real / "nanodet_m.bin", "input.1", blob, list(x))
+        assert np.array_equal(run_net(out_p, out_b, "input.1", blob, list(x)), want), blob
+
+
 def test_squeezenet_int8_and_fp16(photos: Photos, tmp_path: Path) -> None:
     param, shipped = photos.folder / SQUEEZENET[0], photos.folder / SQUEEZENET[1]
     # The shipped .bin stores its weights as fp16 already: the fp32 model is the same values
     # written as fp32 (what ncnn computes with either way).
     p32, b32 = written(qz.convert_fp32(qz.read_model(param, shipped)), tmp_path, "squeezenet-fp32")
     p16, b16 = tmp_path / "squeezenet-fp16.param", tmp_path / "squeezenet-fp16.bin"
-    qz.fp16_files(p32, b32, p16, b16)
+    qz.float_files(p32, b32, p16, b16)
     ref = run_net(p32, b32, "data", "prob", photos.test)
     model8 = int8_model(p32, b32, photos.calib)
     p8, b8 = written(model8, tmp_path, "squeezenet-int8")
@@ -512,7 +528,7 @@ def test_refusals(mnist: MnistData, tmp_path: Path) -> None:
         p.write_text(text)
         b.write_bytes(data)
         with pytest.raises(qz.QuantizeError, match=match):
-            qz.fp16_files(p, b, out_p, out_b)
+            qz.float_files(p, b, out_p, out_b)
         with pytest.raises(qz.QuantizeError, match=match):
             qz.quantize_files(p, b, out_p, out_b, mnist.calib[:2])
         assert not out_p.exists() and not out_b.exists()
@@ -530,7 +546,7 @@ def test_refusals(mnist: MnistData, tmp_path: Path) -> None:
     name, layout = qz.parse_layout("MyScale=1:@0")
     (tmp_path / "c.param").write_text(custom)
     (tmp_path / "c.bin").write_bytes(weights[:mid] + np.ones(8, "<f4").tobytes() + weights[mid:])
-    qz.fp16_files(tmp_path / "c.param", tmp_path / "c.bin", out_p, out_b, {name: layout})
+    qz.float_files(tmp_path / "c.param", tmp_path / "c.bin", out_p, out_b, layouts={name: layout})
     assert out_b.stat().st_size == 32 + (4 + 2 * 200 + 32) + (4 + 2 * 3200 + 64) + (4 + 2 * 2560 + 40)
 
 
