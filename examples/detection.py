@@ -1,14 +1,14 @@
-"""What object and face detectors share after the network: finding the few grid cells whose
-best score reaches a threshold (the hot loop: every cell, every class), box overlap, and
-non-maximum suppression. Plain Python on sequences of floats (memoryview(mat) under
-MicroPython, the wheel's Mats under CPython), with a viper fast path for the scan where the
-firmware has viper.
+"""What classifiers and detectors share after the network: the k best scores, the few grid
+cells whose best score reaches a threshold (a detector's hot loop: every cell, every class),
+box overlap, and non-maximum suppression. Plain Python on sequences of floats
+(memoryview(mat) under MicroPython, the wheel's Mats under CPython), with viper fast paths
+for the two scans where the firmware has viper.
 
-The fast path compares scores as raw 32-bit words: for floats >= 0 the IEEE 754 bit patterns
-are ordered as the numbers are, so a viper loop over ptr32 finds each row's best score and
-compares it with the threshold without making a float object. Negative scores (sign bit
-set) are skipped, so it serves scores that are probabilities (sigmoid, softmax) with a
-threshold above 0; anything else takes the plain loop. Both give the same cells.
+The fast paths compare scores as raw 32-bit words: for floats >= 0 the IEEE 754 bit patterns
+are ordered as the numbers are, so a viper loop over ptr32 finds the best scores without
+making a float object. Negative scores (sign bit set) are skipped, so they serve scores
+that are probabilities (sigmoid, softmax) with a threshold above 0; anything else takes the
+plain loop. Both give the same answers, ties in index order.
 """
 
 import struct
@@ -53,6 +53,32 @@ try:
             at += step
         return found
 
+    @micropython.viper  # type: ignore[untyped-decorator]
+    def _top_words(scores, n: int, out, k: int) -> int:  # type: ignore[no-untyped-def]
+        # k passes, each taking the best word below the last one taken (equal: a later index).
+        p = ptr32(scores)  # type: ignore[name-defined]  # noqa: F821
+        o = ptr32(out)  # type: ignore[name-defined]  # noqa: F821
+        last = 0x7FFFFFFF
+        last_i = -1
+        for j in range(k):
+            best = -1
+            best_i = -1
+            for i in range(n):
+                v = p[i]
+                if v >> 31:
+                    if v & 0x7FFFFFFF:
+                        continue
+                    v = 0  # -0.0 ties with 0.0
+                if v > best and (v < last or (v == last and i > last_i)):
+                    best = v
+                    best_i = i
+            if best_i < 0:
+                return j
+            o[j] = best_i
+            last = best
+            last_i = best_i
+        return k
+
     FAST = True
 except (ImportError, AttributeError):  # CPython, or a firmware without viper
     FAST = False
@@ -86,6 +112,16 @@ def candidates(scores: "Sequence[float]", offset: int, rows: int, cols: int, ste
     else:
         pairs = _scan_python(scores, offset, rows, cols, step, threshold)
     return [(r, c, scores[offset + r * step + c]) for r, c in pairs]
+
+
+def top_k(scores: "Sequence[float]", k: int, fast: bool = True) -> "list[int]":
+    """The indexes of the k best scores, best first (equal scores: the lower index first)."""
+    if fast and FAST and isinstance(scores, memoryview):
+        out = array.array("I", bytes(4 * k))
+        n = _top_words(scores, len(scores), out, k)
+        if n == min(k, len(scores)):  # (fewer: negative scores, which the words cannot order)
+            return list(out[:n])
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]  # (MicroPython's sort is not stable)
 
 
 def box_iou(a: "Sequence[float]", b: "Sequence[float]") -> float:
