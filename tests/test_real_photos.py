@@ -247,6 +247,35 @@ def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: 
     assert not np.array_equal(drawn, rgb)
 
 
+SCANS = """
+import array, random, sys
+sys.path.append({examples!r})
+import detection
+assert detection.FAST  # the Unix firmware has viper
+random.seed(2)
+values = (0.0, -0.0, 0.25, 0.5, 0.5000001, 0.75, 1.0, -1.0, 3e-39)  # 3e-39: a subnormal
+mismatches = 0
+for trial in range(400):
+    rows, cols = random.randint(0, 30), random.randint(1, 9)
+    step, at = cols + random.randint(0, 3), random.randint(0, 5)
+    data = array.array("f", [random.choice(values) if random.random() < 0.5 else random.random()
+                             for _ in range(at + rows * step + cols)])
+    scores = memoryview(data)
+    threshold = random.choice((0.1, 0.5, 0.9, 0.5000001, 3e-39))
+    k = random.randint(1, 8)
+    mismatches += detection.candidates(scores, at, rows, cols, step, threshold) != \
+        detection.candidates(scores, at, rows, cols, step, threshold, fast=False)
+    mismatches += detection.top_k(scores, k) != detection.top_k(scores, k, fast=False)
+print("mismatches", mismatches)
+"""
+
+
+def test_viper_scans_agree(micropython: MicroPython) -> None:
+    """examples/detection.py's viper scans give what the plain loops give, on random scores
+    with ties, zeros of both signs, negatives and subnormals."""
+    assert micropython.check(SCANS.format(examples=str(REPO / "examples"))).split() == ["mismatches", "0"]
+
+
 def test_frame_cost(micropython: MicroPython, tmp_path: Path) -> None:
     """examples/frame_cost.py: the per-frame table for the three models, and the viper and
     plain post-processing finding the same things (its exit status)."""
