@@ -11,7 +11,9 @@
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU,
 #                        Cortex-M3 and RISC-V side by side)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3 and RISC-V firmwares under QEMU
-#   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu or rv32: under QEMU)
+#   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu or rv32: under QEMU);
+#                        ARGS="..." its arguments, HEAP=16M MicroPython's heap (Unix)
+#   make photos          scikit-image's photos as PPM files in build/photos, for the examples
 #   make preflight MODELS="m.param m.bin" [SHAPES="data=160x160x3"]   will the models run on
 #                        PROFILE's firmware: the layers they need, weights and memory, measured
 # MODELS=... with firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those
@@ -31,7 +33,7 @@ SEED ?= 1
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: preflight demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
+.PHONY: photos preflight demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -53,7 +55,9 @@ soak:
 mcu-report:
 	@$(TOOL) mcu-report
 run:
-	@$(TOOL) run --profile $(PROFILE) $(SCRIPT)
+	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(SCRIPT) $(ARGS)
+photos:
+	@$(TOOL) photos
 # (The models are the question here, not a firmware to size: the profile is taken as it is.)
 preflight:
 	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES)

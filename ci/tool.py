@@ -3,7 +3,9 @@
     python3 ci/tool.py demo            fetch + build everything, run the digits demo
     python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
     python3 ci/tool.py firmware        build (or update) the firmware, print its path
-    python3 ci/tool.py run SCRIPT      run a MicroPython script on the firmware (--profile qemu, rv32: QEMU)
+    python3 ci/tool.py run SCRIPT [ARGS]  run a MicroPython script on the firmware, arguments passed on
+                                       (--profile qemu, rv32: under QEMU, no arguments); --heap SIZE
+    python3 ci/tool.py photos          scikit-image's photos as PPM files in build/photos (for the examples)
     python3 ci/tool.py sanitize        the MicroPython-side suite and the fuzzers under ASan + UBSan
     python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
     python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCUs
@@ -95,21 +97,43 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
-def run_script(profile: str, argv: list[str]) -> int:
-    """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one)."""
+def run_script(profile: str, argv: list[str], heap: str | None) -> int:
+    """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
+    with the given arguments (Unix) and MicroPython heap size."""
     from firmware import build_firmware
     from common import profile as profile_settings
 
-    if len(argv) != 1:
-        fail("run needs one script", "make run PROFILE=qemu SCRIPT=path/to/script.py")
+    if not argv:
+        fail("run needs a script", "make run SCRIPT=path/to/script.py [ARGS=\"...\"] [HEAP=16M]")
+    board = profile_settings(profile)["port"] == "qemu"
+    if board and (len(argv) > 1 or heap):
+        fail("a QEMU board's script takes no arguments and has the board's heap",
+             "put what it needs in the script (or in the board's ROMFS)")
     fw = build_firmware(profile)
-    if profile_settings(profile)["port"] == "qemu":
+    if board:
         import qemu
 
         r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes())
         sys.stdout.write(r.output)
         return r.returncode
-    return subprocess.call([str(fw), argv[0]])
+    return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv])
+
+
+PHOTOS = ("astronaut", "chelsea", "coffee")
+
+
+def write_photos() -> int:
+    """scikit-image's photos (in the test venv) as binary PPM files the examples read."""
+    python, _ = setup("unix")
+    folder = REPO / "build" / "photos"
+    folder.mkdir(parents=True, exist_ok=True)
+    code = ("import sys, skimage.data\n"
+            "for name in sys.argv[2:]:\n"
+            "    rgb = getattr(skimage.data, name)()\n"
+            "    h, w = rgb.shape[:2]\n"
+            "    open(f'{sys.argv[1]}/{name}.ppm', 'wb').write(b'P6\\n%d %d\\n255\\n' % (w, h) + rgb.tobytes())\n"
+            "    print(f'{sys.argv[1]}/{name}.ppm')\n")
+    return subprocess.call([str(python), "-c", code, str(folder), *PHOTOS])
 
 
 def run_sanitized(pytest_args: list[str]) -> int:
@@ -147,8 +171,9 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak", "sanitize",
-                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight"])
+                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight", "photos"])
     ap.add_argument("--profile", default="unix")
+    ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     args, rest = ap.parse_known_args(argv)
     try:
         if args.command == "demo":
@@ -169,7 +194,9 @@ def main(argv: list[str]) -> int:
             digits_model(python)
             return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest])
         if args.command == "run":
-            return run_script(args.profile, rest)
+            return run_script(args.profile, rest, args.heap)
+        if args.command == "photos":
+            return write_photos()
         if args.command == "preflight":
             from preflight import preflight
             return preflight(args.profile, rest)

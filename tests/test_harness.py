@@ -105,3 +105,20 @@ def test_expected_output_of_a_profile_falls_back_to_its_base(tmp_path: Path) -> 
     rv32.write_text("risc-v\n")
     assert expected_output(script, "rv32") == rv32
     assert expected_output(script, "qemu") == qemu
+
+
+def test_make_run_passes_arguments_and_heap(tmp_path: Path) -> None:
+    """`make run SCRIPT=... ARGS=... HEAP=...` (ci/tool.py run): the script gets its arguments
+    and the heap asked for; a QEMU board's run refuses arguments rather than dropping them."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "args.py"
+    script.write_text("import gc, sys\nprint(sys.argv[1:], gc.mem_free() + gc.mem_alloc() > 15 * 2**20)\n")
+    tool = [sys.executable, str(conftest.REPO / "ci" / "tool.py"), "run"]
+    r = subprocess.run([*tool, "--heap", "16M", str(script), "a b", "c"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "['a b', 'c'] True", r
+    r = subprocess.run([*tool, str(script)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "[] False", r
+    r = subprocess.run([*tool, "--profile", "qemu", str(script), "x"], capture_output=True, text=True)
+    assert r.returncode != 0 and "takes no arguments" in r.stdout + r.stderr, r
