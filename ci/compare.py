@@ -269,12 +269,22 @@ def compare(profile_name: str, argv: list[str]) -> int:
         print(f"({sampled} blob(s) larger than LIMIT={limit} floats compared on every k-th element only)")
     if error:
         print(f"the device stopped early: {error}")
+    if not diffs:
+        return 1
+    worst = max(diffs, key=lambda b: diffs[b].rel)
+    producer = {top: layer for layer in layers for top in layer.tops}
+    added = {top: r.rel - max([diffs[b].rel for b in producer[top].bottoms if b in diffs] or [0.0])
+             for top, r in diffs.items() if not r.note}
     if first is None:
         if error:
             return 1
-        worst = max(diffs, key=lambda b: diffs[b].rel)
         say(f"no drift: all {len(diffs)} blobs within {args.tol:g} (largest: {worst}, {diffs[worst].rel:.2e})")
         return 0
+    print(f"largest drift: {diffs[worst].rel:.2e}, blob {worst} of layer {producer[worst].name} ({producer[worst].type})")
+    if added:
+        most = max(added, key=lambda b: added[b])
+        print(f"most drift added by one layer: {producer[most].name} ({producer[most].type}), "
+              f"its inputs {diffs[most].rel - added[most]:.2e}, its output {diffs[most].rel:.2e}")
     layer, top, r = first
     say(f"first drift: layer {layer.name} ({layer.type}), output blob {top}: "
         + (r.note if r.note else f"{r.rel:.3e} > {args.tol:g}"))
