@@ -20,7 +20,8 @@ binary PPM/PGM photo resized by the wheel to the input's shape (pixel values 0..
 grey, no normalisation). LIMIT caps the floats one blob sends (every k-th element beyond it;
 default all on Unix, 16384 on a board, whose UART carries about 250 KB of floats a second).
 DEVICE_MODELS runs another model on the device than on the host (an int8 copy against the
-fp32 original, a model you changed): blobs are matched by name.
+fp32 original, a model you changed): blobs are matched by name. Text params only, and
+firmwares with NCNN_STRING (not the *-nostring profiles): blobs are found by name.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, SetupError, fail, say  # noqa: E402
+from common import REPO, SetupError, fail, profile, say  # noqa: E402
 from device import is_board, run_probe  # noqa: E402
 from preflight import MAGIC, model_inputs, model_pairs, split_args  # noqa: E402
 
@@ -224,6 +225,10 @@ def compare(profile_name: str, argv: list[str]) -> int:
     for n, (name, x) in enumerate(arrays.items()):
         files[f"in{n}.f32"] = padded(x)
         config_inputs.append((name, (x.shape[2], x.shape[1], x.shape[0]), f"in{n}.f32"))
+    strings = [o for o in profile(profile_name).get("ncnn_options", []) if o.startswith("-DNCNN_STRING=")]
+    if strings and strings[-1].endswith("OFF"):  # (the last one given wins, as in CMake)
+        fail(f"profile '{profile_name}' builds ncnn without NCNN_STRING: its nets know no blob names",
+             "compare on a profile with names (qemu, rv32, unix)")
     board = is_board(profile_name)
     limit = args.limit if args.limit is not None else (BOARD_LIMIT if board else 0)
     if args.firmware:
