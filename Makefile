@@ -16,6 +16,8 @@
 #   make photos          scikit-image's photos as PPM files in build/photos, for the examples
 #   make preflight MODELS="m.param m.bin" [SHAPES="data=160x160x3"]   will the models run on
 #                        PROFILE's firmware: the layers they need, weights and memory, measured
+#   make compare MODELS="m.param m.bin" [SHAPES=...] [INPUT=x.npy|x.ppm] [TOL=1e-3]   the model on
+#                        PROFILE's firmware vs the CPython wheel, every blob: the first layer that drifts
 # MODELS=... with firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those
 # models need (profiles with an ncnn_layers list: PROFILE=qemu, PROFILE=rv32).
 #   make firmware        build the Unix firmware, print its path
@@ -33,7 +35,7 @@ SEED ?= 1
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: photos preflight demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
+.PHONY: photos preflight compare demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -61,6 +63,9 @@ photos:
 # (The models are the question here, not a firmware to size: the profile is taken as it is.)
 preflight:
 	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES)
+compare:
+	@NCNN_MP_MODELS= $(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
+		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS))
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-models:

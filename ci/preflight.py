@@ -18,18 +18,31 @@ from __future__ import annotations
 
 import ast
 import struct
-import sys
-import tempfile
 from pathlib import Path
 
 from common import REPO, fail, profile, say
+from device import run_probe
 from layers import model_layers, required
 
 HOST_ARCH = "x86"  # the Unix firmware's ncnn
 MAGIC = struct.pack("<i", 7767517)  # a binary param starts with it as an int32, a text one as digits
 
 
-def _pairs(paths: list[Path]) -> list[tuple[Path, Path]]:
+def split_args(argv: list[str]) -> tuple[list[Path], dict[str, tuple[int, int, int]]]:
+    """MODELS and SHAPES as the Makefile passes them: paths, and NAME=WxHxC shapes by blob name."""
+    shapes: dict[str, tuple[int, int, int]] = {}
+    paths: list[Path] = []
+    for arg in argv:
+        if "=" in arg and "x" in arg.split("=", 1)[1]:
+            name, dims = arg.split("=", 1)
+            w, h, c = (int(v) for v in dims.split("x"))
+            shapes[name] = (w, h, c)
+        else:
+            paths.append(Path(arg).resolve())
+    return paths, shapes
+
+
+def model_pairs(paths: list[Path]) -> list[tuple[Path, Path]]:
     """(.param, .bin) pairs: a .bin given after its .param, else the one named after it."""
     pairs: list[tuple[Path, Path]] = []
     for p in paths:
@@ -51,7 +64,7 @@ def _pairs(paths: list[Path]) -> list[tuple[Path, Path]]:
     return out
 
 
-def _inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[tuple[object, tuple[int, int, int]]]:
+def model_inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[tuple[object, tuple[int, int, int]]]:
     """The model's Input blobs (names; numbers in a binary param) and the shapes to feed."""
     binary = param.read_bytes()[:4] == MAGIC
     lines = [] if binary else [line for line in param.read_text().split("\n")[2:] if line.strip()]
@@ -69,28 +82,11 @@ def _inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[tuple[
     return inputs
 
 
-def probe(firmware: Path, board: str | None, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
-    """Runs ci/preflight_probe.py with `config` on the Unix firmware (board None), or on the
-    QEMU board of that profile with `files` as its ROMFS; one dict of measurements a model
-    (or {"failed": output})."""
-    source = f"CONFIG = {config!r}\n" + (REPO / "ci" / "preflight_probe.py").read_text()
-    if board is not None:
-        import qemu
-
-        sys.path.insert(0, str(REPO / "examples"))
-        from romfs_pack import pack
-
-        with tempfile.TemporaryDirectory() as tmp:
-            image = Path(tmp) / "romfs.img"
-            image.write_bytes(pack(files))
-            run = qemu.run_script(board, firmware, source.encode(), timeout=timeout, icount=True, romfs=image)
-        output, ok = run.output, run.returncode == 0
-    else:
-        import subprocess
-
-        # (a heap that holds the weights as bytes, as a board holds them in flash)
-        p = subprocess.run([str(firmware), "-X", "heapsize=512M", "-c", source], capture_output=True, text=True, timeout=timeout)
-        output, ok = p.stdout + p.stderr, p.returncode == 0
+def probe(profile_name: str, firmware: Path, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
+    """Runs ci/preflight_probe.py with `config` on the profile's firmware (ci/device.py: on a
+    QEMU board with `files` as its ROMFS); one dict of measurements a model (or {"failed": output})."""
+    output, ok = run_probe(profile_name, firmware, REPO / "ci" / "preflight_probe.py", config, files, timeout,
+                           icount=True)
     results = []
     for line in output.splitlines():
         if line.startswith("{") and "'model':" in line:
@@ -125,15 +121,7 @@ def _report(where: str, results: list[dict]) -> None:
 def preflight(profile_name: str, argv: list[str]) -> int:
     from firmware import build_firmware
 
-    shapes: dict[str, tuple[int, int, int]] = {}
-    paths: list[Path] = []
-    for arg in argv:
-        if "=" in arg and "x" in arg.split("=", 1)[1]:
-            name, dims = arg.split("=", 1)
-            w, h, c = (int(v) for v in dims.split("x"))
-            shapes[name] = (w, h, c)
-        else:
-            paths.append(Path(arg).resolve())
+    paths, shapes = split_args(argv)
     if not paths:
         fail("preflight needs models", 'make preflight PROFILE=qemu MODELS="model.param model.bin"')
     prof = profile(profile_name)
@@ -142,7 +130,7 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     lacking_any = False
     models = []
     files: dict[str, bytes] = {}
-    for n, (param, weights) in enumerate(_pairs(paths)):
+    for n, (param, weights) in enumerate(model_pairs(paths)):
         layers = model_layers(param)
         uses = list(dict.fromkeys(t for t, _ in layers))
         need = required(layers, arch)
@@ -165,15 +153,15 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         names = (f"m{n}.param", f"m{n}.bin")
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
         models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
-                       "inputs": _inputs(param, shapes), "outputs": [], "rom": names})
+                       "inputs": model_inputs(param, shapes), "outputs": [], "rom": names})
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
     _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
-            probe(build_firmware("unix"), None, config, files, timeout=600))
+            probe("unix", build_firmware("unix"), config, {}, timeout=600))
     if prof["port"] == "qemu":
         if lacking_any:
             say(f"not run on the '{profile_name}' board: its firmware lacks layers (above)")
             return 1
         board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
         _report(f"the '{profile_name}' board under QEMU (weights in its ROMFS, in place)",
-                probe(build_firmware(profile_name), profile_name, board, files, timeout=1800))
+                probe(profile_name, build_firmware(profile_name), board, files, timeout=1800))
     return 1 if lacking_any else 0

@@ -1,22 +1,8 @@
-# The MicroPython side of `make preflight` (ci/preflight.py prepends `CONFIG = {...}` and
-# runs it on the Unix firmware, or on the QEMU board with the model files in its ROMFS):
+# The MicroPython side of `make preflight` (ci/preflight.py runs it through ci/device.py, after
+# CONFIG and ci/probe_common.py, on the Unix firmware or on the QEMU board, files in its ROMFS):
 # loads each model as a board would (weights in place), runs one extract of every output
 # from inputs of the given shapes, and prints what it measured as one Python literal a model.
 import gc
-
-import ncnn_mp
-
-try:
-    import qemu_board  # a QEMU board: ncnn's C heap and a timer (-icount shift=0: 1 instruction per ns)
-except ImportError:
-    qemu_board = None
-
-
-def read(path):
-    if qemu_board:
-        return memoryview(open(path, "rb"))  # in the board's flash: nothing copied
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def c_heap():
@@ -34,12 +20,7 @@ def probe(model):
     net.opt.set_blob_allocator(counting)
     net.opt.set_workspace_allocator(counting)
     print("loading", model["param"])  # (progress: what a board that dies printed last)
-    param = read(model["param"])
-    if model["binary_param"]:
-        net.load_param_bin(param)
-    else:
-        net.load_param(ncnn_mp.DataReader(from_memory=param))
-    net.load_model(read(model["bin"]), copy=CONFIG["copy"])
+    load(net, model, CONFIG["copy"])
     weights = net.weights_info()
     print("loaded; extracting")
     c_loaded, _ = c_heap()

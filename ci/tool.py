@@ -8,6 +8,7 @@
     python3 ci/tool.py photos          scikit-image's photos as PPM files in build/photos (for the examples)
     python3 ci/tool.py sanitize        the MicroPython-side suite and the fuzzers under ASan + UBSan
     python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
+    python3 ci/tool.py compare MODELS  one model on the firmware and in the CPython wheel, blob by blob (ci/compare.py)
     python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCUs
     python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
     python3 ci/tool.py firmware-path   print the path of the built firmware
@@ -171,7 +172,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak", "sanitize",
-                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight", "photos"])
+                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight",
+                                        "compare", "photos"])
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     args, rest = ap.parse_known_args(argv)
@@ -200,6 +202,9 @@ def main(argv: list[str]) -> int:
         if args.command == "preflight":
             from preflight import preflight
             return preflight(args.profile, rest)
+        if args.command == "compare":  # (under the venv's python: the wheel and numpy are there)
+            from testenv import venv_python
+            return subprocess.call([str(venv_python()), str(REPO / "ci" / "compare.py"), "--profile", args.profile, *rest])
         if args.command == "firmware":
             from firmware import build_firmware
             print(build_firmware(args.profile))

@@ -1,0 +1,49 @@
+"""Running a device-side probe script on a profile's firmware, for `make preflight` and
+`make compare`: the Unix firmware as a subprocess, or the profile's QEMU board with the
+probe's files packed into the board's ROMFS (ci/qemu.py, examples/romfs_pack.py).
+
+The script run is `ROOT = ...`, `CONFIG = {...}`, ci/probe_common.py (what every probe
+shares: reading a file as a board does, loading a model with its weights in place), then
+the probe. ROOT is where `files` are: /rom on a board, a temporary folder on Unix.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import REPO, profile
+
+
+def is_board(profile_name: str) -> bool:
+    return bool(profile(profile_name)["port"] == "qemu")
+
+
+def run_probe(profile_name: str, firmware: Path, probe: Path, config: dict, files: dict[str, bytes],
+              timeout: float, icount: bool = False) -> tuple[str, bool]:
+    """The probe's output (stdout then stderr on Unix, the UART then any traceback on a board),
+    and whether it ran to its end."""
+    def source(root: str) -> str:
+        return (f"ROOT = {root!r}\nCONFIG = {config!r}\n" + (REPO / "ci" / "probe_common.py").read_text()
+                + probe.read_text())
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if is_board(profile_name):
+            import qemu
+
+            sys.path.insert(0, str(REPO / "examples"))
+            from romfs_pack import pack
+
+            image = Path(tmp) / "romfs.img"
+            image.write_bytes(pack(files))
+            run = qemu.run_script(profile_name, firmware, source("/rom").encode(), timeout=timeout, icount=icount,
+                                  romfs=image)
+            return run.output, run.returncode == 0
+        for name, data in files.items():
+            (Path(tmp) / name).write_bytes(data)
+        # (a heap that holds the weights as bytes, as a board holds them in flash)
+        p = subprocess.run([str(firmware), "-X", "heapsize=512M", "-c", source(tmp)], capture_output=True,
+                           text=True, timeout=timeout)
+        return p.stdout + p.stderr, p.returncode == 0
