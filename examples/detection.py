@@ -58,7 +58,9 @@ try:
         # k passes, each taking the best word below the last one taken (equal: a later index).
         p = ptr32(scores)  # type: ignore[name-defined]  # noqa: F821
         o = ptr32(out)  # type: ignore[name-defined]  # noqa: F821
-        last = 0x7FFFFFFF
+        low = 1
+        low = (low << 31) - 1  # 0x7FFFFFFF made at run time (as a literal it is no small int on 32 bits)
+        last = low
         last_i = -1
         for j in range(k):
             best = -1
@@ -66,7 +68,7 @@ try:
             for i in range(n):
                 v = p[i]
                 if v >> 31:
-                    if v & 0x7FFFFFFF:
+                    if v & low:
                         continue
                     v = 0  # -0.0 ties with 0.0
                 if v > best and (v < last or (v == last and i > last_i)):

@@ -276,6 +276,17 @@ def test_viper_scans_agree(micropython: MicroPython) -> None:
     assert micropython.check(SCANS.format(examples=str(REPO / "examples"))).split() == ["mismatches", "0"]
 
 
+@pytest.mark.mcu
+@pytest.mark.parametrize("profile", ["qemu", "rv32"])
+def test_viper_scans_agree_on_the_boards(profile: str) -> None:
+    """The same on the 32-bit boards (frozen detection.py), where viper's words are signed."""
+    from conftest import QemuBoard
+    from qemu import run_script
+
+    r = run_script(profile, QemuBoard(profile).binary, SCANS.format(examples="/no/such/folder").encode(), timeout=300)
+    assert r.returncode == 0 and r.output.split() == ["mismatches", "0"], r.output
+
+
 def test_frame_cost(micropython: MicroPython, tmp_path: Path) -> None:
     """examples/frame_cost.py: the per-frame table for the three models, and the viper and
     plain post-processing finding the same things (its exit status)."""
