@@ -33,6 +33,21 @@ class Chunks(ncnn_mp.DataReader):
         return piece
 
 
+class Concat(Chunks):
+    """Two buffers as one stream, nothing copied (the board's heap is small)."""
+
+    def __init__(self, first, rest, step):
+        super().__init__(first, step)
+        self.rest = rest
+
+    def read(self, n):
+        piece = super().read(n)
+        if not piece and self.rest is not None:
+            self.data, self.pos, self.rest = memoryview(self.rest), 0, None
+            piece = super().read(n)
+        return piece
+
+
 class Stream(ncnn_mp.DataReader):
     """What the README shows: a file-like object's read(n)."""
 
@@ -108,10 +123,10 @@ if ncnn_mp.build_info()["NCNN_STRING"] and (ON_MCU or SHARED):
     # The scans read ahead (a 300-byte read() may end mid-token): a binary read after them
     # takes the look-ahead first. Here the param text ends in a newline ncnn does not scan,
     # so the weights after it come one byte late, and the load fails (as from a file).
-    both = Chunks(bytes(mparam) + bytes(mweights), 300)
+    both = Concat(mparam, mweights, 300)
     same = mnist(lambda n: n.load_param(both), lambda n: n.load_model(both)) == mref
     print("mnist, params and weights in one stream, the same output:", same)
-    print("  read ahead past the params:", both.pos > len(mparam))
+    print("  read ahead past the params:", both.rest is None)
     net = ncnn_mp.Net()
     net.load_param(Chunks(mparam))
     net.load_model(Chunks(mweights))
@@ -150,7 +165,7 @@ class Raises(Chunks):
 
     def read(self, n):
         if self.pos >= self.good:
-            raise OSError(5)
+            raise OSError("Raises.read: the connection dropped")  # (the user's own exception)
         return super().read(min(n, self.good - self.pos))
 
 
