@@ -285,13 +285,21 @@ class Mat:
         """The storage, for memoryview() and array(); ValueError where the Mat may not be used."""
 
 class DataReader:
-    """Where ncnn reads params and weights: memory (bounds-checked), a file, or zeros (ncnn_datareader_*)."""
+    """Where ncnn reads params and weights: memory (bounds-checked), a file, zeros, or Python (ncnn_datareader_*).
+
+    A subclass made with no source (super().__init__()) streams from anywhere through the
+    read(n) it defines: return up to n bytes (bytes-like; fewer is fine, ncnn_mp asks
+    again), b"" at the end of the data. ncnn_mp copies what it returns into ncnn's buffer
+    and scans text params itself (reading a few hundred bytes ahead, which a later load
+    through the same reader gets first). An exception read() raises, or a result too long
+    or not bytes-like, fails the load with that exception; the Net can load again.
+    """
 
     def __init__(self, *, from_memory: Buffer | None = None, from_stdio: str | Any = None,
                  zeros: bool = False) -> None:
-        """Exactly one of: from_memory=buffer, from_stdio=path or open file, zeros=True (weightless nets)."""
+        """One of: from_memory=buffer, from_stdio=path or open file, zeros=True; none in a subclass defining read(n)."""
     def close(self) -> None:
-        """Release the reader (and close a file it opened)."""
+        """Release the reader (and close a file it opened); RuntimeError while a load reads through it."""
     def __enter__(self) -> Self:
         """Use in a with block; close() at its end."""
     def __exit__(self, *exc: object) -> None:

@@ -5,6 +5,15 @@
 // makes ncnn read past its end. ncnn_mp therefore reads Python buffers through a
 // bounded reader of its own, made with ncnn_datareader_create() and our read/scan
 // callbacks, which also serves DataReader(zeros=True) for weightless networks.
+//
+// A DataReader made with no source is the base of a Python subclass that defines
+// read(n) (a file, a socket, a decompressor): our read callback calls it through the
+// trampoline's guarded call (ncnn_mp_callback) and copies what it returns into ncnn's
+// buffer, at most what ncnn asked for. ncnn scans text params with scanf formats
+// ("%31s", "%255s", "%1[^ ...]", "%1023[^\r\n]"): the scan callback keeps a look-ahead
+// of the bytes read() returned, enough for the format's width, scans it with sscanf,
+// and a later read (binary data) takes what is left of it first.
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +151,172 @@ static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p
 }
 #endif
 
+// ---------------------------------------------------------------------------
+// Python readers.
+
+// The most ncnn_mp asks read() for at once: a weight array of megabytes comes in pieces
+// of this size, each a bytes object in the Python heap for a moment.
+#ifndef NCNN_MP_READ_CHUNK
+#define NCNN_MP_READ_CHUNK 16384
+#endif
+
+// One read() call's worth of what a callback wants: up to `size` bytes into `buf`.
+typedef struct {
+    uint8_t *buf;
+    size_t size;
+    size_t got;  // what read() returned, in total
+    bool end;    // read() returned b"": the end of the data
+} ncnn_mp_pull_t;
+
+// (Under ncnn_mp_callback.) Calls read(n) until `size` bytes came or the data ended. A
+// result longer than asked for, or not bytes-like, raises naming the class.
+static void ncnn_mp_reader_pull_python(mp_obj_t instance, void *arg) {
+    ncnn_mp_pull_t *p = arg;
+    mp_obj_t dest[3];
+    mp_load_method(instance, MP_QSTR_read, dest);
+    while (p->got < p->size) {
+        size_t want = p->size - p->got < NCNN_MP_READ_CHUNK ? p->size - p->got : NCNN_MP_READ_CHUNK;
+        dest[2] = mp_obj_new_int_from_uint(want);
+        mp_obj_t r = mp_call_method_n_kw(1, 0, dest);
+        mp_load_method(instance, MP_QSTR_read, dest);  // (the call may have used dest)
+        mp_buffer_info_t info;
+        if (!mp_get_buffer(r, &info, MP_BUFFER_READ)) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s.read: must return a bytes-like object "
+                "(b'' at the end of the data), not %s"), mp_obj_get_type_str(instance), mp_obj_get_type_str(r));
+        }
+        if (info.len > want) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.read: returned %u bytes, more than the %u asked for"),
+                mp_obj_get_type_str(instance), (unsigned)info.len, (unsigned)want);
+        }
+        if (info.len == 0) {
+            p->end = true;
+            return;
+        }
+        memcpy(p->buf + p->got, info.buf, info.len);
+        p->got += info.len;
+    }
+}
+
+// Up to `size` bytes from read() into buf; false if read() raised (kept for the load).
+static bool ncnn_mp_reader_pull(mp_obj_t instance, void *buf, size_t size, ncnn_mp_pull_t *p) {
+    p->buf = buf;
+    p->size = size;
+    p->got = 0;
+    p->end = false;
+    return instance != MP_OBJ_NULL && ncnn_mp_callback(instance, NULL, MP_QSTR_read, ncnn_mp_reader_pull_python, p);
+}
+
+// Takes up to `size` bytes of the look-ahead (under the lock).
+static size_t ncnn_mp_reader_take_ahead_locked(ncnn_mp_reader_t *r, void *buf, size_t size) {
+    size_t n = size < r->text_len ? size : r->text_len;
+    if (n > 0) {
+        memcpy(buf, r->text + r->text_start, n);
+        r->text_start += n;
+        r->text_len -= n;
+    }
+    return n;
+}
+
+// The read callback of a Python reader: the look-ahead first, then read().
+static size_t ncnn_mp_reader_read_python(ncnn_datareader_t dr, void *buf, size_t size) {
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
+    size_t n = r ? ncnn_mp_reader_take_ahead_locked(r, buf, size) : 0;
+    mp_obj_t instance = r ? r->instance : MP_OBJ_NULL;
+    ncnn_mp_unlock(l);
+    ncnn_mp_pull_t p = { .got = 0 };
+    if (n < size) {
+        ncnn_mp_reader_pull(instance, (uint8_t *)buf + n, size - n, &p);
+    }
+    n += p.got;
+    l = ncnn_mp_lock();
+    r = ncnn_mp_reader_of(dr);
+    if (r) {
+        r->counts.copied += n;
+        r->counts.short_read |= n < size;
+    }
+    ncnn_mp_unlock(l);
+    return n;
+}
+
+#if NCNN_STRING
+// Appends n bytes to the look-ahead (under the lock; C heap, never the GC's). False if
+// there is no memory for them.
+static bool ncnn_mp_reader_append_ahead_locked(ncnn_mp_reader_t *r, const uint8_t *bytes, size_t n) {
+    if (r->text_start > 0 && r->text_len > 0) {
+        memmove(r->text, r->text + r->text_start, r->text_len);
+    }
+    r->text_start = 0;
+    if (r->text_len + n + 1 > r->text_cap) {
+        size_t cap = (r->text_len + n + 1) * 2;
+        char *grown = realloc(r->text, cap);
+        if (grown == NULL) {
+            return false;
+        }
+        r->text = grown;
+        r->text_cap = cap;
+    }
+    memcpy(r->text + r->text_len, bytes, n);
+    r->text_len += n;
+    r->text[r->text_len] = 0;
+    return true;
+}
+
+// The scan callback of a Python reader: fills the look-ahead from read() until it holds
+// the format's field whole (its leading white space, its width, one byte past it) or the
+// data ended, then scans it. ncnn's formats are "%<width>s" and "%<width>[...]"; a format
+// without a width gets 64 bytes (a number).
+static int ncnn_mp_reader_scan_python(ncnn_datareader_t dr, const char *format, void *p) {
+    const char *pct = strchr(format, '%');
+    size_t width = pct && isdigit((unsigned char)pct[1]) ? strtoul(pct + 1, NULL, 10) : 64;
+    uint8_t chunk[256];
+    for (bool end = false;;) {
+        mp_uint_t l = ncnn_mp_lock();
+        ncnn_mp_reader_t *r = ncnn_mp_reader_of(dr);
+        if (r == NULL) {
+            ncnn_mp_unlock(l);
+            return 0;
+        }
+        size_t space = 0;
+        while (space < r->text_len && isspace((unsigned char)r->text[r->text_start + space])) {
+            space++;
+        }
+        size_t need = space + width + 1;
+        if (end || r->text_len >= need) {
+            int n = 0, consumed = 0;
+            char *fmt = malloc(strlen(format) + 3);
+            if (fmt != NULL && r->text_len > 0) {
+                strcpy(fmt, format);
+                strcat(fmt, "%n");
+                n = sscanf(r->text + r->text_start, fmt, p, &consumed);
+                if (n > 0) {
+                    r->text_start += (size_t)consumed;
+                    r->text_len -= (size_t)consumed;
+                }
+            }
+            free(fmt);
+            ncnn_mp_unlock(l);
+            return n;
+        }
+        size_t want = need - r->text_len < sizeof(chunk) ? sizeof(chunk) : need - r->text_len;
+        mp_obj_t instance = r->instance;
+        ncnn_mp_unlock(l);
+        ncnn_mp_pull_t pulled;
+        if (!ncnn_mp_reader_pull(instance, chunk, want < sizeof(chunk) ? want : sizeof(chunk), &pulled)) {
+            return 0;  // read() raised: the load fails, and re-raises it
+        }
+        end = pulled.got == 0;
+        l = ncnn_mp_lock();
+        r = ncnn_mp_reader_of(dr);
+        bool kept = r != NULL && ncnn_mp_reader_append_ahead_locked(r, chunk, pulled.got);
+        ncnn_mp_unlock(l);
+        if (!kept) {
+            return 0;
+        }
+    }
+}
+#endif
+
 void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros) {
     memset(r, 0, sizeof(*r));
     r->handle = ncnn_datareader_create();
@@ -174,6 +349,7 @@ void ncnn_mp_reader_close(ncnn_mp_reader_t *r) {
     }
     free(r->text);
     r->text = NULL;
+    r->instance = MP_OBJ_NULL;
 }
 
 // ---------------------------------------------------------------------------
@@ -184,7 +360,15 @@ ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where
     if (self->reader == NULL && self->stdio == NULL) {
         ncnn_mp_raise_value(where, "the DataReader was closed");
     }
-    if (self->reader && !self->reader->zeros) {
+    if (self->reader && self->reader->python) {
+        mp_obj_t dest[2];
+        mp_load_method_maybe(obj, MP_QSTR_read, dest);
+        if (dest[0] == MP_OBJ_NULL) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: a DataReader with no source reads through "
+                "read(n): subclass DataReader and define it (%s has none)"), where, mp_obj_get_type_str(obj));
+        }
+        self->reader->instance = obj;  // (the use that checks it keeps obj alive)
+    } else if (self->reader && !self->reader->zeros) {
         // Re-read where the buffer is now: a bytearray may have been resized since.
         mp_buffer_info_t info;
         mp_get_buffer_raise(self->keep, &info, MP_BUFFER_READ);
@@ -197,9 +381,28 @@ ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where
     return self;
 }
 
-ncnn_datareader_t ncnn_mp_get_datareader_handle(mp_obj_t obj, const char *where) {
+static void ncnn_mp_reader_use_leave(void *node) {
+    ncnn_mp_reader_use_t *u = node;
+    ncnn_mp_count(&u->reader->users, -1);
+}
+
+ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, const char *where) {
     ncnn_mp_datareader_obj_t *self = ncnn_mp_get_datareader(obj, where);
-    return self->reader ? self->reader->handle : self->stdio;
+    mp_uint_t l = ncnn_mp_lock();  // (close() in another thread checks users under it)
+    ncnn_datareader_t handle = self->reader ? self->reader->handle : self->stdio;
+    self->users += handle != NULL;
+    ncnn_mp_unlock(l);
+    if (handle == NULL) {
+        ncnn_mp_raise_value(where, "the DataReader was closed");
+    }
+    u->reader = self;
+    nlr_push_jump_callback(&u->leave, ncnn_mp_reader_use_leave);
+    return handle;
+}
+
+void ncnn_mp_reader_done(ncnn_mp_reader_use_t *u) {
+    (void)u;
+    nlr_pop_jump_callback(true);
 }
 
 // DataReader(*, from_memory=buffer | from_stdio=path | file | zeros=True)
@@ -216,14 +419,32 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     int sources = (args[ARG_from_memory].u_obj != MP_OBJ_NULL) + (args[ARG_from_stdio].u_obj != MP_OBJ_NULL)
         + args[ARG_zeros].u_bool;
-    if (sources != 1) {
-        ncnn_mp_raise_type(where, "give exactly one of from_memory=, from_stdio= or zeros=True");
+    if (sources > 1) {
+        ncnn_mp_raise_type(where, "give one of from_memory=, from_stdio= or zeros=True "
+            "(or none, in a subclass that defines read(n))");
     }
     ncnn_mp_datareader_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_datareader_obj_t, type);
     self->reader = NULL;
     self->stdio = NULL;
     self->fp = NULL;
     self->keep = MP_OBJ_NULL;
+    self->users = 0;
+    if (sources == 0) {
+        // The base of a Python subclass (make_new is given the native type, not the
+        // subclass): ncnn reads through the instance's read(n), checked at each use.
+        ncnn_mp_reader_t *r = malloc(sizeof(*r));
+        if (r == NULL) {
+            mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+        }
+        ncnn_mp_reader_open(r, NULL, 0, false);
+        r->python = true;
+        r->handle->read = ncnn_mp_reader_read_python;
+        #if NCNN_STRING
+        r->handle->scan = ncnn_mp_reader_scan_python;
+        #endif
+        self->reader = r;
+        return MP_OBJ_FROM_PTR(self);
+    }
     mp_obj_t mem = args[ARG_from_memory].u_obj;
     mp_obj_t src = args[ARG_from_stdio].u_obj;
     const char *mem_name = "from_memory";
@@ -268,26 +489,47 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     return MP_OBJ_FROM_PTR(self);
 }
 
-// DataReader.close() / __del__   ncnn_datareader_destroy (and fclose for from_stdio)
-static mp_obj_t ncnn_mp_DataReader_close(mp_obj_t self_in) {
-    ncnn_mp_datareader_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (self->reader) {
-        ncnn_mp_reader_close(self->reader);
-        free(self->reader);
-        self->reader = NULL;
+// Releases the reader (ncnn_datareader_destroy, and fclose for from_stdio), or raises if
+// `in_use` and a load reads through it now (ncnn holds its handle: another thread's load,
+// or the load a Python reader's own read() runs under). Checked and detached under the
+// lock: no use can begin in between.
+static void ncnn_mp_datareader_release(ncnn_mp_datareader_obj_t *self, bool refuse_in_use) {
+    mp_uint_t l = ncnn_mp_lock();
+    if (refuse_in_use && self->users > 0) {
+        ncnn_mp_unlock(l);
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("DataReader.close: a load is reading through it (close it after)"));
     }
-    if (self->stdio) {
-        ncnn_datareader_destroy(self->stdio);
-        self->stdio = NULL;
+    ncnn_mp_reader_t *r = self->reader;
+    ncnn_datareader_t stdio = self->stdio;
+    self->reader = NULL;
+    self->stdio = NULL;
+    ncnn_mp_unlock(l);
+    if (r) {
+        ncnn_mp_reader_close(r);
+        free(r);
+    }
+    if (stdio) {
+        ncnn_datareader_destroy(stdio);
     }
     if (self->fp) {
         fclose(self->fp);
         self->fp = NULL;
     }
+}
+
+// DataReader.close()   ncnn_datareader_destroy (RuntimeError while a load reads through it)
+static mp_obj_t ncnn_mp_DataReader_close(mp_obj_t self_in) {
+    ncnn_mp_datareader_release(MP_OBJ_TO_PTR(self_in), true);
     return mp_const_none;
 }
+
+// __del__: a DataReader in use is reachable from its user's stack; a collection never finalises it.
+static mp_obj_t ncnn_mp_DataReader_del(mp_obj_t self_in) {
+    ncnn_mp_datareader_release(MP_OBJ_TO_PTR(self_in), false);
+    return mp_const_none;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_DataReader_del_obj, DataReader, __del__, ncnn_mp_DataReader_del);
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_DataReader_close_obj, DataReader, close, ncnn_mp_DataReader_close);
-static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_DataReader_del_obj, DataReader, __del__, ncnn_mp_DataReader_close);
 NCNN_MP_DEFINE_CONTEXT_MANAGER(DataReader);
 
 

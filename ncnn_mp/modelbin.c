@@ -101,9 +101,6 @@ ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where) {
     if (self->borrowed) {
         ncnn_mp_check_owner(self->owner, where);
     }
-    if (self->keep != MP_OBJ_NULL && mp_obj_is_type(self->keep, &ncnn_mp_type_DataReader)) {
-        ncnn_mp_get_datareader(self->keep, where);  // still open, buffer still in place
-    }
     return self->handle;
 }
 
@@ -125,10 +122,13 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     }
     ncnn_mp_modelbin_obj_t *self = ncnn_mp_modelbin_new(type);
     if (dr != MP_OBJ_NULL) {
-        // ncnn's ModelBin reads through the DataReader on every load(): keep it.
-        ncnn_datareader_t h = ncnn_mp_get_datareader_handle(dr, where);
+        // ncnn's ModelBin reads through the DataReader on every load(): keep it (each
+        // load() uses it, ncnn_mp_reader_use).
+        ncnn_mp_reader_use_t use;
+        ncnn_datareader_t h = ncnn_mp_reader_use(&use, dr, where);
         self->keep = dr;
         self->handle = ncnn_modelbin_create_from_datareader(h);
+        ncnn_mp_reader_done(&use);
         return MP_OBJ_FROM_PTR(self);
     }
     if (!mp_obj_is_type(mats, &mp_type_list) && !mp_obj_is_type(mats, &mp_type_tuple)) {
@@ -201,24 +201,43 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         }
     }
     int type = ncnn_mp_get_int_in(args[n_args - 1], 0, 1, where, "type");
+    // The DataReader of ModelBin(from_datareader=...): still open, its buffer still in
+    // place, and not closed while ncnn reads (a Python reader's read() may try).
+    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(args[0]);  // (checked above)
+    ncnn_mp_reader_use_t use;
+    if (self->keep != MP_OBJ_NULL) {
+        ncnn_mp_reader_use(&use, self->keep, where);
+    }
+    // Lent during a load_model(copy=False), the ModelBin may hand back weights where they
+    // lie in that buffer: such a Mat keeps the buffer alive, and is read-only.
+    ncnn_mp_call_t *outer = ncnn_mp_call_current();
+    mp_obj_t weights = outer ? outer->weights : MP_OBJ_NULL;
+    // A Python reader's exception waits in this call, and is raised here.
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
     ncnn_mat_t m;
     switch (dims) {
         case 1: m = mb->load_1d(mb, s[0], type); break;
         case 2: m = mb->load_2d(mb, s[0], s[1], type); break;
         default: m = mb->load_3d(mb, s[0], s[1], s[2], type); break;
     }
-    if (m && ncnn_mat_get_dims(m) == 0) {
+    if (self->keep != MP_OBJ_NULL) {
+        ncnn_mp_reader_done(&use);
+    }
+    ncnn_mp_call_stop(&call);
+    bool empty = m && (call.error != MP_OBJ_NULL || ncnn_mat_get_dims(m) == 0);
+    if (empty) {
         ncnn_mat_destroy(m);
+    }
+    ncnn_mp_call_raise(&call);
+    if (empty) {
         ncnn_mp_raise_value(where, "no weights could be read (the data ran out, or a bad weight tag)");
     }
-    // Lent during a load_model(copy=False), the ModelBin may hand back weights where they
-    // lie in that buffer: such a Mat keeps the buffer alive, and is read-only.
-    ncnn_mp_call_t *call = ncnn_mp_call_current();
     mp_buffer_info_t info;
-    if (m && call && call->weights != MP_OBJ_NULL && mp_get_buffer(call->weights, &info, MP_BUFFER_READ)) {
+    if (m && weights != MP_OBJ_NULL && mp_get_buffer(weights, &info, MP_BUFFER_READ)) {
         const uint8_t *data = ncnn_mat_get_data(m), *base = info.buf;
         if (data >= base && data < base + info.len) {
-            return ncnn_mp_mat_wrap_over_buffer(m, call->weights, info.buf, true, where);
+            return ncnn_mp_mat_wrap_over_buffer(m, weights, info.buf, true, where);
         }
     }
     ncnn_mp_result_t r;  // ncnn read the weights into a Mat of their own

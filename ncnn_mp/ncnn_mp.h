@@ -86,6 +86,7 @@ typedef struct {
     size_t converted;  // weights turned into new fp32 Mats (fp16, bf16, codebook-quantised)
     size_t unused;     // bytes after the last weight the model asked for (a wrong .bin?)
     bool short_read;   // a read asked for more than was left: the .bin is too short
+    bool stream;       // read through a Python reader: what is left after the weights is unknown
     uint8_t pending;   // in place: the next chunks are converted (after such a weight tag)
 } ncnn_mp_weights_t;
 
@@ -150,17 +151,24 @@ struct _ncnn_mp_extractor_native_t {
     ncnn_mp_extractor_native_t *next;  // in net->extractors
 };
 
-// A bounded reader over memory (or an endless source of zeros) that ncnn reads
-// through our callbacks: see datareader.c for why ncnn's own memory reader is not used.
+// A reader that ncnn reads through our callbacks: bounded memory, an endless source of
+// zeros (see datareader.c for why ncnn's own memory reader is not used), or a Python
+// subclass's read(n) (`python`).
 typedef struct _ncnn_mp_reader_t {
     ncnn_datareader_t handle;
     const uint8_t *base;
     size_t len;
     size_t offset;
-    char *text;         // NUL-terminated copy of base[text_start:len] for scanf, made on first scan
-    size_t text_start;
-    size_t text_len;
+    char *text;         // memory: NUL-terminated copy of base[text_start:len] for scanf, made on first scan;
+                        // python: the look-ahead, bytes read() returned that no scan or read took yet
+    size_t text_start;  // python: where the look-ahead's bytes start in `text`
+    size_t text_len;    // python: how many there are (text[text_start + text_len] is a NUL)
+    size_t text_cap;    // python: the bytes `text` holds room for
+    // A Python reader: the DataReader subclass instance whose read(n) ncnn reads through, set
+    // by every use (ncnn_mp_reader_use), which keeps it alive while ncnn may call back.
+    mp_obj_t instance;
     bool zeros;
+    bool python;
     ncnn_mp_weights_t counts;
     struct _ncnn_mp_reader_t *next;
 } ncnn_mp_reader_t;
@@ -294,10 +302,11 @@ typedef struct _ncnn_mp_paramdict_obj_t {
 
 typedef struct _ncnn_mp_datareader_obj_t {
     mp_obj_base_t base;
-    ncnn_mp_reader_t *reader;  // bounded memory or zeros (C heap), or NULL
+    ncnn_mp_reader_t *reader;  // bounded memory, zeros or a Python subclass's read() (C heap), or NULL
     ncnn_datareader_t stdio;   // from_stdio, or NULL
     void *fp;                  // the FILE* from_stdio opened
     mp_obj_t keep;             // the buffer reader reads
+    int users;                 // loads reading through it now (ncnn_mp_reader_use), under the lock
 } ncnn_mp_datareader_obj_t;
 
 typedef struct _ncnn_mp_allocator_obj_t {
@@ -468,7 +477,16 @@ size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
 
 ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where);
-ncnn_datareader_t ncnn_mp_get_datareader_handle(mp_obj_t obj, const char *where);
+// A use of a DataReader by a load, from ncnn_mp_reader_use until ncnn_mp_reader_done or
+// until the method raises (an nlr jump callback ends it then): close() refuses meanwhile
+// (ncnn holds the handle, and a Python reader's read() could close its own reader).
+// ValueError if it was closed, TypeError if it has no source and its class no read(n).
+typedef struct {
+    nlr_jump_callback_node_t leave;  // first: the callback gets its address
+    ncnn_mp_datareader_obj_t *reader;
+} ncnn_mp_reader_use_t;
+ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, const char *where);
+void ncnn_mp_reader_done(ncnn_mp_reader_use_t *u);
 
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where);
 mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle);
@@ -542,6 +560,13 @@ void ncnn_mp_call_stop(ncnn_mp_call_t *call);
 void ncnn_mp_call_raise(ncnn_mp_call_t *call);
 // stop, then raise: for methods that got nothing to free.
 void ncnn_mp_call_end(ncnn_mp_call_t *call);
+// The guarded call every trampoline makes: fun(instance, arg) as a callback from ncnn, under
+// nlr_push, with the GIL taken back if the public method let it go. An exception is kept for
+// the public method (with a traceback line naming `layer`, if given) and fun's caller gets
+// false, as it does when Python may not run now (inside a collection, a thread MicroPython
+// does not know): then fun did not run.
+bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (*fun)(mp_obj_t instance, void *arg),
+    void *arg);
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
 void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);

@@ -251,6 +251,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     const char *path = NULL;
     ncnn_datareader_t dr = NULL;
     ncnn_mp_reader_t reader, *counted = NULL;
+    ncnn_mp_reader_use_t reader_use;
     mp_buffer_info_t info = { .buf = NULL };
     bool is_reader = !mp_obj_is_str(src) && mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL;
     if (in_place && (mp_obj_is_str(src) || is_reader)) {
@@ -270,8 +271,8 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
         #endif
     } else if (is_reader) {
-        counted = ncnn_mp_get_datareader(src, where)->reader;
-        dr = ncnn_mp_get_datareader_handle(src, where);
+        dr = ncnn_mp_reader_use(&reader_use, src, where);  // (pushed after the net's use: done before it)
+        counted = reader_use.reader->reader;
     } else {
         if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
@@ -314,7 +315,8 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         n->weights_counted = counted != NULL;
         if (counted) {
             n->weights = counted->counts;
-            n->weights.unused = counted->zeros ? 0 : counted->len - counted->offset;
+            n->weights.unused = counted->zeros || counted->python ? 0 : counted->len - counted->offset;
+            n->weights.stream = counted->python;
         }
     } else {
         // Even a failed load may have prepared some layers with the option.
@@ -325,6 +327,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     }
     if (own_reader) {
         ncnn_mp_reader_close(&reader);
+    }
+    if (is_reader) {
+        ncnn_mp_reader_done(&reader_use);
     }
     ncnn_mp_net_done(&use);
     ncnn_mp_call_end(&call);
@@ -401,7 +406,7 @@ static mp_obj_t ncnn_mp_Net_weights_info(mp_obj_t self_in) {
         { MP_QSTR_in_place, w->in_place, true },
         { MP_QSTR_copied, w->copied, c },
         { MP_QSTR_converted, w->converted, c },
-        { MP_QSTR_unused, w->unused, c },
+        { MP_QSTR_unused, w->unused, c && !w->stream },  // (a Python reader's data may go on)
         { MP_QSTR_ram, (size_t)n->weights_heap, n->weights_heap >= 0 },
     };
     ncnn_mp_net_done(&use);

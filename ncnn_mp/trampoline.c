@@ -48,7 +48,7 @@ static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
         // nobody can receive it. Report it as MicroPython reports a failing __del__,
         // guarded: printing may raise too.
         if (nlr_push(&nlr) == 0) {
-            mp_printf(MICROPY_ERROR_PRINTER, "ncnn_mp: exception in a custom layer outside any call, ignored:\n");
+            mp_printf(MICROPY_ERROR_PRINTER, "ncnn_mp: exception in a callback outside any call, ignored:\n");
             mp_obj_print_exception(MICROPY_ERROR_PRINTER, exc);
             nlr_pop();
         }
@@ -222,10 +222,11 @@ typedef struct {
     bool gil;  // the frame took the GIL back from the call that released it
 } ncnn_mp_frame_t;
 
-// Finds the instance ncnn is calling, and takes the GIL if the public method that
-// entered ncnn let it go. False when there is none, or when Python may not run now:
-// inside a garbage collection, or in a thread MicroPython does not know.
-static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
+// Opens a callback of `instance` (MP_OBJ_NULL: the Python layer behind `layer`, found in
+// the roots), and takes the GIL if the public method that entered ncnn let it go. False
+// when there is none, or when Python may not run now: inside a garbage collection, or in
+// a thread MicroPython does not know.
+static bool ncnn_mp_frame_open_instance(ncnn_mp_frame_t *f, ncnn_layer_t layer, mp_obj_t instance) {
     f->layer = layer;
     f->instance = MP_OBJ_NULL;
     f->gil = false;
@@ -238,7 +239,7 @@ static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
     if (ncnn_mp_in_collection()) {
         return false;
     }
-    f->instance = ncnn_mp_root_get(layer);
+    f->instance = instance != MP_OBJ_NULL ? instance : ncnn_mp_root_get(layer);
     if (f->instance == MP_OBJ_NULL) {
         return false;
     }
@@ -265,6 +266,26 @@ static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr metho
         ncnn_mp_call_give_gil();
     }
     return failed ? -1 : 0;
+}
+
+static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
+    return ncnn_mp_frame_open_instance(f, layer, MP_OBJ_NULL);
+}
+
+bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (*fun)(mp_obj_t instance, void *arg),
+    void *arg) {
+    ncnn_mp_frame_t f;
+    if (!ncnn_mp_frame_open_instance(&f, layer, instance)) {
+        return false;
+    }
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        fun(f.instance, arg);
+        nlr_pop();
+        return ncnn_mp_frame_close(&f, NULL, method) == 0;
+    }
+    ncnn_mp_frame_close(&f, &nlr, method);
+    return false;
 }
 
 // The Layer base class's own function for `name` (a lookup through the type would

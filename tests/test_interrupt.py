@@ -157,6 +157,56 @@ def test_ctrl_c_in_a_python_layer(micropython: MicroPython, tmp_path: Path) -> N
         assert term.proc.wait(timeout=20) == 0
 
 
+READER_SPIN = """
+import ncnn_mp
+
+class Slow(ncnn_mp.DataReader):
+    spinning = True
+    def __init__(self, data):
+        super().__init__()
+        self.data, self.pos = data, 0
+    def read(self, n):
+        if self.pos == 0:
+            print("reading")
+            while Slow.spinning:
+                pass
+        self.pos += n
+        return self.data[self.pos - n:self.pos]
+
+param = b"7767517\\n2 2\\nInput data 0 1 data 0=2\\nScale s 1 1 data out 0=2\\n"
+weights = bytes(8)  # Scale's two weights, raw floats: 0.0, 0.0
+net = ncnn_mp.Net()
+net.load_param(param)
+try:
+    net.load_model(Slow(weights))
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt from load_model")
+Slow.spinning = False
+net.load_model(Slow(b"\\x00\\x00\\x80\\x3f\\x00\\x00\\x00\\x40"))  # 1.0, 2.0
+x = ncnn_mp.Mat(2)
+x.fill(3)
+ex = net.create_extractor()
+ex.input("data", x)
+print("afterwards", list(memoryview(ex.extract("out"))))
+"""
+
+
+def test_ctrl_c_in_a_python_reader(micropython: MicroPython, tmp_path: Path) -> None:
+    """Ctrl-C while ncnn reads weights through a Python DataReader's read(): KeyboardInterrupt
+    from load_model, and the same Net loads and runs after."""
+    script = tmp_path / "reader.py"
+    script.write_text(READER_SPIN)
+    with on_terminal(micropython, script) as term:
+        term.expect(b"reading")
+        time.sleep(0.2)
+        term.interrupt()
+        out = term.expect(b"afterwards") + term.expect(b"\n")
+        assert b"KeyboardInterrupt from load_model" in out, out
+        assert b"afterwards [3.0, 6.0]" in out, out
+        assert term.proc.wait(timeout=20) == 0
+
+
 def test_ctrl_c_in_a_big_net(micropython: MicroPython, tmp_path: Path) -> None:
     """Ctrl-C at random moments of back-to-back extracts of ncnn's own layers, ten times
     in one process: each a KeyboardInterrupt, and the Net's result stays the same."""

@@ -98,6 +98,37 @@ state = {"net": net, "ex": ex, "second": second}
 print("live", ncnn_mp.live_custom_layers())
 """
 
+# Variant "readers": the Net loaded through Python DataReaders, and readers kept in globals
+# in the middle of their data: one under a ModelBin that read part of it, one whose text
+# scan left a look-ahead in C memory (freed by the reader's finaliser in the reboot's sweep).
+READERS = BALLAST + PRELUDE + """
+class Chunks(ncnn_mp.DataReader):
+    def __init__(self, data):
+        super().__init__()
+        self.data, self.pos = memoryview(data), 0
+    def read(self, n):
+        piece = self.data[self.pos:self.pos + min(n, 7)]
+        self.pos += len(piece)
+        return piece
+
+net = ncnn_mp.Net()
+net.register_custom_layer(ncnn_mp.CUSTOM_BIT | 0, Standardize)
+net.load_param_bin(Chunks(read(DIGITS + "/digits.param.bin")))
+net.load_model(Chunks(read(DIGITS_MODEL)))
+with net.create_extractor() as ex:
+    ex.input(DATA, image(0))
+    print("first", scores(ex.extract(PROB)))
+half = Chunks(read(DIGITS_MODEL))
+mb = ncnn_mp.ModelBin(from_datareader=half)
+mb.load(3, 1)
+text = Chunks(read(DIGITS + "/digits.param"))
+named = ncnn_mp.Net()
+named.register_custom_layer("Standardize", Standardize)
+named.load_param(text)
+held = [net, half, mb, text, named]
+print("live", ncnn_mp.live_custom_layers())
+"""
+
 # Variant "raises": the script dies in the middle, from inside a Python layer's forward
 # during an extract, with the Net and its layers alive.
 RAISES = BALLAST + PRELUDE + """
@@ -210,6 +241,14 @@ def test_layers_after_soft_reboot_mid_use(board: QemuBoard) -> None:
     assert runs[0].returncode == 0, runs[0].explain()
     first = first_line(runs[0])
     assert runs[0].stdout == f"{first}\nlive 1\n", runs[0].explain()
+    check_after(runs, first)
+
+
+def test_readers_after_soft_reboot(board: QemuBoard) -> None:
+    runs = board.run_sequence([READERS, AFTER, AFTER], timeout=600)
+    assert runs[0].returncode == 0, runs[0].explain()
+    first = first_line(runs[0])
+    assert runs[0].stdout == f"{first}\nlive 2\n", runs[0].explain()
     check_after(runs, first)
 
 
