@@ -86,6 +86,7 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
     }
     ncnn_mp_unlock(l);
     if (refused != MADE) {
+        self->net = MP_OBJ_NULL;  // the unused object keeps nothing alive (a stale word may find it)
         free(e);
         if (refused == CLOSED) {
             ncnn_mp_raise_value(where, "the Net was closed");
