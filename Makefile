@@ -3,6 +3,8 @@
 #   make test            the whole test suite (pytest + mypy)
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
 #   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
+#   make bench-binding   what ncnn_mp adds to ncnn's C API per extract and per custom-layer call
+#                        (callgrind instructions, split into ncnn / C library / ncnn_mp / MicroPython)
 #   make sanitize        the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan
 #   make fuzz-loader     the loader fuzzer: CASES mutated models (default 100000), SEED (1)
 #   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000);
@@ -35,7 +37,7 @@ SEED ?= 1
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: photos preflight compare demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models mcu-report run firmware firmware-path
+.PHONY: photos preflight compare demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models bench-binding mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -68,6 +70,8 @@ compare:
 		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS))
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
+bench-binding:
+	@$(TOOL) bench-binding --profile $(PROFILE)
 bench-models:
 	@$(TOOL) bench-models --profile $(PROFILE) $(THREADS)
 firmware:

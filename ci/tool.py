@@ -14,6 +14,7 @@
     python3 ci/tool.py firmware-path   print the path of the built firmware
     python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
     python3 ci/tool.py bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn
+    python3 ci/tool.py bench-binding   what ncnn_mp adds to ncnn's C API per extract and per custom-layer call
     python3 ci/tool.py ncnn            build (or reuse) ncnn, print its install prefix
     python3 ci/tool.py venv            create (or reuse) the test venv, print its python
 
@@ -156,6 +157,21 @@ def run_bench_layers(profile: str) -> int:
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
 
 
+def run_bench_binding(profile: str) -> int:
+    from firmware import build_firmware
+    from ncnn_build import ncnn_prefix
+
+    python, fw = setup(profile)
+    symbols = build_firmware("memcheck")  # the same code with symbols: where the instructions go
+    exe = REPO / "build" / "native_bench_symbols"
+    prefix = ncnn_prefix(profile)
+    src = REPO / "tests" / "bench" / "native_bench.c"
+    subprocess.run(["cc", "-O2", "-g", "-o", str(exe), str(src), f"-I{prefix}/include", f"{prefix}/lib/libncnn.a",
+                    "-lstdc++", "-lm", "-lpthread"], check=True)
+    return subprocess.call([str(python), str(REPO / "tests" / "bench" / "binding_cost.py"), str(fw), str(symbols),
+                            str(exe)])
+
+
 def run_bench_models(profile: str, threads: str) -> int:
     from ncnn_build import ncnn_prefix
 
@@ -171,9 +187,9 @@ def run_bench_models(profile: str, threads: str) -> int:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "mcu-report", "run", "soak", "sanitize",
-                                        "ncnn-options", "firmware", "firmware-path", "ncnn", "venv", "preflight",
-                                        "compare", "photos"])
+    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "bench-binding", "mcu-report", "run",
+                                        "soak", "sanitize", "ncnn-options", "firmware", "firmware-path", "ncnn", "venv",
+                                        "preflight", "compare", "photos"])
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     args, rest = ap.parse_known_args(argv)
@@ -184,6 +200,8 @@ def main(argv: list[str]) -> int:
             return run_tests(args.profile, rest)
         if args.command == "bench-layers":
             return run_bench_layers(args.profile)
+        if args.command == "bench-binding":
+            return run_bench_binding(args.profile)
         if args.command == "bench-models":
             return run_bench_models(args.profile, rest[0] if rest else "1")
         if args.command == "mcu-report":

@@ -31,6 +31,15 @@ void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator
     }
 }
 
+void ncnn_mp_allocator_set_share(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src) {
+    for (int i = 0; i < NCNN_MP_ALLOCATOR_KINDS; i++) {
+        dst[i] = src[i];
+        if (dst[i]) {
+            dst[i]->refs++;  // (the caller holds the lock)
+        }
+    }
+}
+
 void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set) {
     static void (*const setters[NCNN_MP_ALLOCATOR_KINDS])(ncnn_option_t, ncnn_allocator_t) = {
         ncnn_option_set_blob_allocator, ncnn_option_set_workspace_allocator, ncnn_option_set_kvcache_allocator,

@@ -1,47 +1,102 @@
 // Extractor: one inference session on a Net (ncnn_extractor_*).
 #include <stdlib.h>
+#include <string.h>
 
+#include "py/gc.h"
 #include "ncnn_mp.h"
 
-static void ncnn_mp_extractor_native_free(ncnn_mp_extractor_native_t *e) {
-    // Under the lock, as a load or clear in another thread destroys the handle there.
-    mp_uint_t l = ncnn_mp_lock();
-    if (e->handle) {
-        ncnn_extractor_destroy(e->handle);  // frees memory only: no callback
-        e->handle = NULL;
-    }
-    ncnn_mp_extractor_native_t **link = &e->net->extractors;
-    while (*link && *link != e) {
-        link = &(*link)->next;
-    }
-    if (*link) {
-        *link = e->next;
-    }
-    ncnn_mp_unlock(l);
-    ncnn_mp_allocator_set_assign(e->allocators, NULL);
-    ncnn_mp_net_native_unref(e->net);
-    free(e);
+// The inputs: see ncnn_mp_extractor_obj_t. A GC array holds them (not the C record):
+// results keep the Extractor object, and so its inputs, alive after close().
+static size_t ncnn_mp_inputs_count(const mp_obj_t *inputs) {
+    return inputs ? (size_t)MP_OBJ_SMALL_INT_VALUE(inputs[0]) : 0;
 }
 
-mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_native_t *net) {
+// The slot of `key`'s Mat (keys compare as dict keys do), or NULL.
+static mp_obj_t *ncnn_mp_inputs_find(mp_obj_t *inputs, mp_obj_t key) {
+    size_t n = ncnn_mp_inputs_count(inputs);
+    for (size_t i = 0; i < n; i++) {
+        if (inputs[1 + 2 * i] == key || mp_obj_equal(inputs[1 + 2 * i], key)) {
+            return &inputs[2 + 2 * i];
+        }
+    }
+    return NULL;
+}
+
+// Stores (or replaces) key's Mat. What it stores waits out a collection in progress in
+// another thread (ncnn_mp_gc_settle): a grown array holds both, else the key and the Mat.
+static void ncnn_mp_inputs_store(ncnn_mp_extractor_obj_t *self, mp_obj_t key, mp_obj_t mat) {
+    mp_obj_t *slot = ncnn_mp_inputs_find(self->inputs, key);
+    if (slot) {
+        *slot = mat;
+        ncnn_mp_gc_settle(mat);
+        return;
+    }
+    size_t n = ncnn_mp_inputs_count(self->inputs);
+    size_t words = self->inputs ? gc_nbytes(self->inputs) / sizeof(mp_obj_t) : 0;
+    mp_obj_t *grown = NULL;
+    if (1 + 2 * (n + 1) > words) {
+        grown = m_new(mp_obj_t, 1 + 2 * (n + 1));
+        if (n) {
+            memcpy(grown + 1, self->inputs + 1, 2 * n * sizeof(mp_obj_t));
+        }
+        grown[0] = MP_OBJ_NEW_SMALL_INT(n);
+        self->inputs = grown;
+    }
+    self->inputs[1 + 2 * n] = key;
+    self->inputs[2 + 2 * n] = mat;
+    self->inputs[0] = MP_OBJ_NEW_SMALL_INT(n + 1);
+    if (grown) {
+        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(grown));
+    } else {
+        ncnn_mp_gc_settle(mat);
+        if (mp_obj_is_obj(key)) {
+            ncnn_mp_gc_settle(key);
+        }
+    }
+}
+
+// Net.create_extractor: the checks, ncnn's Extractor, its references to the net and the
+// net's allocators, all under one lock (a load, clear or close in another thread enters
+// the net alone under it, and may swap the option's allocators then).
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
+    const char *where = "Net.create_extractor";
     ncnn_mp_extractor_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_extractor_obj_t, &ncnn_mp_type_Extractor);
     self->native = NULL;
     self->net = net_in;
-    self->inputs = mp_obj_new_dict(0);
+    self->inputs = NULL;
     ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
         mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
     }
-    e->net = ncnn_mp_net_native_ref(net);
-    // ncnn's Extractor copies the net's option, allocators included: it holds them from now
-    // on, whatever the net is given later (the net is used: its option cannot change meanwhile).
-    ncnn_mp_allocator_set_assign(e->allocators, net->allocators);
-    mp_uint_t l = ncnn_mp_lock();  // the net's option may be swapped for a moment (set_option)
-    e->handle = ncnn_extractor_create(net->handle);
-    e->next = net->extractors;
-    net->extractors = e;
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_net_native_t *n = net->native;
+    // users < 0: a load, clear or close is under way (the stage says nothing meanwhile).
+    enum { MADE, CLOSED, BUSY, NOT_READY } refused = n == NULL ? CLOSED : n->users < 0 ? BUSY
+        : n->stage != NCNN_MP_NET_READY ? NOT_READY : MADE;
+    if (refused == MADE) {
+        e->net = n;
+        n->refs++;
+        // ncnn's Extractor copies the net's option, allocators included: it holds them from
+        // now on, whatever the net is given later.
+        ncnn_mp_allocator_set_share(e->allocators, n->allocators);
+        e->handle = ncnn_extractor_create(n->handle);  // memory only: no callback
+        e->next = n->extractors;
+        n->extractors = e;
+        self->native = e;
+    }
     ncnn_mp_unlock(l);
-    self->native = e;
+    if (refused != MADE) {
+        self->net = MP_OBJ_NULL;  // the unused object keeps nothing alive (a stale word may find it)
+        free(e);
+        if (refused == CLOSED) {
+            ncnn_mp_raise_value(where, "the Net was closed");
+        }
+        if (refused == BUSY) {
+            ncnn_mp_net_raise_busy(where);
+        }
+        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
+            "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
+    }
     return MP_OBJ_FROM_PTR(self);
 }
 
@@ -56,18 +111,20 @@ typedef struct {
 
 static void ncnn_mp_extractor_release(void *use) {
     ncnn_mp_extractor_native_t *e = ((ncnn_mp_extractor_use_t *)use)->native;
-    ncnn_mp_net_leave(e->net);
     mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_net_exit(e->net);
     e->running = false;
     ncnn_mp_unlock(l);
 }
 
+// Marks the Extractor running and enters its net (shared) in one go, under one lock.
 static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, const char *where) {
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
     mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
     ncnn_mp_extractor_native_t *e = self->native;
     bool running = e && e->running;
-    if (e && !running) {
+    bool entered = e && !running && ncnn_mp_net_try_enter(e->net, false);
+    if (entered) {
         e->running = true;
     }
     ncnn_mp_unlock(l);
@@ -78,17 +135,10 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
         mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
             "(by one of its custom layers, or in another thread)"), where);
     }
-    u->native = e;
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        ncnn_mp_net_enter(e->net, false, where);
-        nlr_pop();
-    } else {
-        l = ncnn_mp_lock();  // (as ncnn_mp_extractor_release, less the net it never entered)
-        e->running = false;
-        ncnn_mp_unlock(l);
-        nlr_jump(nlr.ret_val);
+    if (!entered) {
+        ncnn_mp_net_raise_busy(where);
     }
+    u->native = e;
     nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
     if (e->handle == NULL) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
@@ -104,11 +154,26 @@ static void ncnn_mp_extractor_done(ncnn_mp_extractor_use_t *u) {
 // Extractor.close() / __del__   ncnn_extractor_destroy; the Net is released once nothing uses it.
 static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     ncnn_mp_extractor_obj_t *self = MP_OBJ_TO_PTR(self_in);
+    bool last = false;
+    // One lock: the handle goes (a load or clear in another thread destroys it there too),
+    // the record leaves the net's list, and the net loses this reference.
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_extractor_native_t *e = self->native;
     bool running = e && e->running;
-    if (!running) {
+    if (e && !running) {
         self->native = NULL;
+        if (e->handle) {
+            ncnn_extractor_destroy(e->handle);  // frees memory only: no callback
+            e->handle = NULL;
+        }
+        ncnn_mp_extractor_native_t **link = &e->net->extractors;
+        while (*link && *link != e) {
+            link = &(*link)->next;
+        }
+        if (*link) {
+            *link = e->next;
+        }
+        last = --e->net->refs == 0;
     }
     ncnn_mp_unlock(l);
     if (running) {
@@ -116,16 +181,21 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
             "(by one of its custom layers, or in another thread)"));
     }
     if (e) {
-        ncnn_mp_call_t call;  // the last reference to a Net: ncnn runs destroy_pipeline callbacks
-        ncnn_mp_call_begin(&call);
-        ncnn_mp_extractor_native_free(e);
-        ncnn_mp_call_end(&call);
+        ncnn_mp_net_native_t *net = e->net;
+        ncnn_mp_allocator_set_assign(e->allocators, NULL);
+        free(e);
+        if (last) {
+            ncnn_mp_call_t call;  // the last reference to a Net: ncnn runs destroy_pipeline callbacks
+            ncnn_mp_call_begin(&call);
+            ncnn_mp_net_native_destroy(net);
+            ncnn_mp_call_end(&call);
+        }
     }
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Extractor_close_obj, Extractor, close, ncnn_mp_Extractor_close);
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Extractor_del_obj, Extractor, __del__, ncnn_mp_Extractor_close);
-NCNN_MP_DEFINE_CONTEXT_MANAGER(Extractor);
+NCNN_MP_DEFINE_CONTEXT_MANAGER_CLOSING(Extractor, ncnn_mp_Extractor_close);
 
 
 // A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
@@ -201,15 +271,19 @@ static bool ncnn_mp_net_has_blob(ncnn_mp_net_native_t *net, mp_obj_t key, const 
     return ret == 0;
 }
 
-// Give ncnn every input again. With lightmode (ncnn's default) ncnn frees a blob once
+// Give ncnn the inputs again. With lightmode (ncnn's default) ncnn frees a blob once
 // its consumer ran, input blobs included: extracting a blob that was freed on the way
 // to an earlier extract re-runs its producers, and re-running an Input layer whose blob
-// is gone reads past the end of its (empty) list of bottoms.
-static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn_extractor_t handle, const char *where) {
-    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
-    for (size_t i = 0; i < inputs->alloc; i++) {
-        if (mp_map_slot_is_filled(inputs, i)) {
-            ncnn_mp_extractor_input_mat(handle, inputs->table[i].key, inputs->table[i].value, where);
+// is gone reads past the end of its (empty) list of bottoms. Before the first extract
+// (`all` false) only the inputs ncnn was given a copy of: the copy would miss what was
+// written into the Mat's buffer since; ncnn shares every other input's storage.
+static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn_extractor_t handle, bool all,
+    const char *where) {
+    size_t n = ncnn_mp_inputs_count(self->inputs);
+    for (size_t i = 0; i < n; i++) {
+        mp_obj_t mat = self->inputs[2 + 2 * i];
+        if (all || !ncnn_mp_mat_counted(mat)) {
+            ncnn_mp_extractor_input_mat(handle, self->inputs[1 + 2 * i], mat, where);
         }
     }
 }
@@ -248,7 +322,8 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_unlock(l);
     ncnn_option_destroy(saved);
     ncnn_mp_allocator_set_assign(e->allocators, set);
-    ncnn_mp_extractor_restore_inputs(self, fresh, where);
+    ncnn_mp_extractor_restore_inputs(self, fresh, true, where);
+    e->extracted = false;  // (the fresh one has every input)
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
@@ -282,8 +357,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (ncnn_mp_extractor_input_mat(self->native->handle, key, mat_in, where) != 0) {
         ncnn_mp_raise_blob_missing(key, where);
     }
-    mp_obj_dict_store(self->inputs, key, mat_in);
-    ncnn_mp_gc_settle(mat_in);  // (the Extractor may be reachable from data another thread's collection marked)
+    ncnn_mp_inputs_store(self, key, mat_in);  // (settled: see there)
     ncnn_mp_extractor_done(&use);
     return mp_const_none;
 }
@@ -293,27 +367,34 @@ static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Extractor_input_obj, Extractor, input, nc
 // would reach the next layer as an empty Mat, which many layers do not check.
 static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const char *where) {
     ncnn_net_t net = self->native->net->handle;
-    mp_map_t *given = mp_obj_dict_get_map(self->inputs);
     int n = ncnn_net_get_input_count(net);
     for (int i = 0; i < n; i++) {
-        mp_obj_t index = MP_OBJ_NEW_SMALL_INT(ncnn_net_get_input_index(net, i));
-        if (mp_map_lookup(given, index, MP_MAP_LOOKUP)) {
+        int index = ncnn_net_get_input_index(net, i);
+        if (ncnn_mp_inputs_find(self->inputs, MP_OBJ_NEW_SMALL_INT(index))) {
             continue;
         }
         #if NCNN_STRING
         if (!self->native->net->named) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
-                where, (int)MP_OBJ_SMALL_INT_VALUE(index));
+                where, index);
         }
+        // By name: compared as bytes (making a str of the name to look it up would allocate).
         const char *name = ncnn_net_get_input_name(net, i);
-        mp_obj_t key = mp_obj_new_str_from_cstr(name);
-        if (mp_map_lookup(given, key, MP_MAP_LOOKUP)) {
+        size_t name_len = strlen(name), count = ncnn_mp_inputs_count(self->inputs);
+        bool given = false;
+        for (size_t k = 0; k < count && !given; k++) {
+            mp_obj_t key = self->inputs[1 + 2 * k];
+            size_t len;
+            const char *s = mp_obj_is_str(key) ? mp_obj_str_get_data(key, &len) : NULL;
+            given = s && len == name_len && memcmp(s, name, len) == 0;
+        }
+        if (given) {
             continue;
         }
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input '%s' was not given (call input() first)"), where, name);
         #else
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
-            where, (int)MP_OBJ_SMALL_INT_VALUE(index));
+            where, index);
         #endif
     }
 }
@@ -329,7 +410,8 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
     ncnn_mp_extractor_check_inputs(self, where);
-    ncnn_mp_extractor_restore_inputs(self, e->handle, where);
+    ncnn_mp_extractor_restore_inputs(self, e->handle, e->extracted, where);
+    e->extracted = true;
     // The result may share storage with an input Mat or come from the extractor's blob
     // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
     // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
@@ -366,11 +448,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
             "(error %d; ncnn's log on stderr says why)"), where, ret);
     }
     // The blob may be an input's own storage (extract of an input blob, in-place layers).
-    mp_map_t *inputs = mp_obj_dict_get_map(self->inputs);
-    for (size_t i = 0; i < inputs->alloc; i++) {
-        if (mp_map_slot_is_filled(inputs, i)) {
-            r.allocator = ncnn_mp_mat_data_allocator(out, inputs->table[i].value, r.allocator);
-        }
+    size_t n_inputs = ncnn_mp_inputs_count(self->inputs);
+    for (size_t i = 0; i < n_inputs; i++) {
+        r.allocator = ncnn_mp_mat_data_allocator(out, self->inputs[2 + 2 * i], r.allocator);
     }
     mp_obj_t result = ncnn_mp_result_wrap(&r, out, where);  // (it destroys `out` if it raises)
     ncnn_mp_extractor_done(&use);

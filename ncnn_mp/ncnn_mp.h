@@ -55,6 +55,8 @@ typedef enum {
 typedef ncnn_mp_allocator_native_t *ncnn_mp_allocator_set_t[NCNN_MP_ALLOCATOR_KINDS];
 // dst holds references to what src holds (NULL src: none).
 void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
+// (Under the lock.) dst, holding none, takes references to what src holds.
+void ncnn_mp_allocator_set_share(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
 // Points opt's three allocators at the set's (NULL: ncnn's default).
 void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set);
 
@@ -124,14 +126,21 @@ typedef struct _ncnn_mp_net_native_t {
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
-// Enters ncnn's use of the net: shared (extractors) or alone (load, clear, close);
-// RuntimeError naming `where` if that collides with a use in progress.
-void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where);
+// Destroys the net whose last reference was just dropped (under the lock, by the caller):
+// ncnn runs its custom layers' destroy_pipeline.
+void ncnn_mp_net_native_destroy(ncnn_mp_net_native_t *n);
+// Enters ncnn's use of the net, shared (extractors) or alone (load, clear, close), under
+// the lock the caller holds (with other state it changes in one go): try_enter tells
+// whether it entered; the caller raises ncnn_mp_net_raise_busy (RuntimeError naming
+// `where`) if that collides with a use in progress. leave: exit under the lock.
 void ncnn_mp_net_leave(ncnn_mp_net_native_t *n);
+bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone);
+void ncnn_mp_net_exit(ncnn_mp_net_native_t *n);
+NORETURN void ncnn_mp_net_raise_busy(const char *where);
 // A public method's use of a Net object's native net, from ncnn_mp_net_use until
 // ncnn_mp_net_done or until the method raises (an nlr jump callback leaves the net then):
 // entered shared or alone, so that no other thread loads, clears or closes it meanwhile.
-// ValueError if the Net was closed, RuntimeError (see ncnn_mp_net_enter) if busy.
+// ValueError if the Net was closed, RuntimeError (ncnn_mp_net_raise_busy) if busy.
 typedef struct {
     nlr_jump_callback_node_t leave;  // first: the callback gets its address
     ncnn_mp_net_native_t *net;
@@ -146,6 +155,7 @@ void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
 struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
     bool running;                      // inside ncnn_extractor_extract, under the lock
+    bool extracted;                    // an extract ran on `handle`: ncnn may have freed input blobs
     ncnn_mp_net_native_t *net;         // counted
     ncnn_mp_allocator_set_t allocators;  // what its ncnn option points at (the net's, or set_option's), counted
     ncnn_mp_extractor_native_t *next;  // in net->extractors
@@ -251,6 +261,16 @@ mp_obj_t ncnn_mp_exit_closes(size_t n_args, const mp_obj_t *args);
 #define NCNN_MP_DEFINE_CONTEXT_MANAGER(Class) \
     static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_##Class##_enter_obj, Class, __enter__, ncnn_mp_return_self); \
     static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_##Class##_exit_obj, Class, __exit__, 4, 4, ncnn_mp_exit_closes)
+// The same for a class whose instances ncnn_mp alone makes, of the exact type (a Python
+// subclass cannot have instances, so none overrides close()): __exit__ calls the class's
+// close function itself, without looking close() up and calling it as a method.
+#define NCNN_MP_DEFINE_CONTEXT_MANAGER_CLOSING(Class, close_fun) \
+    static mp_obj_t ncnn_mp_##Class##_exit(size_t n_args, const mp_obj_t *args) { \
+        (void)n_args; \
+        return close_fun(args[0]); \
+    } \
+    static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_##Class##_enter_obj, Class, __enter__, ncnn_mp_return_self); \
+    static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_##Class##_exit_obj, Class, __exit__, 4, 4, ncnn_mp_##Class##_exit)
 
 // Arguments by keyword (constructors, and methods defined with _KW): checks what MicroPython's
 // mp_arg_parse_all would report in its own words (too many positional arguments, an unknown
@@ -377,7 +397,10 @@ typedef struct _ncnn_mp_extractor_obj_t {
     mp_obj_base_t base;
     ncnn_mp_extractor_native_t *native;  // owned: freed in __del__
     mp_obj_t net;     // the Net object (its custom layers stay alive)
-    mp_obj_t inputs;  // dict: blob index -> the Mat given to input(); ncnn points at their data
+    // The Mats given to input(), which ncnn points at: a GC array { count, key0, mat0,
+    // key1, mat1, ... } (count a small int; a key a blob name or index), or NULL. Not a
+    // dict: that is two more allocations per Extractor (extractor.c, ncnn_mp_inputs_*).
+    mp_obj_t *inputs;
 } ncnn_mp_extractor_obj_t;
 
 typedef struct _ncnn_mp_layer_obj_t {
@@ -519,8 +542,8 @@ void ncnn_mp_option_expire(mp_obj_t obj);
 
 // Net helpers the Extractor needs.
 
-// (With the net used by the caller: ncnn_mp_net_use.)
-mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_native_t *net);
+// Net.create_extractor's work: checks and makes it under one lock.
+mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net);
 
 // ---------------------------------------------------------------------------
 // The trampoline (trampoline.c).
@@ -584,6 +607,9 @@ int ncnn_mp_count(int *refs, int delta);
 // add may allocate (and raise); get and remove never do (finalisers call them).
 void ncnn_mp_root_add(const void *key, mp_obj_t value);
 mp_obj_t ncnn_mp_root_get(const void *key);
+// A callback's start, under one lock: root_get(key), and in *call the innermost call of
+// `thread` (ncnn_mp_thread()) in progress, or NULL.
+mp_obj_t ncnn_mp_root_get_in_call(const void *key, const void *thread, struct _ncnn_mp_call_t **call);
 mp_obj_t ncnn_mp_root_remove(const void *key);  // the value removed, or MP_OBJ_NULL
 void ncnn_mp_live_layers_add(int delta);
 // After storing `value` where a collection running in another thread (no GIL) may already

@@ -56,24 +56,27 @@ ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
     return n;
 }
 
+void ncnn_mp_net_native_destroy(ncnn_mp_net_native_t *n) {
+    // Every Extractor holds a reference, so none is left here.
+    ncnn_net_destroy(n->handle);
+    ncnn_mp_net_release_weights(n);
+    ncnn_mp_free_factories(n);
+    ncnn_mp_allocator_set_assign(n->allocators, NULL);
+    free(n);
+}
+
 void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
     if (n && ncnn_mp_count(&n->refs, -1) == 0) {
-        // Every Extractor holds a reference, so none is left here.
-        ncnn_net_destroy(n->handle);
-        ncnn_mp_net_release_weights(n);
-        ncnn_mp_free_factories(n);
-        ncnn_mp_allocator_set_assign(n->allocators, NULL);
-        free(n);
+        ncnn_mp_net_native_destroy(n);
     }
 }
 
-static NORETURN void ncnn_mp_net_raise_busy(const char *where) {
+NORETURN void ncnn_mp_net_raise_busy(const char *where) {
     mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
         "(from one of its custom layers, or in another thread)"), where);
 }
 
-// (Under the lock.)
-static bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {
+bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {
     bool free_to_enter = alone ? n->users == 0 : n->users >= 0;
     if (free_to_enter) {
         n->users = alone ? -1 : n->users + 1;
@@ -81,18 +84,13 @@ static bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {
     return free_to_enter;
 }
 
-void ncnn_mp_net_enter(ncnn_mp_net_native_t *n, bool alone, const char *where) {
-    mp_uint_t l = ncnn_mp_lock();
-    bool entered = ncnn_mp_net_try_enter(n, alone);
-    ncnn_mp_unlock(l);
-    if (!entered) {
-        ncnn_mp_net_raise_busy(where);
-    }
+void ncnn_mp_net_exit(ncnn_mp_net_native_t *n) {
+    n->users = n->users < 0 ? 0 : n->users - 1;
 }
 
 void ncnn_mp_net_leave(ncnn_mp_net_native_t *n) {
     mp_uint_t l = ncnn_mp_lock();
-    n->users = n->users < 0 ? 0 : n->users - 1;
+    ncnn_mp_net_exit(n);
     ncnn_mp_unlock(l);
 }
 
@@ -607,16 +605,7 @@ static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Net_register_custom_layer_obj, Net, regis
 
 // Net.create_extractor() -> Extractor   ncnn_extractor_create
 static mp_obj_t ncnn_mp_Net_create_extractor(mp_obj_t self_in) {
-    const char *where = "Net.create_extractor";
-    ncnn_mp_net_use_t use;
-    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
-    if (n->stage != NCNN_MP_NET_READY) {
-        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
-            "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
-    }
-    mp_obj_t ex = ncnn_mp_extractor_new(self_in, n);
-    ncnn_mp_net_done(&use);
-    return ex;
+    return ncnn_mp_extractor_new(self_in, ncnn_mp_cast(self_in, &ncnn_mp_type_Net, "Net.create_extractor"));
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_create_extractor_obj, Net, create_extractor, ncnn_mp_Net_create_extractor);
 

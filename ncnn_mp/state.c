@@ -150,13 +150,32 @@ void ncnn_mp_root_add(const void *key, mp_obj_t value) {
     }
 }
 
-mp_obj_t ncnn_mp_root_get(const void *key) {
+// (Under the lock.)
+static mp_obj_t ncnn_mp_root_find(const void *key) {
     ncnn_mp_roots_t *r = MP_STATE_VM(ncnn_mp_roots);
-    mp_obj_t value = MP_OBJ_NULL;
-    mp_uint_t l = ncnn_mp_lock();
-    if (r != NULL && r->alloc) {
-        value = r->table[ncnn_mp_root_slot(r->table, r->alloc, key)].value;
+    return r != NULL && r->alloc ? r->table[ncnn_mp_root_slot(r->table, r->alloc, key)].value : MP_OBJ_NULL;
+}
+
+// (Under the lock.)
+static ncnn_mp_call_t *ncnn_mp_call_find(const void *thread) {
+    ncnn_mp_call_t *c = MP_STATE_VM(ncnn_mp_calls);
+    while (c && c->thread != thread) {
+        c = c->next;
     }
+    return c;
+}
+
+mp_obj_t ncnn_mp_root_get(const void *key) {
+    mp_uint_t l = ncnn_mp_lock();
+    mp_obj_t value = ncnn_mp_root_find(key);
+    ncnn_mp_unlock(l);
+    return value;
+}
+
+mp_obj_t ncnn_mp_root_get_in_call(const void *key, const void *thread, ncnn_mp_call_t **call) {
+    mp_uint_t l = ncnn_mp_lock();
+    mp_obj_t value = ncnn_mp_root_find(key);
+    *call = ncnn_mp_call_find(thread);
     ncnn_mp_unlock(l);
     return value;
 }
@@ -249,10 +268,7 @@ void ncnn_mp_call_give_gil(void) {
 ncnn_mp_call_t *ncnn_mp_call_current(void) {
     const void *me = ncnn_mp_thread();
     mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_t *c = MP_STATE_VM(ncnn_mp_calls);
-    while (c && c->thread != me) {
-        c = c->next;
-    }
+    ncnn_mp_call_t *c = ncnn_mp_call_find(me);
     ncnn_mp_unlock(l);
     return c;
 }

@@ -231,19 +231,24 @@ static bool ncnn_mp_frame_open_instance(ncnn_mp_frame_t *f, ncnn_layer_t layer, 
     f->instance = MP_OBJ_NULL;
     f->gil = false;
     ncnn_mp_lent_init(&f->lent);
+    const void *thread = ncnn_mp_thread();
     #if MICROPY_PY_THREAD
-    if (mp_thread_get_state() == NULL) {
+    if (thread == NULL) {
         return false;
     }
     #endif
     if (ncnn_mp_in_collection()) {
         return false;
     }
-    f->instance = instance != MP_OBJ_NULL ? instance : ncnn_mp_root_get(layer);
+    if (instance != MP_OBJ_NULL) {  // (a Python DataReader: its caller holds it)
+        f->instance = instance;
+        f->call = ncnn_mp_call_current();
+    } else {
+        f->instance = ncnn_mp_root_get_in_call(layer, thread, &f->call);
+    }
     if (f->instance == MP_OBJ_NULL) {
         return false;
     }
-    f->call = ncnn_mp_call_current();
     f->gil = ncnn_mp_call_take_gil(f->call);
     if (f->call) {
         f->outer_lent = f->call->lent;
