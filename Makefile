@@ -2,7 +2,8 @@
 #   make demo            build the Unix firmware with ncnn_mp and run the digits demo
 #   make test            the whole test suite (pytest + mypy)
 #   make bench-layers    what a custom layer written in Python costs (Markdown tables)
-#   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn (THREADS=1)
+#   make bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn, interleaved,
+#                        at 1 and 2 threads (THREADS="1" or "2" for one of them)
 #   make bench-binding   what ncnn_mp adds to ncnn's C API per extract and per custom-layer call
 #                        (callgrind instructions, split into ncnn / C library / ncnn_mp / MicroPython)
 #   make sanitize        the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan
@@ -72,8 +73,9 @@ bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-binding:
 	@$(TOOL) bench-binding --profile $(PROFILE)
+# (THREADS defaults to 1 for the fuzzer; the benchmark's default is both counts.)
 bench-models:
-	@$(TOOL) bench-models --profile $(PROFILE) $(THREADS)
+	@$(TOOL) bench-models --profile $(PROFILE) $(if $(filter command line environment,$(origin THREADS)),$(THREADS),1 2)
 firmware:
 	@$(TOOL) firmware --profile $(PROFILE)
 firmware-path:

@@ -157,31 +157,38 @@ def run_bench_layers(profile: str) -> int:
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
 
 
+def native_bench(profile: str, name: str) -> Path:
+    """tests/bench/native_bench.c built against the profile's libncnn.a and linked with the
+    libraries the firmware links it with (with symbols: callgrind names its functions)."""
+    from common import profile as profile_settings
+    from ncnn_build import ncnn_prefix
+
+    prefix = ncnn_prefix(profile)
+    exe = REPO / "build" / name
+    src = REPO / "tests" / "bench" / "native_bench.c"
+    subprocess.run(["cc", "-O2", "-g", "-o", str(exe), str(src), f"-I{prefix}/include", f"{prefix}/lib/libncnn.a",
+                    *profile_settings(profile)["link_libs"]], check=True)
+    return exe
+
+
 def run_bench_binding(profile: str) -> int:
     from firmware import build_firmware
-    from ncnn_build import ncnn_prefix
 
     python, fw = setup(profile)
     symbols = build_firmware("memcheck")  # the same code with symbols: where the instructions go
-    exe = REPO / "build" / "native_bench_symbols"
-    prefix = ncnn_prefix(profile)
-    src = REPO / "tests" / "bench" / "native_bench.c"
-    subprocess.run(["cc", "-O2", "-g", "-o", str(exe), str(src), f"-I{prefix}/include", f"{prefix}/lib/libncnn.a",
-                    "-lstdc++", "-lm", "-lpthread"], check=True)
+    exe = native_bench(profile, "native_bench_symbols")
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "binding_cost.py"), str(fw), str(symbols),
                             str(exe)])
 
 
-def run_bench_models(profile: str, threads: str) -> int:
-    from ncnn_build import ncnn_prefix
-
+def run_bench_models(profile: str, threads: list[str]) -> int:
     from firmware import build_firmware
 
     python, fw = setup(profile)
     digits_model(python)
     plain = build_firmware("plain")  # the size baseline
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_models.py"), str(fw), str(plain),
-                            str(ncnn_prefix(profile)), threads])
+                            str(native_bench(profile, "native_bench")), *threads])
 
 
 def main(argv: list[str]) -> int:
@@ -203,7 +210,7 @@ def main(argv: list[str]) -> int:
         if args.command == "bench-binding":
             return run_bench_binding(args.profile)
         if args.command == "bench-models":
-            return run_bench_models(args.profile, rest[0] if rest else "1")
+            return run_bench_models(args.profile, rest)
         if args.command == "mcu-report":
             python, _ = setup("qemu")
             return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py")])

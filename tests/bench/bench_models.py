@@ -1,36 +1,50 @@
 """Whole-model latency: ncnn_mp against the CPython `ncnn` wheel and native ncnn (make bench-models).
 
-For ncnn's benchmark networks (weightless, as benchncnn runs them; from
-../shared/models/bench when present), MNIST and the project's digits model, the same
-extract loop (make an Extractor, input, extract) runs in:
+For ncnn's benchmark networks (weightless, as benchncnn runs them; ../shared/models/bench),
+the three real models with their weights (../shared/models/real), MNIST and the project's
+digits model, the same extract loop (make an Extractor, input, extract every output) runs in:
   (a) ncnn_mp on the Unix firmware, (b) the CPython wheel, (c) tests/bench/native_bench.c
-  linked against the very libncnn.a the firmware uses.
-Prints Markdown tables: min / median milliseconds and the ratios a/c and b/c, peak RSS
-of each process, the MicroPython heap each ncnn_mp extract allocates; instructions per
-extract under valgrind --tool=callgrind for MNIST and SqueezeNet (1 thread only: the
-stable figure on a noisy machine); the time from process start to the first MNIST
-result; firmware sizes. Saves a PNG chart and prints its path.
+  linked against the very libncnn.a the firmware uses,
+at each thread count given (default 1 and 2). Interleaved: ROUNDS rounds, each running the
+three processes one after the other (in a rotating order), so that what the shared machine
+does meanwhile hits all three alike; each process times RUNS extracts after 3 warm-ups, and
+the figures are the min and median over all rounds. Prints Markdown tables: milliseconds,
+the ratio a/b (ncnn_mp over the wheel, the number to keep at or below 1) and a/c, peak RSS,
+the MicroPython heap each ncnn_mp extract allocates; instructions per extract under valgrind
+--tool=callgrind at 1 thread for every model (the figure noise cannot move); the time from
+process start to the first MNIST result; firmware sizes. Saves a PNG chart per thread count.
 
-    python tests/bench/bench_models.py FIRMWARE PLAIN_FIRMWARE NCNN_PREFIX [THREADS]
+    python tests/bench/bench_models.py FIRMWARE PLAIN_FIRMWARE NATIVE_BENCH [THREADS ...]
+
+(NATIVE_BENCH: tests/bench/native_bench.c built by ci/tool.py against the firmware's libncnn.a.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "models"
+ROUNDS = 5
 
+# Each loop prints every timed extract's milliseconds (then, ncnn_mp, the heap per extract).
 MP_LOOP = """
 import gc, sys, time, ncnn_mp
-param, model, in_name, out_name, w, h, c, threads, runs = sys.argv[1:]
+param, model, in_name, out_names, w, h, c, threads, runs = sys.argv[1:]
 w, h, c, threads, runs = int(w), int(h), int(c), int(threads), int(runs)
+if out_names[0] == "@":  # (MicroPython's Unix port takes no argument of 256 bytes or more)
+    with open(out_names[1:]) as f:
+        out_names = f.read()
+outs = out_names.split(",")
 net = ncnn_mp.Net()
 net.opt.num_threads = threads
 if model.endswith("digits.bin"):
@@ -45,14 +59,14 @@ def once():
     # garbage collector holds its blobs until a collection (about twice the RSS here).
     with net.create_extractor() as ex:
         ex.input(in_name, x)
-        ex.extract(out_name)
+        for name in outs:
+            ex.extract(name)
 times = []
 for i in range(runs + 3):
     t0 = time.ticks_us()
     once()
     if i >= 3:
         times.append(time.ticks_diff(time.ticks_us(), t0) / 1000)
-times.sort()
 gc.collect()
 gc.disable()
 before = gc.mem_alloc()
@@ -60,13 +74,17 @@ for _ in range(10):
     once()
 per_extract = (gc.mem_alloc() - before) // 10
 gc.enable()
-print(times[0], times[len(times) // 2], per_extract)
+print(" ".join("%.4f" % t for t in times), per_extract)
 """
 
 PY_LOOP = """
 import sys, time, ncnn
-param, model, in_name, out_name, w, h, c, threads, runs = sys.argv[1:]
+param, model, in_name, out_names, w, h, c, threads, runs = sys.argv[1:]
 w, h, c, threads, runs = int(w), int(h), int(c), int(threads), int(runs)
+if out_names[0] == "@":
+    with open(out_names[1:]) as f:
+        out_names = f.read()
+outs = out_names.split(",")
 net = ncnn.Net()
 net.opt.num_threads = threads
 made = []
@@ -87,16 +105,17 @@ for i in range(runs + 3):
     t0 = time.perf_counter()
     ex = net.create_extractor()
     ex.input(in_name, x)
-    ex.extract(out_name)
+    for name in outs:
+        ex.extract(name)
+    del ex
     if i >= 3:
         times.append((time.perf_counter() - t0) * 1000)
-times.sort()
-print(times[0], times[len(times) // 2])
+print(" ".join("%.4f" % t for t in times))
 """
 
 
 def models() -> list[tuple[str, str, str, str, str, tuple[int, int, int]]]:
-    """name, param, model ('-' for zeros), input, output, (w, h, c)"""
+    """name, param, model ('-' for zeros), input, outputs (comma-separated), (w, h, c)"""
     out = []
     digits = REPO / "build" / "models" / "digits"
     out.append(("digits (Python layer)", str(digits / "digits.param"), str(digits / "digits.bin"), "data", "prob",
@@ -112,6 +131,14 @@ def models() -> list[tuple[str, str, str, str, str, tuple[int, int, int]]]:
             out.append((name, str(p), "-", "data", "output", (size, size, 3)))
     if (SHARED / "bench" / "FastestDet.param").exists():
         out.append(("FastestDet", str(SHARED / "bench" / "FastestDet.param"), "-", "in0", "out0", (352, 352, 3)))
+    real = SHARED / "real"
+    retina = ",".join(f"face_rpn_{kind}_stride{s}" for s in (32, 16, 8)
+                      for kind in ("cls_prob_reshape", "bbox_pred", "landmark_pred"))
+    for name, stem, inp, outs, size in (("SqueezeNet v1.1 (weights)", "squeezenet_v1.1", "data", "prob", 227),
+                                        ("NanoDet-m (weights)", "nanodet_m", "input.1", "792,795,814,817,836,839", 320),
+                                        ("RetinaFace mnet.25 (weights)", "mnet.25-opt", "data", retina, 320)):
+        if (real / f"{stem}.param").exists():
+            out.append((name, str(real / f"{stem}.param"), str(real / f"{stem}.bin"), inp, outs, (size, size, 3)))
     return out
 
 
@@ -135,14 +162,67 @@ def with_script(script: str) -> str:
     return f.name
 
 
+@contextlib.contextmanager
+def script_args(args: list[str]) -> Iterator[list[str]]:
+    """A script's arguments: the outputs' names (args[3]) in a file when long, as "@path"
+    (MicroPython's Unix port stops at an argument of 256 bytes or more)."""
+    names = with_script(args[3]) if len(args[3]) > 200 else None
+    try:
+        yield [*args[:3], "@" + names, *args[4:]] if names else args
+    finally:
+        if names:
+            os.unlink(names)
+
+
 def run_script(cmd: list[str], script: str, args: list[str]) -> tuple[list[float], int]:
     """The numbers the script printed, and its peak RSS in KiB."""
     path = with_script(script)
     try:
-        out, _, rss = run_measured([*cmd, path, *args])
+        with script_args(args) as a:
+            out, _, rss = run_measured([*cmd, path, *a])
         return [float(v) for v in out.split()], rss
     finally:
         os.unlink(path)
+
+
+class Side:
+    """One of the three runs of a model: every extract's milliseconds over the rounds."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.times: list[float] = []
+        self.rss = 0
+        self.heap = 0
+
+    def add(self, numbers: list[float], rss: int, heap_last: bool = False) -> None:
+        if heap_last:
+            self.heap = int(numbers.pop())
+        self.times += numbers
+        self.rss = max(self.rss, rss)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    def cell(self) -> str:
+        return f"{min(self.times):.3f} / {self.median:.3f}" if self.times else "-"
+
+
+def interleaved(exe: str, firmware: str, args: list[str], native_too: bool) -> tuple[Side, Side, Side]:
+    """ROUNDS rounds of the three processes, their order rotating round by round."""
+    a, b, c = Side("ncnn_mp"), Side("wheel"), Side("native")
+    runs: list[tuple[Side, list[str], str | None]] = [(a, [firmware], MP_LOOP), (b, [sys.executable], PY_LOOP)]
+    if native_too:
+        runs.append((c, [exe], None))
+    for r in range(ROUNDS):
+        for side, cmd, script in runs[r % len(runs):] + runs[:r % len(runs)]:
+            if script:
+                numbers, rss = run_script(cmd, script, args)
+            else:
+                out, _, rss = run_measured([*cmd, *args])
+                numbers = [float(v) for v in out.split()]
+            side.add(numbers, rss, heap_last=side is a)
+    return a, b, c
 
 
 def chart(rows: list[tuple[str, float, float, float]], threads: int) -> Path:
@@ -184,70 +264,58 @@ def per_extract_instructions(cmd: list[str], script: str | None, args: list[str]
     path = with_script(script) if script else None
     try:
         def count(runs: int) -> int:
-            a = args[:-1] + [str(runs)]
-            return callgrind([*cmd, path, *a] if path else [*cmd, *a])
+            if not path:
+                return callgrind([*cmd, *args[:-1], str(runs)])
+            with script_args(args[:-1] + [str(runs)]) as a:
+                return callgrind([*cmd, path, *a])
         return (count(many) - count(few)) / (many - few)
     finally:
         if path:
             os.unlink(path)
 
 
-def native(prefix: str) -> str:
-    exe = REPO / "build" / "native_bench"
-    src = Path(__file__).with_name("native_bench.c")
-    lib = Path(prefix) / "lib" / "libncnn.a"
-    if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, lib.stat().st_mtime):
-        subprocess.run(["cc", "-O2", "-o", str(exe), str(src), f"-I{prefix}/include", str(lib),
-                        "-lstdc++", "-lm", "-lpthread"], check=True)
-    return str(exe)
-
-
-def main(firmware: str, plain: str, prefix: str, threads: int) -> None:
-    exe = native(prefix)
-    print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}, {os.cpu_count()} cores, {threads} thread(s); "
-          "milliseconds per extract, min / median")
+def main(firmware: str, plain: str, exe: str, thread_counts: list[int]) -> None:
+    print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}, {os.cpu_count()} cores; milliseconds per extract, "
+          f"min / median over {ROUNDS} interleaved rounds")
+    for threads in thread_counts:
+        print()
+        print(f"{threads} thread(s):")
+        print()
+        print("| model | threads | ncnn_mp (a) | CPython wheel (b) | native ncnn (c) | **a/b median** | a/c median "
+              "| peak RSS MiB a / b / c | ncnn_mp heap per extract |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        rows = []
+        for name, param, model, inp, outp, (w, h, c) in models():
+            quick = w * h * c < 10000
+            args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "40" if quick else "4"]
+            python_layer = model.endswith("digits.bin")  # native C has no Python layer to run
+            a, b, n = interleaved(exe, firmware, args, not python_layer)
+            ratio_c = f"{a.median / n.median:.3f}" if n.times else "-"
+            rss = f"{a.rss / 1024:.1f} / {b.rss / 1024:.1f} / " + (f"{n.rss / 1024:.1f}" if n.times else "-")
+            print(f"| {name} | {threads} | {a.cell()} | {b.cell()} | {n.cell()} | **{a.median / b.median:.3f}** "
+                  f"| {ratio_c} | {rss} | {a.heap} B |", flush=True)
+            if n.times:
+                rows.append((name, n.median, a.median, b.median))
+        print()
+        print(f"chart: {chart(rows, threads)}")
     print()
-    print("| model | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) | a/c median | b/c median "
-          "| peak RSS MiB c / a / b | ncnn_mp heap per extract |")
-    print("|---|---|---|---|---|---|---|---|")
-    rows = []
+    print("| instructions per extract, 1 thread (callgrind) | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) "
+          "| a/b |")
+    print("|---|---|---|---|---|")
     for name, param, model, inp, outp, (w, h, c) in models():
-        quick = w * h * c < 10000
-        runs = "200" if quick else "15"
-        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), runs]
-        python_layer = model.endswith("digits.bin")  # native C has no Python layer to run
-        nat, _, n_rss = run_measured([exe, *args]) if not python_layer else ("", 0.0, 0)
-        (mp_min, mp_med, heap), a_rss = run_script([firmware], MP_LOOP, args)
-        (py_min, py_med), b_rss = run_script([sys.executable], PY_LOOP, args)
-        mib = f"{n_rss / 1024:.1f} / {a_rss / 1024:.1f} / {b_rss / 1024:.1f}" if nat else \
-            f"- / {a_rss / 1024:.1f} / {b_rss / 1024:.1f}"
-        if nat:
-            n_min, n_med = (float(v) for v in nat.split())
-            ratios = f"{mp_med / n_med:.3f} | {py_med / n_med:.3f}"
-            native_cell = f"{n_min:.3f} / {n_med:.3f}"
-            rows.append((name, n_med, mp_med, py_med))
-        else:
-            ratios, native_cell = "- | -", "-"
-        print(f"| {name} | {native_cell} | {mp_min:.3f} / {mp_med:.3f} | {py_min:.3f} / {py_med:.3f} | {ratios} "
-              f"| {mib} | {int(heap)} B |")
-    print()
-    print(f"chart: {chart(rows, threads)}")
-    print()
-    print("| instructions per extract (callgrind) | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) |")
-    print("|---|---|---|---|")
-    for name, param, model, inp, outp, (w, h, c) in models():
-        if name not in ("mnist", "squeezenet") or threads != 1:
+        if model.endswith("digits.bin"):
             continue
-        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "1"]
-        few, many = (10, 40) if name == "mnist" else (1, 3)
+        args = [param, model, inp, outp, str(w), str(h), str(c), "1", "1"]
+        few, many = (10, 40) if w * h * c < 10000 else (1, 3)
         ins = [per_extract_instructions([exe], None, args, few, many),
                per_extract_instructions([firmware], MP_LOOP, args, few, many),
                per_extract_instructions([sys.executable], PY_LOOP, args, few, many)]
-        print(f"| {name} | {ins[0]:,.0f} | {ins[1]:,.0f} ({ins[1] / ins[0]:.4f}x) | {ins[2]:,.0f} ({ins[2] / ins[0]:.4f}x) |")
+        print(f"| {name} | {ins[0]:,.0f} | {ins[1]:,.0f} ({ins[1] / ins[0]:.4f}x) | {ins[2]:,.0f} "
+              f"({ins[2] / ins[0]:.4f}x) | **{ins[1] / ins[2]:.4f}** |", flush=True)
     mnist = [m for m in models() if m[0] == "mnist"]
     if mnist:
         _, param, model, inp, outp, (w, h, c) = mnist[0]
-        args = [param, model, inp, outp, str(w), str(h), str(c), str(threads), "1"]
+        args = [param, model, inp, outp, str(w), str(h), str(c), "1", "1"]
         print()
         print("| MNIST, one process each | native ncnn (c) | ncnn_mp (a) | CPython wheel (b) |")
         print("|---|---|---|---|")
@@ -263,7 +331,7 @@ def main(firmware: str, plain: str, prefix: str, threads: int) -> None:
             starts.append(best)
         print("| start to first result, ms (best of 3; load + 1 extract) | "
               + " | ".join(f"{t * 1000:.0f}" for t, _ in starts) + " |")
-        print("| peak RSS, KiB | " + " | ".join(f"{r:,}" for _, r in starts) + f" |")
+        print("| peak RSS, KiB | " + " | ".join(f"{r:,}" for _, r in starts) + " |")
         print(f"| ncnn_mp RSS / wheel RSS | | {starts[1][1] / starts[2][1]:.2f} | |")
     print()
     print("| Unix firmware | text | data | bss |")
@@ -280,6 +348,6 @@ def main(firmware: str, plain: str, prefix: str, threads: int) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) == 5 else 1)
+    main(sys.argv[1], sys.argv[2], sys.argv[3], [int(t) for t in sys.argv[4:]] or [1, 2])

@@ -2,10 +2,10 @@
 // MicroPython and CPython runs, in C against the very libncnn.a the firmware links
 // (ncnn's C API).
 //
-//   native_bench PARAM MODEL|- IN OUT W H C THREADS RUNS
+//   native_bench PARAM MODEL|- IN OUT[,OUT...] W H C THREADS RUNS
 //
-// MODEL "-" loads all-zero weights, as ncnn's benchncnn does. Prints one line:
-// "<min ms> <median ms>" over RUNS timed extracts after 3 warm-up runs.
+// MODEL "-" loads all-zero weights, as ncnn's benchncnn does. Each extract takes every
+// OUT. Prints one line: the milliseconds of each of RUNS timed extracts, after 3 warm-ups.
 //
 //   native_bench --untimed PARAM IN OUT W RUNS
 //
@@ -30,11 +30,6 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static int nop_forward_inplace(ncnn_layer_t layer, ncnn_mat_t blob, const ncnn_option_t opt) {
@@ -124,21 +119,30 @@ int main(int argc, char **argv) {
     }
     ncnn_mat_t in = ncnn_mat_create_3d(w, h, c, NULL);
     ncnn_mat_fill_float(in, 0.5f);
+    // The outputs: argv[4] split at its commas, in place.
+    char *outs[64];
+    int n_outs = 0;
+    for (char *name = strtok(argv[4], ","); name != NULL && n_outs < 64; name = strtok(NULL, ",")) {
+        outs[n_outs++] = name;
+    }
     double *times = malloc(sizeof(double) * (size_t)runs);
     for (int i = -3; i < runs; i++) {
         double t0 = now_ms();
         ncnn_extractor_t ex = ncnn_extractor_create(net);
         ncnn_extractor_input(ex, argv[3], in);
-        ncnn_mat_t out = NULL;
-        ncnn_extractor_extract(ex, argv[4], &out);
-        ncnn_mat_destroy(out);
+        for (int k = 0; k < n_outs; k++) {
+            ncnn_mat_t out = NULL;
+            ncnn_extractor_extract(ex, outs[k], &out);
+            ncnn_mat_destroy(out);
+        }
         ncnn_extractor_destroy(ex);
         if (i >= 0) {
             times[i] = now_ms() - t0;
         }
     }
-    qsort(times, (size_t)runs, sizeof(double), cmp);
-    printf("%.4f %.4f\n", times[0], times[runs / 2]);
+    for (int i = 0; i < runs; i++) {
+        printf("%.4f%c", times[i], i + 1 < runs ? ' ' : '\n');
+    }
     free(times);
     ncnn_mat_destroy(in);
     ncnn_option_destroy(opt);
