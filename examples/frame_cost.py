@@ -4,8 +4,8 @@
 
     micropython -X heapsize=16M examples/frame_cost.py photo.ppm [models folder] [frames]
 
-Prints a table of medians over `frames` frames (default 5), in microseconds; exits with
-status 1 if the viper and plain post-processing disagree on any frame.
+Prints a table of medians over `frames` frames (default 5), in microseconds, ncnn on one
+thread; exits with status 1 if the viper and plain post-processing disagree on any frame.
 """
 
 import sys
@@ -40,6 +40,7 @@ def median(values: "list[int]") -> int:
 
 def load(folder: str, name: str) -> "ncnn_mp.Net":
     net = ncnn_mp.Net()
+    net.opt.num_threads = 1  # (the network's time then does not depend on the machine's cores)
     net.load_param(folder + "/" + name + ".param")
     net.load_model(folder + "/" + name + ".bin")
     return net
