@@ -153,6 +153,37 @@ def test_threaded_budget_reloads_weights_in_place() -> None:
     assert reloads == {True, False} and runs > 50, (reloads, runs)
 
 
+def test_ci_budget_misbehaves_through_python_readers() -> None:
+    """The CI budget's "prd" steps load through Python DataReaders over every stream, with every
+    load method, every misbehaviour at a read() call, and reuse, rewind, close and drop between
+    loads; the threaded budget loads through readers the threads share, rewinds and closes them."""
+    stub = api_fuzz.read_stub()
+    streams: set[str] = set()
+    methods: set[str] = set()
+    events: set[str] = set()
+    ops: Counter[str] = Counter()
+    for sid in range(SEQUENCES):
+        for step in api_fuzz.make_sequence(stub, SEED, sid):
+            if step[0] != "prd":
+                continue
+            ops[step[1]] += 1
+            if step[1] == "reader":
+                streams.add(step[4])
+                events.update(f"{what} {arg}" for what, arg in step[7]["ev"].values())
+            elif step[1] == "load":
+                methods.add(step[4])
+    assert streams == set(api_fuzz.PRD_STREAMS), streams
+    assert methods == {"load_param", "load_param_bin", "load_model", "modelbin", "nocopy"}, methods
+    assert events == {f"{what} {arg}" for what, arg in api_fuzz.PRD_EVENTS}, events
+    assert ops["load"] > 300 and all(ops[k] > 5 for k in ("rewind", "close", "drop", "mbmore", "run")), ops
+    threaded: Counter[str] = Counter()
+    for b in range(THREAD_BATCHES):
+        for w in api_fuzz.thread_batch(SEED, b, THREADS, PER_THREAD):
+            for seq in w["seqs"]:
+                threaded.update(op[0] for op in seq["ops"] if op[0].startswith("prd"))
+    assert threaded["prd"] > 50 and threaded["prdrewind"] > 20 and threaded["prdclose"] > 2, threaded
+
+
 def test_api_fuzz_ci_budget(micropython: MicroPython) -> None:
     """Every call ends in a result or a Python exception, no custom layer outlives its
     sequence, and the heap comes back (each batch runs four times; see api_fuzz.HEAP_SLACK)."""

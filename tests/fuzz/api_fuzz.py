@@ -28,6 +28,7 @@ import argparse
 import ast
 import json
 import random
+import struct
 import sys
 import tempfile
 import time
@@ -193,6 +194,46 @@ WIP_NETS: list[list[Any]] = [
 # path, a DataReader (TypeError).
 WIP_ACCEPTED = ["bytes", "mv"]
 WIP_REFUSED = ["bytearray", "mvba", "matrw", "mat", "matv", "mvu", "str", "dr"]
+
+# DataReaders written in Python ("prd" steps, the runner's do_prd): readers over a WIP_NETS
+# kind's param text, its binary param, its weights, or params and weights as one stream.
+# The binary params come from the texts: ncnn's layer type indices (layer_type_enum.h), KW
+# as custom type CUSTOM_BIT | 0, every param an int.
+PRD_TYPE_INDEX = {"Input": 16, "Bias": 3, "InnerProduct": 15, "MemoryData": 19, "BinaryOp": 40, "KW": 256}
+PRD_STREAMS = ["text", "bin", "weights", "weights", "weights", "text+w", "bin+w"]
+# What a load through each stream is (then, for the combined ones, the weights' load).
+PRD_METHODS = {"text": ["load_param"], "bin": ["load_param_bin"], "weights": ["load_model", "modelbin"],
+               "text+w": ["load_param"], "bin+w": ["load_param_bin"]}
+# What a reader does at a given read() call (the runner's prd_act).
+PRD_EVENTS = [["raise", "own"], ["raise", "own"], ["raise", "os"], ["junk", "none"], ["junk", "int"],
+              ["junk", "float"], ["junk", "tuple"], ["junk", "list"], ["junk", "long"], ["junk", "longmv"],
+              ["closeself", None], ["closeself!", None], ["closeother", "r1"], ["closeother", "r0"],
+              ["plainother", "n1"], ["plainsame", None], ["viaself", "text"], ["viaself", "bin"],
+              ["viaother", "r1"], ["gc", None], ["dropself", None], ["keep", None]]
+
+
+def binary_param(text: str) -> tuple[bytes, int]:
+    """A param text as ncnn's binary param, and the index of its blob "out"."""
+    lines = text.strip().splitlines()
+    count, nblobs = map(int, lines[1].split())
+    blobs: dict[str, int] = {}
+    out = struct.pack("<iii", 7767517, count, nblobs)
+    for line in lines[2:]:
+        f = line.split()
+        nb, nt = int(f[2]), int(f[3])
+        bottoms, tops = f[4:4 + nb], f[4 + nb:4 + nb + nt]
+        for t in tops:
+            blobs.setdefault(t, len(blobs))
+        out += struct.pack("<iii", PRD_TYPE_INDEX[f[0]], nb, nt)
+        out += struct.pack(f"<{nb + nt}i", *[blobs[b] for b in bottoms + tops])
+        for kv in f[4 + nb + nt:]:
+            k, v = kv.split("=")
+            out += struct.pack("<ii", int(k), int(v))
+        out += struct.pack("<i", -233)
+    return out, blobs["out"]
+
+
+PRD_BIN = [[b.hex(), o] for b, o in (binary_param(t) for t, _ in WIP_NETS)]
 
 
 def choose_int(rng: random.Random) -> int:
@@ -572,6 +613,46 @@ class Generator:
                       ["wip", "churn"], ["wip", "run", "v"], ["wip", "info", "v"], ["wip", "kept"]]
         return steps
 
+    def python_readers(self) -> list[list[Any]]:
+        """DataReader subclasses written in Python over a WIP_NETS kind's streams, misbehaving at
+        random read() calls (PRD_EVENTS), loaded through by two nets, reused, rewound, closed,
+        dropped and collected in between ("prd" steps; the runner judges each load and then
+        loads the net from plain bytes)."""
+        rng = self.rng
+        kind = rng.randrange(len(WIP_NETS))
+        steps: list[list[Any]] = [["prd", "net", "n0", kind], ["prd", "net", "n1", kind]]
+
+        def reader(slot: str) -> tuple[list[Any], str]:
+            what = rng.choice(PRD_STREAMS)
+            chunks = [rng.choice([0, 0, 1, 2, 3, 4, 7, 13, 64, 255, 256, 1000]) for _ in range(rng.randint(1, 3))]
+            spec: dict[str, Any] = {"chunks": chunks, "ev": {},
+                                    "as": [rng.choice(["bytes", "bytes", "mv", "ba", "str"]) for _ in range(rng.randint(1, 3))]}
+            for _ in range(rng.choice([0, 1, 1, 1, 2])):  # at a call the loads reach, mostly
+                call = rng.choice([1, 2, 3, 5, 8, 20, 60]) if rng.random() < 0.8 else rng.randint(1, 400)
+                spec["ev"][str(call)] = rng.choice(PRD_EVENTS)
+            cut = 0 if rng.random() < 0.85 else rng.choice([1, 3, 4, 17, 60])
+            return ["prd", "reader", slot, kind, what, rng.randrange(100), cut, spec], what
+
+        made: dict[str, str] = {}
+        for _ in range(rng.randint(1, 4)):
+            r = rng.choice(["r0", "r0", "r1"])
+            if r not in made or rng.random() < 0.4:
+                step, made[r] = reader(r)
+                steps.append(step)
+            what = made[r]
+            net = rng.choice(["n0", "n0", "n1"])
+            methods = PRD_METHODS[what] if rng.random() < 0.93 else ["load_param", "load_param_bin", "load_model", "nocopy"]
+            steps.append(["prd", "load", net, r, rng.choice(methods)])
+            if what.endswith("+w") and rng.random() < 0.8:  # the weights from the same stream
+                steps.append(["prd", "load", net, r, rng.choice(["load_model", "load_model", "modelbin"])])
+            for _ in range(rng.randint(0, 2)):
+                steps.append(rng.choice([["prd", "load", net, r, rng.choice(PRD_METHODS[what])],  # reused
+                                         ["prd", "rewind", r], ["prd", "close", r], ["prd", "drop", r], ["gc"],
+                                         ["prd", "mbmore"], ["prd", "run", rng.choice(["n0", "n1"])], ["prd", "unkeep"],
+                                         ["prd", "drop", "mb"]]))
+        steps += [["gc"], ["prd", "run", "n0"], ["prd", "mbmore"]]
+        return steps
+
     def buffers(self) -> list[list[Any]]:
         """Mat(data=bytearray or array) whose buffer then grows (moving or not), used every way
         after; with an Extractor given it before, and views made from it before ("buf" steps)."""
@@ -612,6 +693,8 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
             steps += gen.buffers()
         elif r < 0.255:
             steps += gen.weights_in_place()
+        elif r < 0.28:
+            steps += gen.python_readers()
         elif r < 0.34:
             steps.append(["gc"])
         elif r < 0.37:
@@ -639,7 +722,7 @@ class Sequence:
 
 
 def payload(seqs: list[Sequence], verbose: bool = False, passes: int = PASSES) -> bytes:
-    head = {"texts": TEXTS, "wip": WIP_NETS, "passes": passes, "verbose": verbose}
+    head = {"texts": TEXTS, "wip": WIP_NETS, "prdbin": PRD_BIN, "passes": passes, "verbose": verbose}
     return json.dumps(head).encode() + b"\n" + b"".join(s.encode() for s in seqs)
 
 
@@ -845,6 +928,11 @@ def thread_sequence(rng: random.Random, own: set[int], disturber: bool) -> list[
             ops.append(reload_op(rng, what, "own", k))
             if what == "close":
                 own.discard(k)
+        elif r < 0.97:  # a Net of its own through a Python reader every thread shares
+            which = rng.randrange(2)
+            if rng.random() < 0.5:  # from the start of its stream (another thread's load may be reading it)
+                ops.append(["prdrewind", which])
+            ops.append(["prd", which, run] if rng.random() < 0.95 else ["prdclose", which])
         else:
             ops.append(["sleep", rng.choice([0, 1, 2])])
     return ops

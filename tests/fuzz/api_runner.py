@@ -205,6 +205,8 @@ def do(s):
         do_buf(s)
     elif op == "wip":
         do_wip(s)
+    elif op == "prd":
+        do_prd(s)
 
 
 
@@ -1103,6 +1105,413 @@ def do_wip(s):
 
 
 # ---------------------------------------------------------------------------
+# DataReaders written in Python ("prd" steps).
+#
+# A PR reader serves one stream (a WIP_NETS kind's param text, its binary param, its weights,
+# or params and weights as one stream) through read(n), and misbehaves as its spec says: chunk
+# sizes from 1 byte up, pieces as bytes, memoryviews, str, or bytearrays it mutates on the next
+# call; at a given call it returns junk (None, an int, a float, a tuple: TypeError; more than
+# asked for: ValueError), raises an exception of its own, closes itself (RuntimeError: the
+# load reads through it) or another reader, loads another net or this one from plain bytes,
+# loads another net through itself or another reader (reentry), collects, drops itself from
+# its slot or keeps what it returned. Each event is recorded; a load through it must end in
+# the first event's exception (its very object when the reader raised), or, with none, as a
+# load of the same bytes from a buffer ends (prd_ref): then the net extracts what that net
+# does. Whatever happened, the net then loads from plain bytes and extracts the reference.
+
+PRD_BIN = []    # per WIP_NETS kind: [binary param (hex), the output blob's index] (from the batch header)
+RENV = {}       # "prd" steps: slot -> PR reader, PNet or ModelBin
+PLOADING = []   # the prd loads running now, innermost last: (PNet, PR, whether ncnn is loading the net)
+PKEEP = []      # what readers kept past their read() calls
+PRD_TYPES = ("ok", "ValueError", "TypeError", "RuntimeError", "PRError", "OSError")  # a loose load's outcomes
+
+
+class PRError(Exception):
+    """A reader's own exception."""
+
+
+def prd_param(kind, how):
+    """The param stream of a kind: "text" (no trailing newline: in one stream with weights, these
+    start right where ncnn's scans stopped) or "bin"."""
+    if how == "bin":
+        return unhexlify(PRD_BIN[kind][0])
+    return WIP_NETS[kind][0].rstrip().encode()
+
+
+def prd_stream(kind, what, seed, cut):
+    """(bytes, param how or None) of a reader's stream, cut bytes short of its end."""
+    w = wip_weights(kind, seed, ["fp32", "fp16"][seed % 2:][:1])
+    if what == "weights":
+        data, how = w, None
+    elif what in ("text", "bin"):
+        data, how = prd_param(kind, what), what
+    else:  # "text+w", "bin+w"
+        how = what[:-2]
+        data = prd_param(kind, how) + w
+    return data[:max(0, len(data) - cut)], how
+
+
+def prd_net(kind):
+    n = ncnn_mp.Net()
+    n.opt.num_threads = 1
+    n.register_custom_layer("KW", KW)  # (custom type 0: KW in the binary params is CUSTOM_BIT | 0)
+    return n
+
+
+def prd_extract(net, binary, kind):
+    with net.create_extractor() as ex:
+        ex.input(0 if binary else "data", wip_input())
+        return ex.extract(PRD_BIN[kind][1] if binary else "out").to_bytes()
+
+
+def prd_ref(kind, how, ptext, wdata):
+    """How loading ptext (param, how "text" or "bin") then wdata from buffers ends, into a net of
+    kind: (param outcome, weights outcome, output bytes)."""
+    key = ("prd", kind, how, ptext, wdata)
+    if key not in WREFS:
+        n = prd_net(kind)
+        WLOAD[0] = None
+        res = ["ok", None, None]
+        try:
+            (n.load_param_bin if how == "bin" else n.load_param)(ptext)
+        except Exception as e:
+            res[0] = type(e).__name__
+        if res[0] == "ok" and wdata is not None:
+            try:
+                n.load_model(wdata)
+                res[1] = "ok"
+                res[2] = prd_extract(n, how == "bin", kind)
+            except Exception as e:
+                res[1] = type(e).__name__
+        n.close()
+        WREFS[key] = tuple(res)
+    return WREFS[key]
+
+
+def prd_plain_weights(kind):
+    return wip_weights(kind, 0, ["fp32"])
+
+
+class PNet:
+    def __init__(self, kind):
+        self.net, self.kind = prd_net(kind), kind
+        self.ready = False  # its last plain load worked: it extracts the reference
+
+
+class PR(ncnn_mp.DataReader):
+    """See above. spec: {"chunks": [sizes; 0: all asked for], "as": [piece kinds], "ev": {call: [what, arg]}}."""
+
+    def __init__(self, data, slot, spec):
+        super().__init__()
+        self.data, self.slot, self.spec = data, slot, spec
+        self.kind = spec["kind"]
+        self.pos = 0
+        self.calls = 0
+        self.events = []     # (call, expected exception type, the exception object or None)
+        self.mut = None      # a bytearray it returned, mutated at its next call
+        self.closed = False  # closed by the sequence (a load through it: ValueError)
+        self.loose = False   # what its next load sees is not known (reentry, a rewind after a scan)
+        self.ahead = None    # the stream offset a scan stopped at, if known (text params read through it)
+
+    def event(self, what, exc):
+        self.events.append((self.calls, what, exc))
+
+    def read(self, n):
+        self.calls += 1
+        if self.mut is not None:  # ncnn_mp copied it: this must change nothing
+            for i in range(len(self.mut)):
+                self.mut[i] = 0xEE
+            self.mut = None
+        ev = self.spec["ev"].get(str(self.calls))
+        if ev is not None:
+            r = prd_act(self, ev, n)
+            if r is not None:
+                return r[0]
+        sizes = self.spec["chunks"]
+        size = sizes[(self.calls - 1) % len(sizes)] or n
+        piece = self.data[self.pos:self.pos + min(n, size)]
+        self.pos += len(piece)
+        kinds = self.spec["as"]
+        kind = kinds[(self.calls - 1) % len(kinds)]
+        if kind == "mv":
+            return memoryview(self.data)[self.pos - len(piece):self.pos]
+        if kind == "ba":
+            self.mut = bytearray(piece)
+            return self.mut
+        if kind == "str" and all(b < 128 for b in piece):
+            return piece.decode()  # (MicroPython's str is a buffer)
+        return piece
+
+
+def prd_loading_readers():
+    return [r for _, r, _ in PLOADING]
+
+
+def prd_act(r, ev, n):
+    """A reader's event at this read(): None to go on serving its data, or (what to return,)."""
+    what, arg = ev
+    if what == "raise":
+        e = PRError("PR.read: fuzz at call %d" % r.calls) if arg == "own" else OSError(5)
+        r.event("PRError" if arg == "own" else "OSError", e)
+        raise e
+    if what == "junk":
+        junk = {"none": None, "int": 3, "float": 1.5, "tuple": (1, 2), "list": [0]}.get(arg)
+        if arg == "long":
+            junk = bytes(n + 1)
+        elif arg == "longmv":
+            junk = memoryview(bytes(n + 8))[:n + 4]
+        r.event("ValueError" if arg.startswith("long") else "TypeError", None)
+        return (junk,)
+    if what in ("closeself", "closeself!"):
+        try:
+            r.close()
+        except RuntimeError as e:
+            if what == "closeself!":
+                r.event("RuntimeError", e)
+                raise
+            return None
+        fail("prd: close() of a reader inside its own read() worked (RuntimeError expected)")
+        r.closed = True
+        return None
+    if what == "closeother":
+        other = RENV.get(arg)
+        if not isinstance(other, PR) or other is r:
+            return None
+        busy = other in prd_loading_readers()
+        try:
+            other.close()
+            got = "ok"
+        except Exception as e:
+            got = type(e).__name__
+        if got != ("RuntimeError" if busy else "ok"):
+            fail("prd: close() of %s reader inside another's read(): %s" % ("a busy" if busy else "an idle", got))
+        if got == "ok":
+            other.closed = True
+        return None
+    if what in ("plainother", "plainsame"):
+        rec = (PLOADING[-1][0] if PLOADING else None) if what == "plainsame" else RENV.get(arg)
+        if not isinstance(rec, PNet):
+            return None
+        busy = any(p is rec and b for p, _, b in PLOADING)
+        got = prd_plain(rec, judge=not busy)
+        if busy and got != "RuntimeError":
+            fail("prd: a plain load of a net loading now, from a reader's read(): %s (RuntimeError expected)" % got)
+        return None
+    if what in ("viaself", "viaother"):
+        src = r if what == "viaself" else RENV.get(arg)
+        if not isinstance(src, PR):
+            return None
+        for rr in (r, src):
+            rr.loose = True  # the inner load took bytes of its stream: what the outer one sees is not known
+        inner = PNet(r.kind)
+        PLOADING.append((inner, src, True))
+        try:
+            (inner.net.load_param_bin if arg == "bin" else inner.net.load_param)(src)
+        except Exception as e:
+            if type(e).__name__ not in PRD_TYPES:
+                fail("prd: a load through a reader, inside a read(), raised %s: %s" % (type(e).__name__, e))
+        finally:
+            PLOADING.pop()
+        return None
+    if what == "gc":
+        gc.collect()
+    elif what == "dropself":
+        if RENV.get(r.slot) is r:
+            RENV.pop(r.slot)
+    elif what == "keep":
+        PKEEP.append((r, n, r.data[r.pos:r.pos + 4]))
+    return None
+
+
+def prd_plain(rec, judge=True):
+    """rec's net loaded from plain bytes: its extract must be the reference's. Returns the outcome."""
+    kind = rec.kind
+    ref = prd_ref(kind, "text", prd_param(kind, "text"), prd_plain_weights(kind))
+    try:
+        rec.net.load_param(prd_param(kind, "text"))
+        rec.net.load_model(prd_plain_weights(kind))
+        got = prd_extract(rec.net, False, kind)
+    except Exception as e:
+        if judge:
+            fail("prd: a plain load and extract after a reader's load raised %s: %s" % (type(e).__name__, e))
+        rec.ready = False
+        return type(e).__name__
+    if judge and got != ref[2]:
+        fail("prd: a plain load after a reader's load extracts other values")
+    rec.ready = True
+    return "ok"
+
+
+def prd_load(rec, r, method):
+    """A load of rec's net through reader r, judged; then a plain load, judged."""
+    kind, binary = rec.kind, method == "load_param_bin"
+    what = r.spec["what"]
+    pos0, calls0, nev = r.pos, r.calls, len(r.events)
+    closed, loose = r.closed, r.loose
+    start = r.ahead if r.ahead is not None else pos0
+    r.ahead = None
+    if method == "load_model":
+        rec.net.load_param(prd_param(kind, "text"))
+    PLOADING.append((rec, r, method != "modelbin"))  # (a ModelBin reads on its own: the net is idle)
+    raised = None
+    try:
+        if method == "modelbin":
+            raised = prd_modelbin(rec, r, start, loose or closed)
+        elif method == "nocopy":
+            rec.net.load_model(r, copy=False)
+        else:
+            getattr(rec.net, method)(r)
+        got = "ok" if raised is None else type(raised).__name__
+    except Exception as e:
+        got, raised = type(e).__name__, e
+    finally:
+        PLOADING.pop()
+    loose = loose or r.loose  # a read() loaded a net through it (reentry): what this load saw is not known
+    events = r.events[nev:]
+    label = "%s through a %s reader (%s, call %d on)" % (method, what, r.spec["as"], calls0 + 1)
+    if closed or method == "nocopy":
+        want = "TypeError" if method == "nocopy" else "ValueError"  # (copy=False is refused first)
+        if got != want or r.calls != calls0:
+            fail("prd %s%s: %s, %d read() calls (%s expected, none)" % (label, " (closed)" if closed else "",
+                                                                      got, r.calls - calls0, want))
+    elif events:
+        want, exc = events[0][1], events[0][2]
+        if got != want and not (loose and got in PRD_TYPES):
+            fail("prd %s: %s, not the %s of its read() call %d" % (label, got, want, events[0][0]))
+        elif exc is not None and got == want and raised is not exc and not loose:
+            fail("prd %s: a new %s, not the one its read() raised" % (label, got))
+    elif loose:
+        if got not in PRD_TYPES:
+            fail("prd %s (after a reentry or rewind): %s" % (label, got))
+    elif method != "modelbin":
+        prd_judge_exact(rec, r, method, label, got, start)
+    if r.closed:
+        pass
+    elif method in ("load_param",) and not events and not loose and what == "text+w" and got == "ok":
+        r.ahead = len(prd_param(kind, "text"))  # the weights' first byte: where the scans stopped
+    elif method == "load_param":
+        r.loose = True  # a scan's look-ahead keeps bytes read() returned: where they end is not known
+    prd_plain(rec)
+
+
+def prd_judge_exact(rec, r, method, label, got, start):
+    """No event, nothing loose: the load ends as a load of the same bytes from a buffer, and
+    the net extracts what that one does."""
+    kind, data = rec.kind, r.data[start:]
+    if method == "load_model":
+        ref = prd_ref(kind, "text", prd_param(kind, "text"), data)
+        want = ref[1]
+    else:
+        how = "bin" if method == "load_param_bin" else "text"
+        ref = prd_ref(kind, how, data, prd_plain_weights(kind))
+        want = ref[0]
+    if got != want:
+        fail("prd %s: %s, where a load of the same bytes from a buffer gives %s" % (label, got, want))
+        return
+    if got != "ok":
+        return
+    binary = method == "load_param_bin"
+    try:
+        if method != "load_model":
+            rec.net.load_model(prd_plain_weights(kind))
+        out = prd_extract(rec.net, binary, kind)
+    except Exception as e:
+        if ref[2] is not None:
+            fail("prd %s: the extract after it raised %s: %s" % (label, type(e).__name__, e))
+        return
+    if out != ref[2]:
+        fail("prd %s: the net extracts other values than a load from a buffer gives" % label)
+
+
+def prd_modelbin(rec, r, start, loose):
+    """ModelBin(from_datareader=r), then the kind's weight chunks loaded one by one; each
+    outcome compared with a ModelBin over the same bytes in memory. Returns what to judge:
+    None (judged here), or the exception the loads ended in."""
+    kind = rec.kind
+    mb = ncnn_mp.ModelBin(from_datareader=r)
+    RENV["mb"] = mb  # kept: "mbmore" loads again later, the reader maybe dropped and collected
+    nev = len(r.events)
+    refmb = ncnn_mp.ModelBin(from_datareader=ncnn_mp.DataReader(from_memory=r.data[start:]))
+    for what, n in WIP_NETS[kind][1]:
+        t = 1 if what == "raw" else 0
+        try:
+            want = refmb.load(n, t).to_bytes()
+        except Exception as e:
+            want = type(e).__name__
+        try:
+            got = mb.load(n, t).to_bytes()
+        except Exception as e:
+            if len(r.events) > nev or loose or r.loose:
+                return e  # the loads ended in it: judged as a load's exception
+            got = type(e).__name__
+        if len(r.events) > nev or loose or r.loose:
+            continue
+        if got != want:
+            fail("prd ModelBin(from_datareader=) load(%d, %d): %s, from memory %s" % (
+                n, t, got if isinstance(got, str) else "other values", want if isinstance(want, str) else "values"))
+            return None
+        if isinstance(got, str):
+            return None
+    return None
+
+
+def prd_slot(name, cls):
+    obj = RENV.get(name)
+    if not isinstance(obj, cls):
+        raise LookupError(name)
+    return obj
+
+
+def do_prd(s):
+    op = s[1]
+    if op == "net":  # ["prd", "net", slot, kind]
+        RENV[s[2]] = PNet(s[3])
+    elif op == "reader":  # ["prd", "reader", slot, kind, what, seed, cut, spec]
+        data, _ = prd_stream(s[3], s[4], s[5], s[6])
+        spec = dict(s[7])
+        spec["what"], spec["kind"] = s[4], s[3]
+        RENV[s[2]] = PR(data, s[2], spec)
+    elif op == "load":  # ["prd", "load", net, reader, method]
+        prd_load(prd_slot(s[2], PNet), prd_slot(s[3], PR), s[4])
+    elif op == "run":  # the last plain load still extracts the reference (after collections, drops)
+        rec = prd_slot(s[2], PNet)
+        if not rec.ready:
+            raise LookupError  # never loaded
+        kind = rec.kind
+        ref = prd_ref(kind, "text", prd_param(kind, "text"), prd_plain_weights(kind))
+        try:
+            got = prd_extract(rec.net, False, kind)
+        except Exception as e:
+            fail("prd: extract raised %s: %s" % (type(e).__name__, e))
+            raise
+        if got != ref[2]:
+            fail("prd: extract gives other values than the reference")
+    elif op == "close":
+        r = prd_slot(s[2], PR)
+        r.close()  # nothing reads through it now: must work
+        r.closed = True
+    elif op == "rewind":
+        r = prd_slot(s[2], PR)
+        r.pos, r.ahead = 0, None
+        if r.spec["what"].startswith("text"):
+            r.loose = True
+    elif op == "drop":
+        RENV.pop(s[2], None)
+    elif op == "mbmore":  # one more load from the kept ModelBin: any Python outcome, no crash
+        mb = RENV.get("mb")
+        if mb is None:
+            raise LookupError
+        try:
+            mb.load(4, 1)
+        except Exception as e:
+            if type(e).__name__ not in PRD_TYPES:
+                fail("prd: a kept ModelBin's load raised %s: %s" % (type(e).__name__, e))
+            raise
+    elif op == "unkeep":
+        PKEEP.clear()
+
+
+# ---------------------------------------------------------------------------
 # Custom layers made from a spec: {"id", "obo", "inpl", "flags", "fwd" (0, 3 or 4), "fwi",
 # "init", and per method ("lp", "lm", "cp", "dp", "f", "fi") an action [what, every, extra]}.
 
@@ -1266,7 +1675,7 @@ def run_pass(f, out, verbose):
             counts[r] = counts.get(r, 0) + 1
         for why in FAILS:
             out.write("FAIL %d %s\n" % (sid, why))
-        for table in (POOL, KEEP, CALLS, DERIVED, AENV, EXPECT, BUFS, WENV, WKEPT, WREFS, FAILS):
+        for table in (POOL, KEEP, CALLS, DERIVED, AENV, EXPECT, BUFS, WENV, WKEPT, WREFS, RENV, PLOADING, PKEEP, FAILS):
             table.clear()
         seq = s = None
         live = settle()
@@ -1284,6 +1693,7 @@ def main(batch_path, results_path):
         head = json.loads(f.readline())
     TEXTS.extend(head["texts"])
     WIP_NETS.extend(head.get("wip", ()))
+    PRD_BIN.extend(head.get("prdbin", ()))
     for n in range(head.get("passes", 1)):
         with open(batch_path) as f:
             f.readline()

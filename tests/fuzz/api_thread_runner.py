@@ -25,6 +25,11 @@
 # - A Net with weights (TagW's and MemoryData's) has them in place, in a bytes object only the
 #   net holds: reloaded under the other threads, the old one goes to the collector, and
 #   "churn" fills what it freed; an extract still gives the reference's values.
+# - Python DataReaders every thread shares ("prd" ops: one over a param text, one over a .bin):
+#   threads load Nets of their own through the same reader at once, rewind and close it. A
+#   load through it may work or raise ValueError, RuntimeError or TypeError (each load gets
+#   part of the stream: results may be partial); the Net then loads from plain bytes and
+#   extracts the reference.
 import _thread
 import gc
 import json
@@ -42,6 +47,7 @@ INPUTS = []     # [shape, values] per input
 WEIGHTS = []    # per net kind: the floats of its .bin, or None (weightless)
 REF = {}        # (kind, input) -> the output's values, computed in one thread first
 SHARED = []     # [net, kind, extractor] per shared net, made by the main thread each pass
+READERS = []    # [SharedReader, net kind, "param" | "weights"] per shared reader, made each pass
 LOCK = _thread.allocate_lock()
 DONE = [0]      # threads finished in this pass (under LOCK)
 
@@ -141,6 +147,31 @@ class TagW(ncnn_mp.Layer):
         v, w, n = memoryview(blob), memoryview(self.w), self.count
         for i in range(2, len(v)):
             v[i] *= w[i % n]
+
+
+class SharedReader(ncnn_mp.DataReader):
+    """A Python reader loads in several threads read through at once: its position under a
+    lock of its own, pieces of 3, 7, 64 bytes or all asked for, a yield now and then."""
+
+    def __init__(self, data):
+        super().__init__()
+        self.data, self.pos, self.calls = data, 0, 0
+        self.lock = _thread.allocate_lock()
+
+    def read(self, n):
+        with self.lock:
+            self.calls += 1
+            size = (3, 7, 64, n)[self.calls % 4]
+            piece = self.data[self.pos:self.pos + min(n, size)]
+            self.pos += len(piece)
+            calls = self.calls
+        if calls % 5 == 0:
+            time.sleep_ms(0)
+        return piece if calls % 3 else memoryview(piece)
+
+    def rewind(self):
+        with self.lock:
+            self.pos = 0
 
 
 def new_net(kind, threads=1):
@@ -366,12 +397,52 @@ class Worker:
                     del self.own[op[2]]
                 else:
                     rec[2] = what == "reload"
+        elif what == "prd":  # ["prd", reader, run]: a Net of its own loaded through a shared reader
+            self.prd(op[1], op[2])
+        elif what == "prdrewind":
+            READERS[op[1] % len(READERS)][0].rewind()
+        elif what == "prdclose":  # works, or RuntimeError while another thread's load reads through it
+            try:
+                READERS[op[1] % len(READERS)][0].close()
+            except Exception as e:
+                if type(e).__name__ != "RuntimeError":
+                    self.fail("close() of a shared reader raised %s(%r)" % (type(e).__name__, str(e)[:80]))
+                raise
         elif what == "gc":
             gc.collect()
         elif what == "churn":
             churn()
         elif what == "sleep":
             time.sleep_ms(op[1])
+
+
+    def prd(self, which, run):
+        r, kind, part = READERS[which % len(READERS)]
+        net = new_net(kind)
+        try:
+            try:
+                if part == "param":
+                    net.load_param(r)
+                    net.load_model(ncnn_mp.DataReader(zeros=True))
+                else:
+                    net.load_model(r)
+                with net.create_extractor() as ex:  # what it got may be partial: any Python outcome
+                    ex.input("data", new_input(0, 0, 0))
+                    ex.extract("out")
+                self.count("prd-ok")
+            except Exception as e:
+                if type(e).__name__ not in ("ValueError", "RuntimeError", "TypeError"):
+                    self.fail("a load through a shared reader raised %s(%r)" % (type(e).__name__, str(e)[:80]))
+                self.count("prd-" + type(e).__name__)
+            try:
+                load(net, kind)
+            except Exception as e:
+                self.fail("a plain load after one through a shared reader raised %s(%r)" % (type(e).__name__, str(e)[:80]))
+                raise
+            with net.create_extractor() as ex:
+                self.extract(ex, kind, 0, 0, run, True)
+        finally:
+            net.close()
 
 
 def thread_main(t, seqs, results, report):
@@ -402,6 +473,7 @@ def main(batch_path, results_path):
         for kind in head["shared"]:
             net = new_net(kind)
             SHARED.append([net, kind, net.create_extractor()])
+        READERS[:] = [[SharedReader(TEXTS[0]), 0, "param"], [SharedReader(weights(3)), 3, "weights"]]
         report = [None] * n
         DONE[0] = 0
         for t in range(n):
@@ -429,6 +501,13 @@ def main(batch_path, results_path):
                 out.write("FAIL main: closing a shared Net after pass %d raised %s(%r)\n"
                           % (p + 1, type(e).__name__, str(e)[:80]))
         SHARED.clear()
+        for rec in READERS:
+            try:
+                rec[0].close()
+            except Exception as e:  # every thread has finished: nothing may be reading through it
+                out.write("FAIL main: closing a shared reader after pass %d raised %s(%r)\n"
+                          % (p + 1, type(e).__name__, str(e)[:80]))
+        READERS.clear()
         report = rec = net = None
         live = settle()
         if live > STALE_NETS:
