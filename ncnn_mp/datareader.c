@@ -355,41 +355,21 @@ void ncnn_mp_reader_close(ncnn_mp_reader_t *r) {
 // ---------------------------------------------------------------------------
 // The Python class.
 
-ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where) {
-    ncnn_mp_datareader_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_DataReader, where);
-    if (self->reader == NULL && self->stdio == NULL) {
-        ncnn_mp_raise_value(where, "the DataReader was closed");
-    }
-    if (self->reader && self->reader->python) {
-        mp_obj_t dest[2];
-        mp_load_method_maybe(obj, MP_QSTR_read, dest);
-        if (dest[0] == MP_OBJ_NULL) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: a DataReader with no source reads through "
-                "read(n): subclass DataReader and define it (%s has none)"), where, mp_obj_get_type_str(obj));
-        }
-        self->reader->instance = obj;  // (the use that checks it keeps obj alive)
-    } else if (self->reader && !self->reader->zeros) {
-        // Re-read where the buffer is now: a bytearray may have been resized since.
-        mp_buffer_info_t info;
-        mp_get_buffer_raise(self->keep, &info, MP_BUFFER_READ);
-        if (self->reader->offset > info.len) {
-            ncnn_mp_raise_value(where, "the buffer under this DataReader shrank below what was read");
-        }
-        self->reader->base = info.buf;
-        self->reader->len = info.len;
-    }
-    return self;
-}
-
 static void ncnn_mp_reader_use_leave(void *node) {
     ncnn_mp_reader_use_t *u = node;
     ncnn_mp_count(&u->reader->users, -1);
 }
 
+// A load's use of a DataReader: counted under the lock first (another thread's close()
+// then refuses, so the native reader stays while this use runs Python: finding a Python
+// reader's read(n), re-reading where a buffer is now); then what the reader reads from is
+// set under the lock.
 ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, const char *where) {
-    ncnn_mp_datareader_obj_t *self = ncnn_mp_get_datareader(obj, where);
-    mp_uint_t l = ncnn_mp_lock();  // (close() in another thread checks users under it)
-    ncnn_datareader_t handle = self->reader ? self->reader->handle : self->stdio;
+    ncnn_mp_datareader_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_DataReader, where);
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_reader_t *r = self->reader;
+    ncnn_datareader_t handle = r ? r->handle : self->stdio;
+    bool python = r && r->python, buffer = r && !r->python && !r->zeros;
     self->users += handle != NULL;
     ncnn_mp_unlock(l);
     if (handle == NULL) {
@@ -397,6 +377,30 @@ ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, cons
     }
     u->reader = self;
     nlr_push_jump_callback(&u->leave, ncnn_mp_reader_use_leave);
+    mp_buffer_info_t info = { .buf = NULL, .len = 0 };
+    if (python) {
+        mp_obj_t dest[2];
+        mp_load_method_maybe(obj, MP_QSTR_read, dest);
+        if (dest[0] == MP_OBJ_NULL) {
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: a DataReader with no source reads through "
+                "read(n): subclass DataReader and define it (%s has none)"), where, mp_obj_get_type_str(obj));
+        }
+    } else if (buffer) {
+        // Re-read where the buffer is now: a bytearray may have been resized since.
+        mp_get_buffer_raise(self->keep, &info, MP_BUFFER_READ);
+    }
+    l = ncnn_mp_lock();
+    bool shrank = buffer && r->offset > info.len;
+    if (python) {
+        r->instance = obj;  // (this use's caller keeps obj alive while ncnn reads)
+    } else if (buffer && !shrank) {
+        r->base = info.buf;
+        r->len = info.len;
+    }
+    ncnn_mp_unlock(l);
+    if (shrank) {
+        ncnn_mp_raise_value(where, "the buffer under this DataReader shrank below what was read");
+    }
     return handle;
 }
 

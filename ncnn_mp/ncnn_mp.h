@@ -499,7 +499,6 @@ size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
 // A Python object holding an Option handle owned by someone else (a Net's option view).
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
 
-ncnn_mp_datareader_obj_t *ncnn_mp_get_datareader(mp_obj_t obj, const char *where);
 // A use of a DataReader by a load, from ncnn_mp_reader_use until ncnn_mp_reader_done or
 // until the method raises (an nlr jump callback ends it then): close() refuses meanwhile
 // (ncnn holds the handle, and a Python reader's read() could close its own reader).
