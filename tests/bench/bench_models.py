@@ -61,6 +61,10 @@ def once():
         ex.input(in_name, x)
         for name in outs:
             ex.extract(name)
+if runs < 0:  # (callgrind: -runs extracts, nothing else)
+    for i in range(-runs):
+        once()
+    raise SystemExit
 times = []
 for i in range(runs + 3):
     t0 = time.ticks_us()
@@ -100,6 +104,14 @@ empty = ncnn.DataReaderFromEmpty()
 net.load_model(empty if model == "-" else model)
 x = ncnn.Mat(w, h, c)
 x.fill(0.5)
+if runs < 0:  # (callgrind: -runs extracts, nothing else)
+    for i in range(-runs):
+        ex = net.create_extractor()
+        ex.input(in_name, x)
+        for name in outs:
+            ex.extract(name)
+        del ex
+    raise SystemExit
 times = []
 for i in range(runs + 3):
     t0 = time.perf_counter()
@@ -260,13 +272,14 @@ def callgrind(cmd: list[str]) -> int:
 
 def per_extract_instructions(cmd: list[str], script: str | None, args: list[str], few: int = 10,
                              many: int = 40) -> float:
-    """(instructions with `many` timed runs - with `few`) / (many - few): start-up and loading cancel out."""
+    """(instructions with `many` extracts - with `few`) / (many - few): start-up and loading cancel
+    out (the loops' untimed mode: a negative count, no warm-up, no timing)."""
     path = with_script(script) if script else None
     try:
         def count(runs: int) -> int:
             if not path:
-                return callgrind([*cmd, *args[:-1], str(runs)])
-            with script_args(args[:-1] + [str(runs)]) as a:
+                return callgrind([*cmd, "--untimed-extracts", *args[:-1], str(runs)])
+            with script_args(args[:-1] + [str(-runs)]) as a:
                 return callgrind([*cmd, path, *a])
         return (count(many) - count(few)) / (many - few)
     finally:
@@ -306,7 +319,7 @@ def main(firmware: str, plain: str, exe: str, thread_counts: list[int]) -> None:
         if model.endswith("digits.bin"):
             continue
         args = [param, model, inp, outp, str(w), str(h), str(c), "1", "1"]
-        few, many = (10, 40) if w * h * c < 10000 else (1, 3)
+        few, many = (10, 40) if w * h * c < 10000 else (2, 3)  # (the first extract makes ncnn's pools)
         ins = [per_extract_instructions([exe], None, args, few, many),
                per_extract_instructions([firmware], MP_LOOP, args, few, many),
                per_extract_instructions([sys.executable], PY_LOOP, args, few, many)]

@@ -7,6 +7,11 @@
 // MODEL "-" loads all-zero weights, as ncnn's benchncnn does. Each extract takes every
 // OUT. Prints one line: the milliseconds of each of RUNS timed extracts, after 3 warm-ups.
 //
+//   native_bench --untimed-extracts PARAM MODEL|- IN OUT[,OUT...] W H C THREADS RUNS
+//
+// The same RUNS extracts with no warm-up and nothing printed (for callgrind: bench_models.py
+// counts the instructions of two such runs).
+//
 //   native_bench --untimed PARAM IN OUT W RUNS
 //
 // RUNS extracts of a 1-D input of W floats, one thread, nothing timed (for callgrind:
@@ -91,6 +96,12 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--untimed") == 0) {
         return untimed(argc, argv);
     }
+    int warmups = 3;
+    if (argc > 1 && strcmp(argv[1], "--untimed-extracts") == 0) {
+        warmups = 0;
+        argv++;
+        argc--;
+    }
     if (argc != 10) {
         fprintf(stderr, "usage: native_bench PARAM MODEL|- IN OUT W H C THREADS RUNS\n");
         return 2;
@@ -126,7 +137,7 @@ int main(int argc, char **argv) {
         outs[n_outs++] = name;
     }
     double *times = malloc(sizeof(double) * (size_t)runs);
-    for (int i = -3; i < runs; i++) {
+    for (int i = -warmups; i < runs; i++) {
         double t0 = now_ms();
         ncnn_extractor_t ex = ncnn_extractor_create(net);
         ncnn_extractor_input(ex, argv[3], in);
@@ -140,7 +151,7 @@ int main(int argc, char **argv) {
             times[i] = now_ms() - t0;
         }
     }
-    for (int i = 0; i < runs; i++) {
+    for (int i = 0; i < runs && warmups > 0; i++) {
         printf("%.4f%c", times[i], i + 1 < runs ? ' ' : '\n');
     }
     free(times);
