@@ -3,7 +3,8 @@
 #   make -C ports/unix USER_C_MODULES=/path/to/folder-holding-this-checkout NCNN_DIR=/ncnn/install/prefix
 #
 # NCNN_DIR is an ncnn install prefix: $(NCNN_DIR)/include/ncnn/c_api.h and $(NCNN_DIR)/lib/libncnn.a.
-# NCNN_MP_LIBS are the libraries linked after libncnn.a (C++ runtime, libm, threads).
+# NCNN_MP_LIBS are the libraries linked after libncnn.a (OpenMP, C++ runtime, libm, threads;
+# the default suits ncnn's default desktop build, with GCC's OpenMP).
 # NCNN_MP_LIBS_VAR picks the link variable: ports that link with -nostdlib and put
 # LDFLAGS before the objects (ports/qemu) need the libraries in LIBS instead.
 # NCNN_MP_LDFLAGS (more link flags) and NCNN_MP_PORT_SRC (C files of the checkout, e.g. a
@@ -13,7 +14,7 @@ NCNN_MP_DIR := $(USERMOD_DIR)
 ifeq ($(NCNN_DIR),)
 $(error ncnn_mp: set NCNN_DIR to an ncnn install prefix (holding include/ncnn/c_api.h and lib/libncnn.a))
 endif
-NCNN_MP_LIBS ?= -lstdc++ -lm -lpthread
+NCNN_MP_LIBS ?= -lgomp -lstdc++ -lm -lpthread
 NCNN_MP_LIBS_VAR ?= LDFLAGS_USERMOD
 
 # The sources; micropython.cmake lists the same files (tests/test_build_files.py checks).
