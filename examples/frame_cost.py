@@ -75,14 +75,7 @@ def nanodet_frame(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, clock: "Callab
 def retinaface_frame(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, clock: "Callable[[], int]") -> "list[Any]":
     t0 = clock()
     x = ncnn_mp.Mat.from_pixels_resize(rgb, ncnn_mp.Mat.PIXEL_RGB, w, h, SIDE, SIDE)
-    outputs = {}
-    mats = []
-    with net.create_extractor() as ex:
-        ex.input("data", x)
-        for stride in retinaface.STRIDES:
-            cls, bbox, landmark = (ex.extract(name) for name in retinaface.output_names(stride))
-            mats += [cls, bbox, landmark]
-            outputs[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
+    outputs, mats = retinaface_detect.outputs(net, x)
     t1 = clock()
     plain = retinaface.detect(outputs, fast=False)
     t2 = clock()

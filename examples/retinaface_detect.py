@@ -12,6 +12,11 @@ green, landmarks in red) and written there as a PNG (examples/png.py).
 
 import sys
 
+try:
+    from typing import Any
+except ImportError:  # MicroPython: the annotations are strings it never reads
+    pass
+
 import ncnn_mp
 import retinaface
 from png import write_png
@@ -31,18 +36,25 @@ def draw(w: int, h: int, rgb: bytes, faces: "list[retinaface.Face]") -> bytearra
     return pixels
 
 
-def detect(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, side: int) -> "list[retinaface.Face]":
-    """The faces in the photo, in its own pixels, best first."""
-    x = ncnn_mp.Mat.from_pixels_resize(rgb, ncnn_mp.Mat.PIXEL_RGB, w, h, side, side)
-    outputs = {}
-    mats = []  # a memoryview does not keep its Mat alive: these do, until the decoding is done
+def outputs(net: "ncnn_mp.Net", x: "ncnn_mp.Mat") -> "tuple[dict[int, Any], list[ncnn_mp.Mat]]":
+    """{stride: (w, h, step, cls, bbox, landmark)} for retinaface.detect, and the Mats the
+    memoryviews point into (a memoryview does not keep its Mat alive: keep these until decoded)."""
+    found = {}
+    mats = []
     with net.create_extractor() as ex:
         ex.input("data", x)
         for stride in retinaface.STRIDES:
             cls, bbox, landmark = (ex.extract(name) for name in retinaface.output_names(stride))
             mats += [cls, bbox, landmark]
-            outputs[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
-    faces = retinaface.detect(outputs)
+            found[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
+    return found, mats
+
+
+def detect(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, side: int) -> "list[retinaface.Face]":
+    """The faces in the photo, in its own pixels, best first."""
+    x = ncnn_mp.Mat.from_pixels_resize(rgb, ncnn_mp.Mat.PIXEL_RGB, w, h, side, side)
+    found, mats = outputs(net, x)
+    faces = retinaface.detect(found)
     mats.clear()
     sx, sy = w / side, h / side
     return [(f[0], f[1] * sx, f[2] * sy, f[3] * sx, f[4] * sy, [(px * sx, py * sy) for px, py in f[5]])
