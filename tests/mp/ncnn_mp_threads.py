@@ -61,6 +61,8 @@ def record_failure(text):
 
 def worker(t, net, shared):
     own = net is None
+    while not state["go"]:  # (a side task first: under valgrind the workers could end before it starts)
+        time.sleep(0.001)
     try:
         if own:
             net = new_net()
@@ -108,6 +110,7 @@ def run(label, nets, shared, extra=None, reloading=False):
     state["raised"] = [0] * THREADS
     state["right"] = [0] * THREADS
     state["collided"] = 0
+    state["go"] = extra is None  # else the side task lets the workers go once it runs
     for t in range(THREADS):
         _thread.start_new_thread(worker, (t, nets[t], shared))
     if extra:
@@ -156,6 +159,7 @@ def reload_while_running():
             reloads["n"] += 1
         except RuntimeError:
             reloads["refused"] += 1  # a worker was inside ncnn on it
+        state["go"] = True
         time.sleep(0.001)
 
 
