@@ -1192,6 +1192,13 @@ def prd_plain_weights(kind):
     return wip_weights(kind, 0, ["fp32"])
 
 
+def prd_plain_ref(kind):
+    """What a plain load of kind's param and weights gives. Made (and cached) by the steps that
+    make nets and readers, at the top of the stack: a reference first made inside a read() would
+    be that load's outcome, with its deeper stack and its busy nets, not a plain load's."""
+    return prd_ref(kind, "text", prd_param(kind, "text"), prd_plain_weights(kind))
+
+
 class PNet:
     def __init__(self, kind):
         self.net, self.kind = prd_net(kind), kind
@@ -1326,7 +1333,7 @@ def prd_act(r, ev, n):
 def prd_plain(rec, judge=True):
     """rec's net loaded from plain bytes: its extract must be the reference's. Returns the outcome."""
     kind = rec.kind
-    ref = prd_ref(kind, "text", prd_param(kind, "text"), prd_plain_weights(kind))
+    ref = prd_plain_ref(kind)
     try:
         rec.net.load_param(prd_param(kind, "text"))
         rec.net.load_model(prd_plain_weights(kind))
@@ -1466,7 +1473,9 @@ def do_prd(s):
     op = s[1]
     if op == "net":  # ["prd", "net", slot, kind]
         RENV[s[2]] = PNet(s[3])
+        prd_plain_ref(s[3])
     elif op == "reader":  # ["prd", "reader", slot, kind, what, seed, cut, spec]
+        prd_plain_ref(s[3])
         data, _ = prd_stream(s[3], s[4], s[5], s[6])
         spec = dict(s[7])
         spec["what"], spec["kind"] = s[4], s[3]
@@ -1478,7 +1487,7 @@ def do_prd(s):
         if not rec.ready:
             raise LookupError  # never loaded
         kind = rec.kind
-        ref = prd_ref(kind, "text", prd_param(kind, "text"), prd_plain_weights(kind))
+        ref = prd_plain_ref(kind)
         try:
             got = prd_extract(rec.net, False, kind)
         except Exception as e:
