@@ -26,6 +26,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/state.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/stack.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp
 )
 

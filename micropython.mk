@@ -35,6 +35,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/state.c \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
+	$(NCNN_MP_DIR)/ncnn_mp/stack.c \
 
 # What c_api.h cannot express (weights in place), in C++ built as ncnn is: no exceptions,
 # and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU profiles: give -fno-rtti in

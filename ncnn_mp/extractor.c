@@ -410,6 +410,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
     }
     ncnn_mp_extractor_check_inputs(self, where);
+    ncnn_mp_stack_check(e->net->depth, where);
     ncnn_mp_extractor_restore_inputs(self, e->handle, e->extracted, where);
     e->extracted = true;
     // The result may share storage with an input Mat or come from the extractor's blob

@@ -210,6 +210,7 @@ NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_destroy_pipeline_obj, Layer, destroy_pipel
 // Before a forward: the steps ncnn's Net always runs, done here if the user skipped
 // them (a layer run without load_param/create_pipeline reads unset weights).
 static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, const char *where) {
+    ncnn_mp_stack_check(0, where);
     if (self->stage < 1) {
         ncnn_paramdict_t pd = ncnn_paramdict_create();
         int ret = self->handle->load_param(self->handle, pd);

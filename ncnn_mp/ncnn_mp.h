@@ -122,6 +122,8 @@ typedef struct _ncnn_mp_net_native_t {
     // A model load ran since the layers were made: their pipelines may exist, and the next
     // load ends them first (ncnn_mp_cxx_destroy_pipelines).
     bool pipelines;
+    // The longest chain of layers since the last param load (stack.c: what an extract needs).
+    int depth;
 } ncnn_mp_net_native_t;
 
 ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
@@ -632,6 +634,11 @@ mp_obj_t ncnn_mp_take_pending(void);
 
 // What ncnn's layers return when an allocation failed (where they check): MemoryError.
 #define NCNN_MP_OUT_OF_MEMORY (-100)
+
+// The C stack ncnn runs on (stack.c): bytes a call `depth` layers deep needs, and a
+// RuntimeError naming `where` if this thread has less left.
+size_t ncnn_mp_stack_need(int depth);
+void ncnn_mp_stack_check(int depth, const char *where);
 
 NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
 NORETURN void ncnn_mp_raise_value(const char *where, const char *what);

@@ -241,6 +241,7 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
 static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where) {
     ncnn_mp_net_use_t use;
     ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, where);
+    ncnn_mp_stack_check(0, where);
     #if !NCNN_STRING
     if (kind == NCNN_MP_LOAD_PARAM) {
         ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
@@ -320,6 +321,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         // Even a failed load may have prepared some layers with the option.
         n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
         n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
+        n->depth = ncnn_mp_cxx_graph_depth(n->handle);
         n->pipelines = false;
         ncnn_mp_net_release_weights(n);  // ncnn destroyed the old layers first
     }

@@ -182,3 +182,29 @@ extern "C" void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a) {
     CountingAllocator *c = static_cast<CountingAllocator *>(a->pthis);
     __atomic_store_n(&c->peak, __atomic_load_n(&c->in_use, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
+
+extern "C" int ncnn_mp_cxx_graph_depth(ncnn_net_t net) {
+    const std::vector<ncnn::Layer *> &layers = net_of(net)->layers();
+    const std::vector<ncnn::Blob> &blobs = net_of(net)->blobs();
+    int n = static_cast<int>(layers.size());
+    int *depth = static_cast<int *>(malloc(sizeof(int) * (n > 0 ? n : 1)));
+    if (depth == nullptr) {
+        return n;  // (every layer in one chain: never less than the truth)
+    }
+    int deepest = 0;
+    for (int i = 0; i < n; i++) {
+        int d = 0;
+        const ncnn::Layer *layer = layers[i];
+        for (size_t k = 0; layer != nullptr && k < layer->bottoms.size(); k++) {
+            int b = layer->bottoms[k];
+            int p = b >= 0 && b < static_cast<int>(blobs.size()) ? blobs[b].producer : -1;
+            // A text param names a blob only after its producer; a binary one might not:
+            // then the whole net counts as one chain.
+            d = p < 0 ? d : p < i ? (depth[p] > d ? depth[p] : d) : n;
+        }
+        depth[i] = d >= n ? n : d + 1;
+        deepest = depth[i] > deepest ? depth[i] : deepest;
+    }
+    free(depth);
+    return deepest;
+}

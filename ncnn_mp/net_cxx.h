@@ -49,6 +49,10 @@ void ncnn_mp_cxx_layer_info(ncnn_net_t net, int i, ncnn_mp_layer_info_t *out);
 int ncnn_mp_cxx_blob_count(ncnn_net_t net);
 void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
 
+// The longest chain of layers from an input to any blob (a layer and its producers,
+// recursively): how deep ncnn's forward_layer recursion can go in one extract.
+int ncnn_mp_cxx_graph_depth(ncnn_net_t net);
+
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
 // extract, measured on any port. Destroyed with ncnn_allocator_destroy. NULL: out of memory.

@@ -11,7 +11,8 @@
 //   NULL to ncnn instead of running into the stack, and says so on the UART.
 // - The port's start-up never runs C++ static constructors (.init_array): main is wrapped
 //   (-Wl,--wrap=main) to run them first, after the board's own set-up.
-// - Python's recursion limit: the port allows 10 KiB of C stack; here 16 KiB (below).
+// - Python's recursion limit: the port allows 10 KiB of C stack; here 16 KiB (below), and ncnn
+//   the whole stack (ncnn_mp_port_stack_low).
 // - A board keeps models in memory-mapped flash, read-only: ROMFS (below).
 // - A module `qemu_board` for the MCU measurements: the C heap's figures, a timer (in
 //   emulated instructions under QEMU's -icount) and the ROMFS region.
@@ -98,6 +99,13 @@ int __wrap_main(int argc, char **argv) {
 // stack scrub (tests/mp/mptest.py) goes 40 deep. ncnn's frames below a Python layer's, and
 // the C code a Python call runs, have the other 48 KiB.
 #define PYTHON_STACK_LIMIT (16 * 1024)
+
+// Where ncnn's part of the stack ends, for ncnn_mp's check before it runs ncnn (ncnn_mp/stack.c,
+// which without this would allow ncnn only what is left of Python's 16 KiB).
+char *ncnn_mp_port_stack_low(void);
+char *ncnn_mp_port_stack_low(void) {
+    return _ncnn_heap_end;
+}
 
 void __real_mp_init(void);
 

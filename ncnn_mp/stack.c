@@ -1,0 +1,97 @@
+// The C stack ncnn runs on. ncnn takes the caller's stack: a layer's kernel keeps tiles of
+// several KiB in its frames, and an extract recurses once per layer along the longest chain
+// to the blob asked for (NetPrivate::forward_layer). A thread with too little stack, as
+// `_thread.stack_size(16 * 1024)` gives on the Unix port or the few KiB an ESP32 thread
+// gets by default, would overflow it inside ncnn, far from any check of MicroPython's:
+// a segfault, or a corrupted neighbour on a board. So ncnn_mp estimates what a call needs
+// and raises RuntimeError naming both figures when the thread has less.
+//
+// What a call needs: NCNN_MP_STACK_PER_LAYER per layer of the chain plus
+// NCNN_MP_STACK_RESERVE for the deepest kernel, the C API and ncnn_mp's frames. Measured
+// (2026-11-23): forward_layer's frame is 128 bytes on x86-64 (GCC 12 -O3), 96 on the
+// Cortex-M3 and 112 on rv32imac (-Os): 32 words covers all three. On x86-64 the smallest
+// thread stacks that ran each net (1 KiB steps, ncnn's AVX kernels) were 26 KiB for
+// yolo-fastest-1.1 (124 layers deep: 15.5 KiB of chain, 10.5 of kernel), 19 for
+// shufflenet_v2 (103), 17 for mobilenet_v2 (77) and NanoDet-m (121), at most 16 for the
+// others; the boards' generic C kernels take less (tests/test_stack.py, the board tests).
+// A port may define both (-D) for its compiler.
+//
+// What a thread has: the bottom of its stack, from the C library where it says (glibc's
+// pthread_getattr_np: any thread, the main one's up to its rlimit), else from the port
+// (ncnn_mp_port_stack_low, weak: a board that gives Python part of a larger stack says
+// where the rest ends), else MicroPython's own limit for Python (stack_top - stack_limit:
+// on ESP32 and most ports that is the task's stack less a small margin).
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // (pthread_getattr_np)
+#endif
+#include "ncnn_mp.h"
+
+#include "py/mpstate.h"
+#include "py/stackctrl.h"
+
+#ifndef NCNN_MP_STACK_PER_LAYER
+#define NCNN_MP_STACK_PER_LAYER 128
+#endif
+#ifndef NCNN_MP_STACK_RESERVE
+#define NCNN_MP_STACK_RESERVE (sizeof(void *) >= 8 ? 12 * 1024 : 8 * 1024)
+#endif
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <pthread.h>
+#define NCNN_MP_STACK_FROM_PTHREAD 1
+
+static __thread char *ncnn_mp_thread_stack_low;
+
+static char *ncnn_mp_stack_low(void) {
+    if (ncnn_mp_thread_stack_low == NULL) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+                ncnn_mp_thread_stack_low = addr;
+            }
+            pthread_attr_destroy(&attr);
+        }
+    }
+    return ncnn_mp_thread_stack_low;
+}
+#else
+MP_WEAK char *ncnn_mp_port_stack_low(void) {
+    return NULL;
+}
+
+static char *ncnn_mp_stack_low(void) {
+    char *low = ncnn_mp_port_stack_low();
+    #if MICROPY_STACK_CHECK
+    if (low == NULL) {
+        low = MP_STATE_THREAD(stack_top) - MP_STATE_THREAD(stack_limit);
+    }
+    #endif
+    return low;
+}
+#endif
+
+size_t ncnn_mp_stack_need(int depth) {
+    return (size_t)depth * NCNN_MP_STACK_PER_LAYER + NCNN_MP_STACK_RESERVE;
+}
+
+void ncnn_mp_stack_check(int depth, const char *where) {
+    char *low = ncnn_mp_stack_low();
+    if (low == NULL) {
+        return;  // (the port cannot say)
+    }
+    volatile char here;
+    size_t room = (char *)&here > low ? (size_t)((char *)&here - low) : 0;
+    size_t need = ncnn_mp_stack_need(depth);
+    if (room < need) {
+        // A size that fits: what the thread used to get here, the need, and the margin the
+        // Unix port keeps below Python's limit in a thread (8 KiB), in whole pages.
+        size_t fits = (mp_stack_usage() + need + 8 * 1024 + 4095) / 4096 * 4096;
+        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn needs about %u KiB of C stack here "
+            "(%d layers deep) and this thread has %u KiB left: give the thread more "
+            "(_thread.stack_size(%u) before starting it)"),
+            where, (unsigned)((need + 1023) / 1024), depth, (unsigned)(room / 1024), (unsigned)fits);
+    }
+}
