@@ -484,6 +484,10 @@ class Net:
         """What the last load_model did with the .bin, in bytes: in_place, copied, converted
         (fp16/bf16/codebook to fp32), unused (past the last weight), ram (C heap the load
         left in use: copies, conversions, repacked kernels); None where unknown."""
+    def stack_needed(self) -> int:
+        """Bytes of C stack an extract of this net asks of its thread (128 per layer of the
+        longest chain plus a kernel reserve): give a thread that runs it at least this much
+        more than it uses itself (_thread.stack_size); extract raises RuntimeError with less."""
     def load_model_mem(self, data: Buffer) -> None:
         """Load the weights from a buffer (CPython ncnn)."""
     def clear(self) -> None:

@@ -419,6 +419,21 @@ static mp_obj_t ncnn_mp_Net_weights_info(mp_obj_t self_in) {
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_weights_info_obj, Net, weights_info, ncnn_mp_Net_weights_info);
 
+// Net.stack_needed() -> int   the C stack ncnn_mp asks of a thread before an extract of
+// this net (stack.c): size a thread's stack with it.
+static mp_obj_t ncnn_mp_Net_stack_needed(mp_obj_t self_in) {
+    const char *where = "Net.stack_needed";
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
+    if (n->stage != NCNN_MP_NET_PARAMS && n->stage != NCNN_MP_NET_READY) {
+        ncnn_mp_raise_value(where, "no param loaded (load_param first)");
+    }
+    size_t need = ncnn_mp_stack_need(n->depth);
+    ncnn_mp_net_done(&use);
+    return mp_obj_new_int_from_uint(need);
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_stack_needed_obj, Net, stack_needed, ncnn_mp_Net_stack_needed);
+
 // Net.load_model_mem(buffer) -> None   (CPython ncnn) same as load_model(buffer)
 static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
     if (mp_obj_is_str(src)) {
@@ -677,6 +692,7 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load_model), MP_ROM_PTR(&ncnn_mp_Net_load_model_obj) },
     { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
     { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stack_needed), MP_ROM_PTR(&ncnn_mp_Net_stack_needed_obj) },
     { MP_ROM_QSTR(MP_QSTR_layers), MP_ROM_PTR(&ncnn_mp_Net_layers_obj) },
     { MP_ROM_QSTR(MP_QSTR_blobs), MP_ROM_PTR(&ncnn_mp_Net_blobs_obj) },
     { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },

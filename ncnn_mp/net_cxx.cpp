@@ -1,6 +1,7 @@
 // The parts of ncnn's C++ API that ncnn_mp uses and c_api.h cannot express (see
 // net_cxx.h). ncnn_net_t is c_api.h's public struct: its pthis is the ncnn::Net.
 #include <stdlib.h>
+#include <string.h>
 
 #include <ncnn/allocator.h>
 #include <ncnn/blob.h>
@@ -183,15 +184,12 @@ extern "C" void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a) {
     __atomic_store_n(&c->peak, __atomic_load_n(&c->in_use, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
-extern "C" int ncnn_mp_cxx_graph_depth(ncnn_net_t net) {
-    const std::vector<ncnn::Layer *> &layers = net_of(net)->layers();
-    const std::vector<ncnn::Blob> &blobs = net_of(net)->blobs();
-    int n = static_cast<int>(layers.size());
-    int *depth = static_cast<int *>(malloc(sizeof(int) * (n > 0 ? n : 1)));
-    if (depth == nullptr) {
-        return n;  // (every layer in one chain: never less than the truth)
-    }
-    int deepest = 0;
+namespace {
+
+// The longest chain of layers ending at each layer (the bound ncnn's recursion cannot pass:
+// each nested forward_layer runs a producer of the one above). depth: one int per layer.
+int longest_chain(const std::vector<ncnn::Layer *> &layers, const std::vector<ncnn::Blob> &blobs, int *depth) {
+    int n = static_cast<int>(layers.size()), deepest = 0;
     for (int i = 0; i < n; i++) {
         int d = 0;
         const ncnn::Layer *layer = layers[i];
@@ -205,6 +203,85 @@ extern "C" int ncnn_mp_cxx_graph_depth(ncnn_net_t net) {
         depth[i] = d >= n ? n : d + 1;
         deepest = depth[i] > deepest ? depth[i] : deepest;
     }
-    free(depth);
+    return deepest;
+}
+
+// How deep ncnn's forward_layer recursion goes extracting `blob` from a fresh Extractor: its
+// walk (bottoms in order, into a producer while the blob is not computed yet, a layer's tops
+// computed once it returns) replayed with an explicit stack. At most `n` deep (a cycle, which
+// ncnn's loader refuses, stops there). stack: n (layer, next bottom) pairs; computed: per blob.
+int walk_depth(const std::vector<ncnn::Layer *> &layers, const std::vector<ncnn::Blob> &blobs, int blob,
+    int *stack, unsigned char *computed) {
+    int n = static_cast<int>(layers.size()), nb = static_cast<int>(blobs.size());
+    memset(computed, 0, nb);
+    int p = blobs[blob].producer;
+    if (p < 0 || p >= n) {
+        return 0;
+    }
+    int top = 0, deepest = 1;
+    stack[0] = p;
+    stack[1] = 0;
+    while (top >= 0) {
+        const ncnn::Layer *layer = layers[stack[2 * top]];
+        int k = stack[2 * top + 1]++;
+        if (layer != nullptr && k < static_cast<int>(layer->bottoms.size())) {
+            int b = layer->bottoms[k];
+            int q = b >= 0 && b < nb && !computed[b] ? blobs[b].producer : -1;
+            if (q >= 0 && q < n) {
+                if (++top >= n) {
+                    return n;
+                }
+                stack[2 * top] = q;
+                stack[2 * top + 1] = 0;
+                deepest = top + 1 > deepest ? top + 1 : deepest;
+            }
+            continue;
+        }
+        for (size_t t = 0; layer != nullptr && t < layer->tops.size(); t++) {
+            int b = layer->tops[t];
+            if (b >= 0 && b < nb) {
+                computed[b] = 1;
+            }
+        }
+        top--;
+    }
+    return deepest;
+}
+
+}  // namespace
+
+extern "C" int ncnn_mp_cxx_graph_depth(ncnn_net_t net) {
+    const std::vector<ncnn::Layer *> &layers = net_of(net)->layers();
+    const std::vector<ncnn::Blob> &blobs = net_of(net)->blobs();
+    int n = static_cast<int>(layers.size()), nb = static_cast<int>(blobs.size());
+    int *ints = static_cast<int *>(malloc(sizeof(int) * (2 * n + 1)));
+    unsigned char *flags = static_cast<unsigned char *>(malloc(nb + 1));
+    int deepest = n;  // (no memory for the walk: every layer in one chain, never less than the truth)
+    if (ints != nullptr && flags != nullptr) {
+        // The walk from a fresh Extractor bounds every later extract on it only while each
+        // blob has one consumer (ncnn's converters add Split layers for more): a blob computed
+        // earlier then has all its ancestors computed. opt.lightmode releases a blob once its
+        // one consumer ran, which then never needs it again. A blob read by two layers (a
+        // hand-written param) could be released and walked again deeper: the longest chain.
+        memset(flags, 0, nb + 1);
+        bool shared = false;
+        for (int i = 0; i < n && !shared; i++) {
+            for (size_t k = 0; layers[i] != nullptr && k < layers[i]->bottoms.size() && !shared; k++) {
+                int b = layers[i]->bottoms[k];
+                shared = b >= 0 && b < nb && flags[b]++;
+            }
+        }
+        if (shared) {
+            deepest = longest_chain(layers, blobs, ints);
+        } else {
+            deepest = 0;
+            for (int b = 0; b < nb; b++) {
+                int d = walk_depth(layers, blobs, b, ints, flags);
+                deepest = d > deepest ? d : deepest;
+            }
+        }
+    }
+    free(ints);
+    free(flags);
     return deepest;
 }

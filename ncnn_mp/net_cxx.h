@@ -49,8 +49,9 @@ void ncnn_mp_cxx_layer_info(ncnn_net_t net, int i, ncnn_mp_layer_info_t *out);
 int ncnn_mp_cxx_blob_count(ncnn_net_t net);
 void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
 
-// The longest chain of layers from an input to any blob (a layer and its producers,
-// recursively): how deep ncnn's forward_layer recursion can go in one extract.
+// How deep ncnn's forward_layer recursion can go in an extract of any blob of the net (the
+// layers nested at once: a layer, the producer of a bottom it lacks, and so on), replayed
+// over the graph; the longest chain of layers where that replay would not bound it.
 int ncnn_mp_cxx_graph_depth(ncnn_net_t net);
 
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from

@@ -6,14 +6,16 @@
 // a segfault, or a corrupted neighbour on a board. So ncnn_mp estimates what a call needs
 // and raises RuntimeError naming both figures when the thread has less.
 //
-// What a call needs: NCNN_MP_STACK_PER_LAYER per layer of the chain plus
-// NCNN_MP_STACK_RESERVE for the deepest kernel, the C API and ncnn_mp's frames. Measured
-// (2026-11-23): forward_layer's frame is 128 bytes on x86-64 (GCC 12 -O3), 96 on the
-// Cortex-M3 and 112 on rv32imac (-Os): 32 words covers all three. On x86-64 the smallest
-// thread stacks that ran each net (1 KiB steps, ncnn's AVX kernels) were 26 KiB for
-// yolo-fastest-1.1 (124 layers deep: 15.5 KiB of chain, 10.5 of kernel), 19 for
-// shufflenet_v2 (103), 17 for mobilenet_v2 (77) and NanoDet-m (121), at most 16 for the
-// others; the boards' generic C kernels take less (tests/test_stack.py, the board tests).
+// What a call needs: NCNN_MP_STACK_PER_LAYER for each layer nested at once (the net's depth:
+// ncnn's recursion replayed over its graph, net_cxx.cpp) plus NCNN_MP_STACK_RESERVE for the
+// deepest kernel, the C API and ncnn_mp's frames; a load or a standalone layer, the reserve.
+// Measured (2026-11-23): forward_layer's frame is 128 bytes on x86-64 (GCC 12 -O3), 96 on the
+// Cortex-M3 and 112 on rv32imac (-Os). On x86-64, the smallest threads that ran each net
+// (1 KiB steps, ncnn's AVX kernels) left ncnn about 20 KiB for yolo-fastest-1.1 (123 deep:
+// 15.4 KiB of frames, the rest kernel), 13 for shufflenet_v2 (61), 11 for mobilenet_v2 (47),
+// where the estimate asks 28, 20 and 18. On both QEMU boards (generic C kernels, painted
+// stack, tests/test_mcu_models.py) RetinaFace's load took at most 3.4 KiB and its extract
+// 5.9 KiB, from the calling Python frame down, where the estimate asks 4 and 8.4.
 // A port may define both (-D) for its compiler.
 //
 // What a thread has: the bottom of its stack, from the C library where it says (glibc's
@@ -31,10 +33,10 @@
 #include "py/stackctrl.h"
 
 #ifndef NCNN_MP_STACK_PER_LAYER
-#define NCNN_MP_STACK_PER_LAYER 128
+#define NCNN_MP_STACK_PER_LAYER (sizeof(void *) >= 8 ? 128 : 112)
 #endif
 #ifndef NCNN_MP_STACK_RESERVE
-#define NCNN_MP_STACK_RESERVE (sizeof(void *) >= 8 ? 12 * 1024 : 8 * 1024)
+#define NCNN_MP_STACK_RESERVE (sizeof(void *) >= 8 ? 12 * 1024 : 4 * 1024)
 #endif
 
 #if defined(__linux__) && defined(__GLIBC__)

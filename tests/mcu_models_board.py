@@ -11,6 +11,19 @@ import qemu_board
 import retinaface
 
 
+def reserve():
+    """What ncnn_mp asks of a thread beyond the layers' frames: from nets 1 and 2 layers deep."""
+    need = []
+    for p in (b"1 1\nInput data 0 1 data\n", b"2 2\nInput data 0 1 data\nReLU r 1 1 data out\n"):
+        net = ncnn_mp.Net()
+        net.load_param(ncnn_mp.DataReader(from_memory=b"7767517\n" + p))
+        need.append(net.stack_needed())
+    return 2 * need[0] - need[1]
+
+
+RESERVE = reserve()
+
+
 def rom(name):
     return memoryview(open("/rom/" + name, "rb"))
 
@@ -22,18 +35,24 @@ def digest(name):
 def run_model(model):
     before = digest(model + ".bin")
     net = ncnn_mp.Net()
+    qemu_board.stack_mark()
     net.load_param(ncnn_mp.DataReader(from_memory=rom(model + ".param")))
     net.load_model(rom(model + ".bin"), copy=False)
+    load_stack = qemu_board.stack_used()
     info = net.weights_info()
     print("weights", model, info["in_place"], info["copied"], info["converted"], info["ram"])
     w, h, c = CONFIG["size"]
     for n in range(CONFIG["images"]):
+        qemu_board.stack_mark()
         t0 = qemu_board.time_ns()  # (-icount shift=0: 1 instruction per ns)
         with net.create_extractor() as ex:
             ex.input(CONFIG["input"], ncnn_mp.Mat(w, h, c, data=rom("in%d.f32" % n)))
             outs = {name: ex.extract(name) for name in CONFIG["outputs"]}
         ns = qemu_board.time_ns() - t0
         print("cost", model, n, ns, qemu_board.c_heap()[1])
+        # The C stack the load and the extract took (from this frame down: more than ncnn's
+        # part) against what ncnn_mp asks of a thread for them (the reserve: a one-layer net's).
+        print("stack", model, n, load_stack, qemu_board.stack_used(), net.stack_needed(), RESERVE)
         report(model, n, outs)
     net.close()
     print("flash unchanged", model, digest(model + ".bin") == before)

@@ -94,6 +94,11 @@ def check_common(output: str, models: list[str], tol: dict[str, float]) -> None:
         for row in lines(output, "maxdiff"):
             if row[0] == model:
                 assert float(row[2]) <= tol[model], f"{model}: board vs wheel differ by {row[2]} (> {tol[model]})"
+        for row in lines(output, "stack"):  # the C stack taken (painted) within what ncnn_mp asks
+            if row[0] == model:
+                load, extract, needed, reserve = (int(v) for v in row[2:])
+                print("stack", model, "load", load, "of", reserve, "extract", extract, "of", needed)
+                assert load <= reserve and extract <= needed, f"{model}: the stack check would let a thread overflow: {row}"
 
 
 @pytest.fixture(scope="module", params=["qemu", "rv32"])

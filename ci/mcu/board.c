@@ -15,7 +15,7 @@
 //   the whole stack (ncnn_mp_port_stack_low).
 // - A board keeps models in memory-mapped flash, read-only: ROMFS (below).
 // - A module `qemu_board` for the MCU measurements: the C heap's figures, a timer (in
-//   emulated instructions under QEMU's -icount) and the ROMFS region.
+//   emulated instructions under QEMU's -icount), the C stack a call takes, the ROMFS region.
 
 #include <errno.h>
 #include <malloc.h>
@@ -147,7 +147,35 @@ static mp_obj_t qemu_board_c_heap(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(qemu_board_c_heap_obj, qemu_board_c_heap);
 
+// stack_mark() -> None; stack_used() -> int   the C stack a call takes, by painting: stack_mark
+// fills the unused stack below its caller with a pattern, stack_used tells how far below that
+// point the deepest overwritten word lies (what ncnn_mp's estimate must cover: tests).
+#define STACK_PAINT 0x5AA5C33Cu
+static uint32_t *stack_mark_top;
+
+static mp_obj_t qemu_board_stack_mark(void) {
+    volatile uint32_t here;
+    uint32_t *p = (uint32_t *)((uintptr_t)&here & ~(uintptr_t)3) - 64;  // (below this call's own frame)
+    stack_mark_top = p;
+    for (uint32_t *w = (uint32_t *)_ncnn_heap_end; w < p; w++) {
+        *w = STACK_PAINT;
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(qemu_board_stack_mark_obj, qemu_board_stack_mark);
+
+static mp_obj_t qemu_board_stack_used(void) {
+    uint32_t *w = (uint32_t *)_ncnn_heap_end;
+    while (w < stack_mark_top && *w == STACK_PAINT) {
+        w++;
+    }
+    return mp_obj_new_int_from_uint((uintptr_t)stack_mark_top - (uintptr_t)w);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(qemu_board_stack_used_obj, qemu_board_stack_used);
+
 static const mp_rom_map_elem_t qemu_board_globals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR_stack_mark), MP_ROM_PTR(&qemu_board_stack_mark_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stack_used), MP_ROM_PTR(&qemu_board_stack_used_obj) },
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_qemu_board) },
     { MP_ROM_QSTR(MP_QSTR_time_ns), MP_ROM_PTR(&qemu_board_time_ns_obj) },
     { MP_ROM_QSTR(MP_QSTR_c_heap), MP_ROM_PTR(&qemu_board_c_heap_obj) },
