@@ -341,6 +341,7 @@ class Generator:
         self.stub, self.rng = stub, rng
         self.lids = 0
         self.made: set[str] = set()  # classes the sequence has made an instance of
+        self.sweep: int | None = None  # the next random step calls member number sweep (then random ones)
 
     def new_lid(self) -> int:
         self.lids += 1
@@ -459,8 +460,14 @@ class Generator:
             a, kw = self.arguments("", name, rng.choice(stub.functions[name].overloads))
             return ["fn", name, a, kw]
         # Half the time every class equally likely, half the time every member of every
-        # class (Mat, with most members, gets more steps): both reach all in a few hundred sequences.
-        if rng.random() < 0.5:
+        # class (Mat, with most members, gets more steps): both reach all in a few hundred
+        # sequences, and each sequence's first such step is member number sid of them all,
+        # so a budget of more sequences than members calls every one, whatever the stub adds.
+        if self.sweep is not None:
+            pairs = [(c, n) for c in sorted(stub.classes) for n in sorted(stub.classes[c])]
+            cls, name = pairs[self.sweep % len(pairs)]
+            self.sweep = None
+        elif rng.random() < 0.5:
             cls = rng.choice(sorted(stub.classes))
             name = rng.choice(sorted(stub.classes[cls]))
         else:
@@ -679,6 +686,7 @@ class Generator:
 def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
     rng = random.Random(f"api-{seed}-{sid}")
     gen = Generator(stub, rng)
+    gen.sweep = sid
     steps: list[list[Any]] = []
     length = rng.randint(10, 60)
     while len(steps) < length:
