@@ -18,15 +18,15 @@
 // 5.9 KiB, from the calling Python frame down, where the estimate asks 4 and 8.4.
 // A port may define both (-D) for its compiler.
 //
-// What a thread has: the bottom of its stack, from the C library where it says (glibc's
-// pthread_getattr_np: any thread, the main one's up to its rlimit), else from the port
-// (ncnn_mp_port_stack_low, weak: a board that gives Python part of a larger stack says
-// where the rest ends), else MicroPython's own limit for Python (stack_top - stack_limit:
-// on ESP32 and most ports that is the task's stack less a small margin).
+// What a thread has: the bottom of its stack from MicroPython's own limit for Python
+// (stack_top - stack_limit: for a thread, its stack less the port's margin, 8 KiB on the Unix
+// port; on ESP32 and most ports the task's stack less a small margin), except where more is
+// known: the main thread on Linux grows its stack to the rlimit (the Unix port lets Python
+// use 80,000 bytes of 8 MiB), and a board that gives Python part of a larger stack says where
+// the rest ends (ncnn_mp_port_stack_low, weak). Worked out once per thread. (Not glibc's
+// pthread_getattr_np: it allocates through glibc's malloc, which under AddressSanitizer
+// broke glibc's arena bookkeeping at thread exit: aborts in make sanitize.)
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // (pthread_getattr_np)
-#endif
 #include "ncnn_mp.h"
 
 #include "py/mpstate.h"
@@ -39,41 +39,54 @@
 #define NCNN_MP_STACK_RESERVE (sizeof(void *) >= 8 ? 12 * 1024 : 4 * 1024)
 #endif
 
-#if defined(__linux__) && defined(__GLIBC__)
-#include <pthread.h>
-#define NCNN_MP_STACK_FROM_PTHREAD 1
-
-static __thread char *ncnn_mp_thread_stack_low;
-
-static char *ncnn_mp_stack_low(void) {
-    if (ncnn_mp_thread_stack_low == NULL) {
-        pthread_attr_t attr;
-        void *addr;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-                ncnn_mp_thread_stack_low = addr;
-            }
-            pthread_attr_destroy(&attr);
-        }
-    }
-    return ncnn_mp_thread_stack_low;
-}
-#else
 MP_WEAK char *ncnn_mp_port_stack_low(void) {
     return NULL;
 }
 
-static char *ncnn_mp_stack_low(void) {
-    char *low = ncnn_mp_port_stack_low();
-    #if MICROPY_STACK_CHECK
-    if (low == NULL) {
-        low = MP_STATE_THREAD(stack_top) - MP_STATE_THREAD(stack_limit);
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// The main thread's stack beyond Python's limit: the rlimit (8 MiB where unlimited) less
+// what lies above the stack's top as MicroPython took it (arguments, environment: 64 KiB).
+static char *ncnn_mp_main_stack_low(char *low) {
+    if (syscall(SYS_gettid) != getpid()) {
+        return low;
     }
-    #endif
-    return low;
+    struct rlimit rl;
+    size_t size = 8 * 1024 * 1024, above = 64 * 1024;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        size = rl.rlim_cur;
+    }
+    char *deeper = size > above ? MP_STATE_THREAD(stack_top) - (size - above) : low;
+    return deeper < low ? deeper : low;
 }
 #endif
+
+#if MICROPY_PY_THREAD
+#define NCNN_MP_PER_THREAD __thread
+#else
+#define NCNN_MP_PER_THREAD
+#endif
+static NCNN_MP_PER_THREAD char *ncnn_mp_thread_stack_low;
+
+static char *ncnn_mp_stack_low(void) {
+    char *low = ncnn_mp_thread_stack_low;
+    if (low == NULL) {
+        low = ncnn_mp_port_stack_low();
+        #if MICROPY_STACK_CHECK
+        if (low == NULL) {
+            low = MP_STATE_THREAD(stack_top) - MP_STATE_THREAD(stack_limit);
+            #if defined(__linux__)
+            low = ncnn_mp_main_stack_low(low);
+            #endif
+        }
+        #endif
+        ncnn_mp_thread_stack_low = low;
+    }
+    return low;
+}
 
 size_t ncnn_mp_stack_need(int depth) {
     return (size_t)depth * NCNN_MP_STACK_PER_LAYER + NCNN_MP_STACK_RESERVE;
