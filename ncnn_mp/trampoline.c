@@ -417,24 +417,21 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
             dest[2] = bottom;
             if (ncnn_mp_arity(dest[0]) == 4) {
                 // CPython style: the method fills top Mats made here (top.create / clone_from / ...).
-                mp_obj_t top = single ? MP_OBJ_NULL : mp_obj_new_list(n2, NULL);
-                mp_obj_t made[n2 > 0 ? n2 : 1];
+                // They are kept in a tuple of their own (the list handed over may be changed),
+                // not a variable-length array: nothing on this frame may move the stack
+                // pointer after nlr_push.
+                mp_obj_tuple_t *made = MP_OBJ_TO_PTR(mp_obj_new_tuple(n2, NULL));
                 ncnn_mp_result_t fresh = { NULL, NULL, MP_OBJ_NULL };
                 char where[NCNN_MP_WHERE_LEN];
                 ncnn_mp_attr_where(where, mp_obj_get_type_str(f.instance), MP_QSTR_forward);
                 for (int i = 0; i < n2; i++) {
-                    made[i] = ncnn_mp_result_wrap(&fresh, ncnn_mat_create(), where);
-                    if (single) {
-                        top = made[i];
-                    } else {
-                        mp_obj_list_store(top, MP_OBJ_NEW_SMALL_INT(i), made[i]);
-                    }
+                    made->items[i] = ncnn_mp_result_wrap(&fresh, ncnn_mat_create(), where);
                 }
-                dest[3] = top;
+                dest[3] = single ? made->items[0] : mp_obj_new_list(n2, made->items);
                 dest[4] = o;
                 ncnn_mp_status(f.instance, MP_QSTR_forward, mp_call_method_n_kw(3, 0, dest));
                 for (int i = 0; i < n2; i++) {
-                    tops[i] = ncnn_mp_output_handle(f.instance, MP_QSTR_forward, made[i], &f.lent);
+                    tops[i] = ncnn_mp_output_handle(f.instance, MP_QSTR_forward, made->items[i], &f.lent);
                 }
             } else {
                 dest[3] = o;
