@@ -22,39 +22,6 @@ static mp_obj_t *ncnn_mp_inputs_find(mp_obj_t *inputs, mp_obj_t key) {
     return NULL;
 }
 
-// Stores (or replaces) key's Mat. What it stores waits out a collection in progress in
-// another thread (ncnn_mp_gc_settle): a grown array holds both, else the key and the Mat.
-static void ncnn_mp_inputs_store(ncnn_mp_extractor_obj_t *self, mp_obj_t key, mp_obj_t mat) {
-    mp_obj_t *slot = ncnn_mp_inputs_find(self->inputs, key);
-    if (slot) {
-        *slot = mat;
-        ncnn_mp_gc_settle(mat);
-        return;
-    }
-    size_t n = ncnn_mp_inputs_count(self->inputs);
-    size_t words = self->inputs ? gc_nbytes(self->inputs) / sizeof(mp_obj_t) : 0;
-    mp_obj_t *grown = NULL;
-    if (1 + 2 * (n + 1) > words) {
-        grown = m_new(mp_obj_t, 1 + 2 * (n + 1));
-        if (n) {
-            memcpy(grown + 1, self->inputs + 1, 2 * n * sizeof(mp_obj_t));
-        }
-        grown[0] = MP_OBJ_NEW_SMALL_INT(n);
-        self->inputs = grown;
-    }
-    self->inputs[1 + 2 * n] = key;
-    self->inputs[2 + 2 * n] = mat;
-    self->inputs[0] = MP_OBJ_NEW_SMALL_INT(n + 1);
-    if (grown) {
-        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(grown));
-    } else {
-        ncnn_mp_gc_settle(mat);
-        if (mp_obj_is_obj(key)) {
-            ncnn_mp_gc_settle(key);
-        }
-    }
-}
-
 // Net.create_extractor: the checks, ncnn's Extractor, its references to the net and the
 // net's allocators, all under one lock (a load, clear or close in another thread enters
 // the net alone under it, and may swap the option's allocators then).
@@ -103,22 +70,31 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
 // An Extractor is used by one method at a time, in one thread: `running` from use to
 // done (or to the method raising: an nlr jump callback). That also keeps its custom
 // layers from calling back into the Extractor that runs them, and its Net from being
-// loaded, cleared or closed meanwhile (the net is entered).
+// loaded, cleared or closed meanwhile (the net is entered). extract() links its call
+// (where its custom layers' exceptions wait) under the same locks: one lock to start,
+// one to end.
 typedef struct {
     nlr_jump_callback_node_t done;  // first: the callback gets its address
     ncnn_mp_extractor_native_t *native;
+    ncnn_mp_call_t *call;           // linked from use to done, or NULL
 } ncnn_mp_extractor_use_t;
 
 static void ncnn_mp_extractor_release(void *use) {
-    ncnn_mp_extractor_native_t *e = ((ncnn_mp_extractor_use_t *)use)->native;
+    ncnn_mp_extractor_use_t *u = use;
+    ncnn_mp_extractor_native_t *e = u->native;
     mp_uint_t l = ncnn_mp_lock();
+    if (u->call) {
+        ncnn_mp_call_unlink(u->call);
+    }
     ncnn_mp_net_exit(e->net);
     e->running = false;
     ncnn_mp_unlock(l);
 }
 
-// Marks the Extractor running and enters its net (shared) in one go, under one lock.
-static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, const char *where) {
+// Marks the Extractor running and enters its net (shared) in one go, under one lock, and
+// links `call` (if not NULL) there too.
+static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, ncnn_mp_call_t *call,
+    const char *where) {
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
     mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
     ncnn_mp_extractor_native_t *e = self->native;
@@ -126,6 +102,9 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
     bool entered = e && !running && ncnn_mp_net_try_enter(e->net, false);
     if (entered) {
         e->running = true;
+        if (call) {
+            ncnn_mp_call_link(call);
+        }
     }
     ncnn_mp_unlock(l);
     if (e == NULL) {
@@ -139,6 +118,7 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
         ncnn_mp_net_raise_busy(where);
     }
     u->native = e;
+    u->call = call;
     nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
     if (e->handle == NULL) {
         ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
@@ -300,7 +280,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
         ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
     }
     ncnn_mp_extractor_use_t use;
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, NULL, where);
     ncnn_mp_extractor_native_t *e = self->native;
     ncnn_mp_net_native_t *net = e->net;
     qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
@@ -330,7 +310,13 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_set_option_obj, Extractor, set_option, ncnn_mp_Extractor_set_option);
 
 // Extractor.input(blob: str | int, mat: Mat) -> None   ncnn_extractor_input / _input_index
-// ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat.
+// ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat, in
+// its inputs array. All of it under one lock, use()'s checks included, instead of marking
+// the Extractor running for the call: no other method of this Extractor runs meanwhile
+// (they mark it running, or take the lock), and a load or clear cannot destroy its handle
+// meanwhile (they do that under the lock, once they entered the net alone: refused here
+// while users < 0). ncnn_extractor_input only points the blob at the Mat (no callback, no
+// GC allocation); the array is grown before, outside the lock.
 static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t mat_in) {
     const char *where = "Extractor.input";
     ncnn_mp_mat_obj_t *mat = ncnn_mp_get_mat(mat_in, where);
@@ -351,14 +337,104 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (mat->kind != NCNN_MP_MAT_OWNED) {
         ncnn_mp_raise_value(where, "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)");
     }
-    ncnn_mp_blob_key(key, where);
-    ncnn_mp_extractor_use_t use;
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
-    if (ncnn_mp_extractor_input_mat(self->native->handle, key, mat_in, where) != 0) {
-        ncnn_mp_raise_blob_missing(key, where);
+    int index = ncnn_mp_blob_key(key, where);
+    const char *name = index < 0 ? mp_obj_str_get_str(key) : NULL;
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Extractor, where);
+    // The native Mat is what the inputs keep (a Python subclass's instance is not a Mat
+    // object: the inputs' readers take each for one).
+    mp_obj_t keep = MP_OBJ_FROM_PTR(mat);
+    enum { GIVEN, MISSING, CLOSED, RUNNING, BUSY, STALE } state;
+    mp_obj_t *grown;
+    ncnn_mat_t copy = NULL;
+    for (;;) {
+        // Room for one more input, in a grown array if the one seen is full: sized from
+        // what the array holds now, checked again under the lock (a race in another
+        // thread, using the same Extractor, may have changed it: then again).
+        mp_obj_t *seen = self->inputs;
+        size_t n = ncnn_mp_inputs_count(seen), words = seen ? gc_nbytes(seen) / sizeof(mp_obj_t) : 0;
+        grown = NULL;
+        if (1 + 2 * (n + 1) > words && ncnn_mp_inputs_find(seen, key) == NULL) {
+            grown = m_new(mp_obj_t, 1 + 2 * (n + 1));
+        }
+        if (copy == NULL && !ncnn_mp_mat_counted(keep)) {
+            copy = ncnn_mat_clone(mat->handle, NULL);  // (see ncnn_mp_extractor_input_mat)
+            if (copy == NULL || ncnn_mat_get_data(copy) == NULL) {
+                if (copy) {
+                    ncnn_mat_destroy(copy);
+                }
+                mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
+            }
+        }
+        mp_uint_t l = ncnn_mp_lock();
+        ncnn_mp_extractor_native_t *e = self->native;
+        state = e == NULL ? CLOSED : e->running ? RUNNING : e->net->users < 0 ? BUSY : e->handle == NULL ? STALE : GIVEN;
+        mp_obj_t *slot = NULL;
+        if (state == GIVEN) {
+            if (self->inputs != seen || ncnn_mp_inputs_count(seen) != n) {
+                ncnn_mp_unlock(l);
+                continue;
+            }
+            slot = ncnn_mp_inputs_find(seen, key);
+            if (slot == NULL && 1 + 2 * (n + 1) > words && grown == NULL) {
+                ncnn_mp_unlock(l);  // (the array filled up since it was seen)
+                continue;
+            }
+            ncnn_mat_t given = copy ? copy : mat->handle;
+            #if NCNN_STRING
+            int ret = name ? ncnn_extractor_input(e->handle, name, given) : ncnn_extractor_input_index(e->handle, index, given);
+            #else
+            (void)name;
+            int ret = ncnn_extractor_input_index(e->handle, index, given);
+            #endif
+            state = ret == 0 ? GIVEN : MISSING;
+        }
+        if (state == GIVEN) {
+            if (slot) {
+                *slot = keep;
+                grown = NULL;
+            } else {
+                if (grown) {
+                    if (n) {
+                        memcpy(grown + 1, seen + 1, 2 * n * sizeof(mp_obj_t));
+                    }
+                    self->inputs = grown;
+                }
+                self->inputs[1 + 2 * n] = key;
+                self->inputs[2 + 2 * n] = keep;
+                self->inputs[0] = MP_OBJ_NEW_SMALL_INT(n + 1);
+            }
+        }
+        ncnn_mp_unlock(l);
+        break;
     }
-    ncnn_mp_inputs_store(self, key, mat_in);  // (settled: see there)
-    ncnn_mp_extractor_done(&use);
+    if (copy) {
+        ncnn_mat_destroy(copy);  // ncnn holds its own reference
+    }
+    switch (state) {
+        case GIVEN:
+            break;
+        case MISSING:
+            ncnn_mp_raise_blob_missing(key, where);
+        case CLOSED:
+            ncnn_mp_raise_value(where, "the Extractor was closed");
+        case RUNNING:
+            mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
+                "(by one of its custom layers, or in another thread)"), where);
+        case BUSY:
+            ncnn_mp_net_raise_busy(where);
+        case STALE:
+            ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+    }
+    // What was stored waits out a collection in progress in another thread (a grown array
+    // holds the key and the Mat; see ncnn_mp_gc_settle).
+    if (grown) {
+        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(grown));
+    } else {
+        ncnn_mp_gc_settle(keep);
+        if (mp_obj_is_obj(key)) {
+            ncnn_mp_gc_settle(key);
+        }
+    }
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Extractor_input_obj, Extractor, input, ncnn_mp_Extractor_input);
@@ -404,7 +480,8 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
     int index = ncnn_mp_blob_key(key, where);
     ncnn_mp_extractor_use_t use;
-    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, where);
+    ncnn_mp_call_t call;  // linked by use, unlinked by done (or as the method raises)
+    ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, &call, where);
     ncnn_mp_extractor_native_t *e = self->native;
     if (ncnn_net_get_input_count(e->net->handle) == 0) {
         ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
@@ -420,8 +497,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     ncnn_mat_t out = NULL;
     int ret;
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
-    ncnn_mp_call_t call;
-    ncnn_mp_call_begin(&call);
+    ncnn_mp_call_leave_gil(&call);
     #if NCNN_STRING
     if (index < 0) {
         ret = ncnn_extractor_extract(e->handle, mp_obj_str_get_str(key), &out);
@@ -430,7 +506,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     {
         ret = ncnn_extractor_extract_index(e->handle, index, &out);
     }
-    ncnn_mp_call_stop(&call);
+    ncnn_mp_call_returned(&call);
     if (call.error != MP_OBJ_NULL || ret != 0) {
         if (out) {
             ncnn_mat_destroy(out);

@@ -567,6 +567,10 @@ typedef struct _ncnn_mp_call_t {
 } ncnn_mp_call_t;
 
 void ncnn_mp_call_begin(ncnn_mp_call_t *call);
+// begin in two parts, for a method that links its call under a lock it takes anyway
+// (Extractor.extract): link (under the caller's lock), then leave_gil (outside it).
+void ncnn_mp_call_link(ncnn_mp_call_t *call);
+void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call);
 // The calling thread's innermost call in progress, or NULL.
 ncnn_mp_call_t *ncnn_mp_call_current(void);
 // For a callback under `call` (the thread's current one, or NULL): takes the GIL if the call
@@ -581,6 +585,10 @@ bool ncnn_mp_in_collection(void);
 // KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
 // that got something from ncnn frees it if call->error is set, then calls call_raise.
 void ncnn_mp_call_stop(ncnn_mp_call_t *call);
+// stop in two parts: returned (the GIL back, call->error set as stop sets it) once ncnn
+// has returned, unlink under a lock the caller takes anyway, before it raises call->error.
+void ncnn_mp_call_returned(ncnn_mp_call_t *call);
+void ncnn_mp_call_unlink(ncnn_mp_call_t *call);
 void ncnn_mp_call_raise(ncnn_mp_call_t *call);
 // stop, then raise: for methods that got nothing to free.
 void ncnn_mp_call_end(ncnn_mp_call_t *call);

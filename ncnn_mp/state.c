@@ -233,21 +233,50 @@ bool ncnn_mp_in_collection(void) {
     #endif
 }
 
-void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
+void ncnn_mp_call_link(ncnn_mp_call_t *call) {
     call->thread = ncnn_mp_thread();
     call->error = MP_OBJ_NULL;
     call->lent = NULL;
     call->weights = MP_OBJ_NULL;
+    call->gil_released = false;
+    call->next = MP_STATE_VM(ncnn_mp_calls);
+    MP_STATE_VM(ncnn_mp_calls) = call;
+}
+
+void ncnn_mp_call_unlink(ncnn_mp_call_t *call) {
+    ncnn_mp_call_t **link = &MP_STATE_VM(ncnn_mp_calls);
+    while (*link && *link != call) {
+        link = &(*link)->next;
+    }
+    if (*link) {
+        *link = call->next;
+    }
+}
+
+void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call) {
     // Never inside a collection: the collecting thread holds the GC's lock, and another
     // thread given the GIL would wait for that lock while this one waits for the GIL.
     call->gil_released = MICROPY_PY_THREAD_GIL && !ncnn_mp_in_collection();
-    mp_uint_t l = ncnn_mp_lock();
-    call->next = MP_STATE_VM(ncnn_mp_calls);
-    MP_STATE_VM(ncnn_mp_calls) = call;
-    ncnn_mp_unlock(l);
     if (call->gil_released) {
         MP_THREAD_GIL_EXIT();
     }
+}
+
+void ncnn_mp_call_returned(ncnn_mp_call_t *call) {
+    if (call->gil_released) {
+        MP_THREAD_GIL_ENTER();
+        call->gil_released = false;
+    }
+    if (call->error == MP_OBJ_NULL) {  // else an interrupt stays pending, for the next branch
+        call->error = ncnn_mp_take_pending();
+    }
+}
+
+void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_call_link(call);
+    ncnn_mp_unlock(l);
+    ncnn_mp_call_leave_gil(call);
 }
 
 bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call) {
@@ -274,21 +303,10 @@ ncnn_mp_call_t *ncnn_mp_call_current(void) {
 }
 
 void ncnn_mp_call_stop(ncnn_mp_call_t *call) {
-    if (call->gil_released) {
-        MP_THREAD_GIL_ENTER();
-    }
+    ncnn_mp_call_returned(call);
     mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_t **link = &MP_STATE_VM(ncnn_mp_calls);
-    while (*link && *link != call) {
-        link = &(*link)->next;
-    }
-    if (*link) {
-        *link = call->next;
-    }
+    ncnn_mp_call_unlink(call);
     ncnn_mp_unlock(l);
-    if (call->error == MP_OBJ_NULL) {  // else an interrupt stays pending, for the next branch
-        call->error = ncnn_mp_take_pending();
-    }
 }
 
 void ncnn_mp_call_raise(ncnn_mp_call_t *call) {

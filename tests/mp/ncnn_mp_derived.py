@@ -161,4 +161,20 @@ for _ in range(3):
     views = None
     gc.collect()
 print("results sharing a source's storage outlive its allocator's other holders")
+# 9. A Python subclass's instance as an Extractor input: the Extractor keeps the Mat object
+# itself (the subclass instance was read as a Mat, and extract crashed).
+class Sub(ncnn_mp.Mat):
+    pass
+
+s = Sub(4)
+s.fill(-2.0)
+s_over = Sub(4, data=bytearray(struct.pack("<4f", -1.0, 1.0, -3.0, 3.0)))
+with relu_net.create_extractor() as ex:
+    ex.input("data", s)
+    first = ex.extract("out")
+    second = ex.extract("out")  # (the inputs handed again)
+with relu_net.create_extractor() as ex:
+    ex.input("data", s_over)  # (ncnn gets a copy: the storage is a Python buffer's)
+    third = ex.extract("out")
+print("a Mat subclass as an input", packed(first), packed(second), packed(third))
 print("done")
