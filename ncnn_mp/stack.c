@@ -1,6 +1,6 @@
 // The C stack ncnn runs on. ncnn takes the caller's stack: a layer's kernel keeps tiles of
-// several KiB in its frames, and an extract recurses once per layer along the longest chain
-// to the blob asked for (NetPrivate::forward_layer). A thread with too little stack, as
+// several KiB in its frames, and an extract recurses once per layer it has yet to run along
+// a chain to the blob asked for (NetPrivate::forward_layer). A thread with too little stack, as
 // `_thread.stack_size(16 * 1024)` gives on the Unix port or the few KiB an ESP32 thread
 // gets by default, would overflow it inside ncnn, far from any check of MicroPython's:
 // a segfault, or a corrupted neighbour on a board. So ncnn_mp estimates what a call needs

@@ -130,3 +130,32 @@ print(done)
     got = eval(r.stdout.strip().splitlines()[-1])
     assert got[0] in ("load ok", "load Net.load_param stack"), r.explain()
     assert got[1] in ("forward ok", "forward Layer.forward stack"), r.explain()
+
+
+def test_stack_needed(micropython: MicroPython) -> None:
+    """Net.stack_needed(): the figure extract checks (the message's KiB), deeper nets asking
+    more; before a param and after clear() a ValueError, and the net still loads after."""
+    d = shared_models("bench", "yolo-fastest-1.1.param", "squeezenet.param")
+    src = f"""
+import ncnn_mp
+n = ncnn_mp.Net()
+for step in ("fresh", "yolo", "squeezenet", "cleared", "again"):
+    try:
+        if step in ("yolo", "again"):
+            n.load_param({str(d / "yolo-fastest-1.1.param")!r})
+        elif step == "squeezenet":
+            n.load_param({str(d / "squeezenet.param")!r})
+        elif step == "cleared":
+            n.clear()
+        print(step, n.stack_needed())
+    except ValueError as e:
+        print(step, "ValueError", e)
+"""
+    r = micropython.run_source(src)
+    assert r.returncode == 0, r.explain()
+    got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert got["fresh"] == got["cleared"] == "ValueError Net.stack_needed: no param loaded (load_param first)", r.explain()
+    yolo, squeeze = int(got["yolo"]), int(got["squeezenet"])
+    assert got["again"] == got["yolo"], r.explain()
+    # 28 KiB is what the refusal in a small thread names for yolo-fastest (its message, above)
+    assert (yolo + 1023) // 1024 == 28 and 12 * 1024 < squeeze < yolo, r.explain()
