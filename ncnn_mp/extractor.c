@@ -91,6 +91,23 @@ static void ncnn_mp_extractor_release(void *use) {
     ncnn_mp_unlock(l);
 }
 
+// Why an Extractor cannot be used now, and the exception that says so.
+typedef enum { NCNN_MP_EX_CLOSED, NCNN_MP_EX_RUNNING, NCNN_MP_EX_BUSY, NCNN_MP_EX_STALE } ncnn_mp_extractor_refusal_t;
+
+static NORETURN void ncnn_mp_extractor_refuse(ncnn_mp_extractor_refusal_t why, const char *where) {
+    switch (why) {
+        case NCNN_MP_EX_CLOSED:
+            ncnn_mp_raise_value(where, "the Extractor was closed");
+        case NCNN_MP_EX_RUNNING:
+            mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
+                "(by one of its custom layers, or in another thread)"), where);
+        case NCNN_MP_EX_BUSY:
+            ncnn_mp_net_raise_busy(where);
+        default:
+            ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+    }
+}
+
 // Marks the Extractor running and enters its net (shared) in one go, under one lock, and
 // links `call` (if not NULL) there too.
 static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, ncnn_mp_call_t *call,
@@ -107,21 +124,14 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
         }
     }
     ncnn_mp_unlock(l);
-    if (e == NULL) {
-        ncnn_mp_raise_value(where, "the Extractor was closed");
-    }
-    if (running) {
-        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
-            "(by one of its custom layers, or in another thread)"), where);
-    }
     if (!entered) {
-        ncnn_mp_net_raise_busy(where);
+        ncnn_mp_extractor_refuse(e == NULL ? NCNN_MP_EX_CLOSED : running ? NCNN_MP_EX_RUNNING : NCNN_MP_EX_BUSY, where);
     }
     u->native = e;
     u->call = call;
     nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
     if (e->handle == NULL) {
-        ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+        ncnn_mp_extractor_refuse(NCNN_MP_EX_STALE, where);
     }
     return self;
 }
@@ -206,15 +216,35 @@ static int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
     return -1;
 }
 
+// Hands one Mat to ncnn under blob `name` (index < 0) or `index`. Raises nothing: Extractor.input
+// calls it under the lock.
+static int ncnn_mp_extractor_input_at(ncnn_extractor_t ex, int index, const char *name, ncnn_mat_t mat) {
+    #if NCNN_STRING
+    if (index < 0) {
+        return ncnn_extractor_input(ex, name, mat);
+    }
+    #else
+    (void)name;
+    #endif
+    return ncnn_extractor_input_index(ex, index, mat);
+}
+
 // Hands one Mat to ncnn under `key` (a blob name or index).
 static int ncnn_mp_extractor_input(ncnn_extractor_t ex, mp_obj_t key, ncnn_mat_t mat, const char *where) {
     int index = ncnn_mp_blob_key(key, where);
-    #if NCNN_STRING
-    if (index < 0) {
-        return ncnn_extractor_input(ex, mp_obj_str_get_str(key), mat);
+    return ncnn_mp_extractor_input_at(ex, index, index < 0 ? mp_obj_str_get_str(key) : NULL, mat);
+}
+
+// A copy of an input Mat ncnn does not count references to (see below), or MemoryError.
+static ncnn_mat_t ncnn_mp_input_copy(ncnn_mat_t h, const char *where) {
+    ncnn_mat_t copy = ncnn_mat_clone(h, NULL);
+    if (copy == NULL || ncnn_mat_get_data(copy) == NULL) {
+        if (copy) {
+            ncnn_mat_destroy(copy);
+        }
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
     }
-    #endif
-    return ncnn_extractor_input_index(ex, index, mat);
+    return copy;
 }
 
 // Hands the Mat object `mat` to ncnn under `key`: its storage, or a copy where ncnn does
@@ -225,13 +255,7 @@ static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj
     if (ncnn_mp_mat_counted(mat)) {
         return ncnn_mp_extractor_input(ex, key, h, where);
     }
-    ncnn_mat_t copy = ncnn_mat_clone(h, NULL);
-    if (copy == NULL || ncnn_mat_get_data(copy) == NULL) {
-        if (copy) {
-            ncnn_mat_destroy(copy);
-        }
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
-    }
+    ncnn_mat_t copy = ncnn_mp_input_copy(h, where);
     int ret = ncnn_mp_extractor_input(ex, key, copy, where);
     ncnn_mat_destroy(copy);  // ncnn holds its own reference
     return ret;
@@ -343,7 +367,8 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     // The native Mat is what the inputs keep (a Python subclass's instance is not a Mat
     // object: the inputs' readers take each for one).
     mp_obj_t keep = MP_OBJ_FROM_PTR(mat);
-    enum { GIVEN, MISSING, CLOSED, RUNNING, BUSY, STALE } state;
+    enum { GIVEN, MISSING, REFUSED } state;
+    ncnn_mp_extractor_refusal_t why = NCNN_MP_EX_CLOSED;
     mp_obj_t *grown;
     ncnn_mat_t copy = NULL;
     for (;;) {
@@ -357,17 +382,22 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
             grown = m_new(mp_obj_t, 1 + 2 * (n + 1));
         }
         if (copy == NULL && !ncnn_mp_mat_counted(keep)) {
-            copy = ncnn_mat_clone(mat->handle, NULL);  // (see ncnn_mp_extractor_input_mat)
-            if (copy == NULL || ncnn_mat_get_data(copy) == NULL) {
-                if (copy) {
-                    ncnn_mat_destroy(copy);
-                }
-                mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
-            }
+            copy = ncnn_mp_input_copy(mat->handle, where);  // (see ncnn_mp_extractor_input_mat)
         }
         mp_uint_t l = ncnn_mp_lock();
         ncnn_mp_extractor_native_t *e = self->native;
-        state = e == NULL ? CLOSED : e->running ? RUNNING : e->net->users < 0 ? BUSY : e->handle == NULL ? STALE : GIVEN;
+        state = REFUSED;
+        if (e == NULL) {
+            why = NCNN_MP_EX_CLOSED;
+        } else if (e->running) {
+            why = NCNN_MP_EX_RUNNING;
+        } else if (e->net->users < 0) {
+            why = NCNN_MP_EX_BUSY;
+        } else if (e->handle == NULL) {
+            why = NCNN_MP_EX_STALE;
+        } else {
+            state = GIVEN;
+        }
         mp_obj_t *slot = NULL;
         if (state == GIVEN) {
             if (self->inputs != seen || ncnn_mp_inputs_count(seen) != n) {
@@ -379,13 +409,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
                 ncnn_mp_unlock(l);  // (the array filled up since it was seen)
                 continue;
             }
-            ncnn_mat_t given = copy ? copy : mat->handle;
-            #if NCNN_STRING
-            int ret = name ? ncnn_extractor_input(e->handle, name, given) : ncnn_extractor_input_index(e->handle, index, given);
-            #else
-            (void)name;
-            int ret = ncnn_extractor_input_index(e->handle, index, given);
-            #endif
+            int ret = ncnn_mp_extractor_input_at(e->handle, index, name, copy ? copy : mat->handle);
             state = ret == 0 ? GIVEN : MISSING;
         }
         if (state == GIVEN) {
@@ -410,20 +434,11 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (copy) {
         ncnn_mat_destroy(copy);  // ncnn holds its own reference
     }
-    switch (state) {
-        case GIVEN:
-            break;
-        case MISSING:
-            ncnn_mp_raise_blob_missing(key, where);
-        case CLOSED:
-            ncnn_mp_raise_value(where, "the Extractor was closed");
-        case RUNNING:
-            mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
-                "(by one of its custom layers, or in another thread)"), where);
-        case BUSY:
-            ncnn_mp_net_raise_busy(where);
-        case STALE:
-            ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+    if (state == MISSING) {
+        ncnn_mp_raise_blob_missing(key, where);
+    }
+    if (state == REFUSED) {
+        ncnn_mp_extractor_refuse(why, where);
     }
     // What was stored waits out a collection in progress in another thread (a grown array
     // holds the key and the Mat; see ncnn_mp_gc_settle).
