@@ -379,7 +379,14 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
         size_t n = ncnn_mp_inputs_count(seen), words = seen ? gc_nbytes(seen) / sizeof(mp_obj_t) : 0;
         grown = NULL;
         if (1 + 2 * (n + 1) > words && ncnn_mp_inputs_find(seen, key) == NULL) {
-            grown = m_new(mp_obj_t, 1 + 2 * (n + 1));
+            // (not m_new: on a second pass the copy below exists, and a MemoryError would leak it)
+            grown = m_new_maybe(mp_obj_t, 1 + 2 * (n + 1));
+            if (grown == NULL) {
+                if (copy) {
+                    ncnn_mat_destroy(copy);
+                }
+                m_malloc_fail(sizeof(mp_obj_t) * (1 + 2 * (n + 1)));
+            }
         }
         if (copy == NULL && !ncnn_mp_mat_counted(keep)) {
             copy = ncnn_mp_input_copy(mat->handle, where);  // (see ncnn_mp_extractor_input_mat)
