@@ -72,6 +72,10 @@ def limited(mp: MicroPython) -> MicroPython:
     return MicroPython(wrapper, mp.env, valgrind=False)
 
 
+# A valgrind report line with text, other than the "Thread N:" heading.
+VALGRIND_LINE = re.compile(r"==\d+== +(?!Thread \d+:)(\S.*)")
+
+
 @dataclass
 class Run:
     """How one batch process ended and what its results file says."""
@@ -95,9 +99,17 @@ class Run:
         if self.returncode < 0:
             return f"crash (signal {-self.returncode})"
         if self.returncode != 0:
-            tail = self.stderr.strip().splitlines()[-1:] or ["?"]
-            return f"exit {self.returncode} ({tail[0][:200]})"
+            return f"exit {self.returncode} ({self.first_report_line()[:200]})"
         return "no DONE line"
+
+    def first_report_line(self) -> str:
+        """What the process said last, or for a valgrind report its first finding and
+        where (its last line is a bare "==pid==")."""
+        lines = self.stderr.strip().splitlines()
+        found = [m.group(1) for ln in lines if (m := VALGRIND_LINE.match(ln))]
+        if found:
+            return found[0] + (" " + found[1] if len(found) > 1 and found[1].startswith("at ") else "")
+        return lines[-1] if lines else "?"
 
     def suspect(self) -> int | None:
         """The case that was running when the process died (None: it died between cases)."""
