@@ -48,7 +48,8 @@ class Allocator:
         """close()."""
 
 class Option:
-    """ncnn's runtime options (ncnn_option_*): owned, a view of a Net's option, or lent to a callback."""
+    """ncnn's runtime options (ncnn_option_*): owned, a view of a Net's option, or lent to a
+    callback (the forwards of one extract share one, valid until the extract returns)."""
 
     num_threads: int
     """Worker threads for layers that parallelise (1..1024)."""

@@ -563,6 +563,10 @@ typedef struct _ncnn_mp_call_t {
     // A load_model(copy=False): the buffer ncnn keeps weights in (a custom layer's
     // ModelBin.load hands out Mats over it), else MP_OBJ_NULL.
     mp_obj_t weights;
+    // The Option lent to the forwards under this call, or MP_OBJ_NULL: ncnn hands every
+    // layer of an extract the same one, so one wrapper serves them all, replaced (and the
+    // old one expired) when a forward gets another, expired when ncnn returns.
+    mp_obj_t option;
     bool gil_released;
 } ncnn_mp_call_t;
 

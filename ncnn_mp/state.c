@@ -238,6 +238,7 @@ void ncnn_mp_call_link(ncnn_mp_call_t *call) {
     call->error = MP_OBJ_NULL;
     call->lent = NULL;
     call->weights = MP_OBJ_NULL;
+    call->option = MP_OBJ_NULL;
     call->gil_released = false;
     call->next = MP_STATE_VM(ncnn_mp_calls);
     MP_STATE_VM(ncnn_mp_calls) = call;
@@ -263,6 +264,10 @@ void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call) {
 }
 
 void ncnn_mp_call_returned(ncnn_mp_call_t *call) {
+    if (call->option != MP_OBJ_NULL) {
+        ncnn_mp_option_expire(call->option);
+        call->option = MP_OBJ_NULL;
+    }
     if (call->gil_released) {
         MP_THREAD_GIL_ENTER();
         call->gil_released = false;

@@ -385,6 +385,28 @@ static mp_obj_t ncnn_mp_lend_bottom(ncnn_mp_lent_t *lent, ncnn_mat_t h) {
     return m;
 }
 
+// The Option for a forward. Under a call, the call's (ncnn_mp_call_t.option): made once
+// for the many layers of an extract, where it was made per layer (an allocation of
+// several GC blocks each). It is valid wherever a layer may keep and use it: in this
+// thread's callbacks under the call, each of which first makes sure it wraps the option
+// ncnn handed that callback (a layer with a featmask gets a masked copy; the old wrapper
+// expires then), and never after the call, or in another thread.
+static mp_obj_t ncnn_mp_lend_option(ncnn_mp_frame_t *f, ncnn_option_t opt) {
+    ncnn_mp_call_t *c = f->call;
+    if (c == NULL) {
+        return ncnn_mp_lend(&f->lent, ncnn_mp_option_wrap_borrowed(opt));
+    }
+    if (c->option != MP_OBJ_NULL && ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(c->option))->handle == opt) {
+        return c->option;
+    }
+    mp_obj_t o = ncnn_mp_option_wrap_borrowed(opt);
+    if (c->option != MP_OBJ_NULL) {
+        ncnn_mp_option_expire(c->option);
+    }
+    c->option = o;
+    return o;
+}
+
 // forward with n bottoms and n2 tops (n = n2 = 1 for a one_blob_only layer).
 // Two styles, told apart by the method's arity: forward(self, bottom, top, opt) -> int
 // fills the top Mat(s) it is given (CPython ncnn); forward(self, bottom, opt) returns
@@ -413,7 +435,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
                     mp_obj_list_store(bottom, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_lend_bottom(&f.lent, bottoms[i]));
                 }
             }
-            mp_obj_t o = ncnn_mp_lend(&f.lent, ncnn_mp_option_wrap_borrowed(opt));
+            mp_obj_t o = ncnn_mp_lend_option(&f, opt);
             dest[2] = bottom;
             if (ncnn_mp_arity(dest[0]) == 4) {
                 // CPython style: the method fills top Mats made here (top.create / clone_from / ...).
@@ -503,7 +525,7 @@ static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n,
             }
         }
         dest[2] = arg;
-        dest[3] = ncnn_mp_lend(&f.lent, ncnn_mp_option_wrap_borrowed(opt));
+        dest[3] = ncnn_mp_lend_option(&f, opt);
         ncnn_mp_status(f.instance, MP_QSTR_forward_inplace, mp_call_method_n_kw(2, 0, dest));
         nlr_pop();
         return ncnn_mp_frame_close(&f, NULL, MP_QSTR_forward_inplace);

@@ -227,6 +227,37 @@ check("kept ModelBin", lambda: kk.mb.load(1, 1))
 check("kept Option", lambda: kk.opt.num_threads)
 
 
+# One Option wrapper serves the forwards of an extract (ncnn hands every layer the same
+# option): one kept by an earlier layer works in a later layer's callback, and is the
+# object that layer gets. A layer with a featmask (param 31) gets a masked copy: another
+# Option, and the one kept before it has expired by then.
+opts = []
+
+
+class OptKeeper(Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def forward_inplace(self, blob, opt):
+        if opts:
+            first = opts[0]
+            print("  same Option as the first layer's:", opt is first)
+            check("  first layer's Option here", lambda: print("  num_threads", first.num_threads))
+        opts.append(opt)
+
+
+net = make_net("7767517\n4 4\nInput data 0 1 data 0=2\nOptKeeper a 1 1 data x\nOptKeeper b 1 1 x y\n"
+               "OptKeeper c 1 1 y out 31=1\n", {"OptKeeper": OptKeeper})
+net.opt.num_threads = 1
+run(net, {"data": mat(1, 2)})
+check("Option kept past the extract", lambda: opts[1].num_threads)
+check("masked Option kept past the extract", lambda: opts[2].num_threads)
+opts.clear()
+run(net, {"data": mat(1, 2)})  # a new extract: a new Option
+
+
 # Every failure: an exception from the public call that entered ncnn, with the layer named.
 def failing(where, exc=ValueError("boom"), code=None, **flags):
     class Failing(Layer):
