@@ -7,8 +7,10 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Iterable, NoReturn
@@ -135,6 +137,42 @@ def locked(path: Path, what: str):  # type: ignore[no-untyped-def]
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# A cached build (an ncnn for some options, a venv for some pins) that no run has used for
+# this long is removed by the next run that uses the same kind of cache: every change of
+# options or pins leaves a new entry, ncnn's take ~40 MB and a venv ~550 MB.
+STALE_DAYS = 14
+
+
+def mark_used(entry: Path) -> None:
+    """Note that a run used this cache entry now (prune_cache keeps what was used lately)."""
+    (entry / ".used").touch()
+
+
+def prune_cache(entries: Iterable[Path], keep: Path, days: float = STALE_DAYS) -> list[Path]:
+    """Remove the cache entries (directories) not used for `days`, by their .used stamp
+    (else their .done, else themselves), except `keep`; skip one whose <name>.lock beside it
+    another process holds. Returns what was removed."""
+    cutoff = time.time() - days * 86400
+    removed = []
+    for entry in entries:
+        if entry == keep or not entry.is_dir():
+            continue
+        stamp = next((p for p in (entry / ".used", entry / ".done") if p.exists()), entry)
+        if stamp.stat().st_mtime > cutoff:
+            continue
+        lock = entry.parent / f"{entry.name}.lock"
+        with open(lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            say(f"removing a cached build no run used for {days:g} days: {entry}")
+            shutil.rmtree(entry, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
 
 
 def sha256_of(path: Path) -> str:

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import PINS, cache_root, fail, key_of, locked, profile, run, say
+from common import PINS, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
 from sources import ensure_debian_packages, ncnn_source
 
 
@@ -76,6 +76,8 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     with locked(root.parent / f"{root.name}.lock", f"ncnn for '{profile_name}'"):
         if not (root / ".done").exists():
             _build(profile_name, root, options)
+        mark_used(root)
+    prune_cache(root.parent.iterdir(), keep=root)
     return check_prefix(prefix, "built ncnn")
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import BUILD, PINS, REPO, cache_root, fail, key_of, run, say
+from common import BUILD, PINS, REPO, cache_root, fail, key_of, mark_used, prune_cache, run, say
 
 
 def venv_python() -> Path:
@@ -19,6 +19,8 @@ def venv_python() -> Path:
     root = cache_root() / f"venv-{key_of(pins['requirements'], sys.executable)}"
     python = root / "bin" / "python"
     if (root / ".done").exists():
+        mark_used(root)
+        prune_cache(cache_root().glob("venv-*"), keep=root)
         return python
     say(f"creating the test venv (pytest, mypy, numpy, scikit-learn, ncnn wheel): {root}")
     run([sys.executable, "-m", "venv", "--clear", root], "creating the venv failed",
@@ -30,6 +32,7 @@ def venv_python() -> Path:
         "check that PyPI is reachable; a hash mismatch means ci/pins.toml needs re-pinning",
         log=cache_root() / "logs" / "venv-install.log", progress=r"^(Collecting|Installing) .*")
     (root / ".done").touch()
+    prune_cache(cache_root().glob("venv-*"), keep=root)
     return python
 
 

@@ -127,3 +127,31 @@ def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() ->
     assert [p.name.split(".")[0] for p in esp32] == ["esp32c3", "esp32c6", "esp32p4", "esp32s3"]
     for path in esp32:
         assert processor(path) == profile("qemu")["ncnn_arch"], path.name
+
+
+def test_prune_cache_removes_only_stale_unlocked_entries(tmp_path: Path) -> None:
+    """Cached builds no run used for STALE_DAYS go; the one in use, a recent one, one whose
+    lock another process holds, and stray files stay."""
+    import fcntl
+    import os
+    import time
+
+    from common import STALE_DAYS, mark_used, prune_cache
+
+    old = time.time() - (STALE_DAYS + 1) * 86400
+    entries = {}
+    for name in ("current", "recent", "stale", "stale-locked", "stale-used-lately"):
+        d = tmp_path / name
+        (d / "install").mkdir(parents=True)
+        (d / ".done").touch()
+        os.utime(d / ".done", (old, old))
+        entries[name] = d
+    mark_used(entries["recent"])
+    mark_used(entries["stale-used-lately"])  # built long ago, used now
+    (tmp_path / "stray.lock").touch()
+    with open(tmp_path / "stale-locked.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        removed = prune_cache(tmp_path.iterdir(), keep=entries["current"])
+    assert removed == [entries["stale"]]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["current", "recent", "stale-locked", "stale-locked.lock", "stale-used-lately", "stray.lock"]
