@@ -220,6 +220,9 @@ class Mat:
     def create(self, w: int, h: int = 0, d: int = 0, c: int = 0, *, elemsize: int = 4, elempack: int = 1,
                allocator: Allocator | None = None) -> None:
         """Give this Mat new, uninitialised storage of that shape (create(w, h, c) as in C++)."""
+    def release(self) -> None:
+        """Give the storage back now rather than when the Mat is collected: the Mat becomes
+        empty (Mats computed from it keep storage they share). Not for a Mat lent to a callback."""
     def reshape(self, w: int, *args: int | Allocator | None) -> Mat:
         """reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator]): same elements, new shape."""
     def flatten(self, opt: Option) -> Mat:

@@ -247,11 +247,41 @@ static ncnn_mat_t ncnn_mp_input_copy(ncnn_mat_t h, const char *where) {
     return copy;
 }
 
+// Why a Mat cannot be an input, or NULL: what input() requires, asked again before every
+// re-input (the Mat may have been given new storage since: create, clone_from, release).
+static const char *ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
+    ncnn_mat_t h = mat->handle;
+    if (ncnn_mat_get_dims(h) == 0) {
+        return "the Mat is empty";
+    }
+    // ncnn's layers take float32 input and convert inside; other element sizes would be
+    // read as floats, past the end of the data.
+    if (ncnn_mat_get_elemsize(h) != 4u * ncnn_mat_get_elempack(h)) {
+        return "the Mat must hold float32 elements";
+    }
+    #if NCNN_BATCH
+    if (ncnn_mat_get_n(h) > 1) {
+        // Not every layer walks the batches of its input: feed them one batch(b) at a time.
+        return "a batch Mat (n > 1) is not an input: give one batch(b) at a time";
+    }
+    #endif
+    if (mat->kind != NCNN_MP_MAT_OWNED) {
+        return "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)";
+    }
+    return NULL;
+}
+
 // Hands the Mat object `mat` to ncnn under `key`: its storage, or a copy where ncnn does
 // not count references to it (ncnn_mp_mat_counted: an in-place layer taking the blob would
 // crash, and would write into the caller's buffer; a result could point into it too).
 static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj_t mat, const char *where) {
     ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
+    const char *why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
+    if (why) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input(%s%s%s) was changed since: "
+            "%s (give input() a Mat again)"), where, mp_obj_is_str(key) ? "'" : "",
+            mp_obj_is_str(key) ? mp_obj_str_get_str(key) : "", mp_obj_is_str(key) ? "'" : "", why);
+    }
     if (ncnn_mp_mat_counted(mat)) {
         return ncnn_mp_extractor_input(ex, key, h, where);
     }
@@ -344,22 +374,9 @@ static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_set_option_obj, Extractor, set_
 static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t mat_in) {
     const char *where = "Extractor.input";
     ncnn_mp_mat_obj_t *mat = ncnn_mp_get_mat(mat_in, where);
-    if (ncnn_mat_get_dims(mat->handle) == 0) {
-        ncnn_mp_raise_value(where, "the Mat is empty");
-    }
-    // ncnn's layers take float32 input and convert inside; other element sizes would be
-    // read as floats, past the end of the data.
-    if (ncnn_mat_get_elemsize(mat->handle) != 4u * ncnn_mat_get_elempack(mat->handle)) {
-        ncnn_mp_raise_value(where, "the Mat must hold float32 elements");
-    }
-    #if NCNN_BATCH
-    if (ncnn_mat_get_n(mat->handle) > 1) {
-        // Not every layer walks the batches of its input: feed them one batch(b) at a time.
-        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
-    }
-    #endif
-    if (mat->kind != NCNN_MP_MAT_OWNED) {
-        ncnn_mp_raise_value(where, "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)");
+    const char *refused = ncnn_mp_input_refusal(mat);
+    if (refused) {
+        ncnn_mp_raise_value(where, refused);
     }
     int index = ncnn_mp_blob_key(key, where);
     const char *name = index < 0 ? mp_obj_str_get_str(key) : NULL;

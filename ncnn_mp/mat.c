@@ -77,18 +77,34 @@ static const char *ncnn_mp_mat_unusable(ncnn_mp_mat_obj_t *m) {
     return NULL;
 }
 
-// Mat(data=buf): whether buf's storage is still where the Mat points (a bytearray that
-// grew may have moved; a Mat given new storage by create() freed its old one).
+// Mat(data=buf), batch(b): whether the storage of `keep` is still where the Mat was made
+// over, and still holds every byte the Mat spans (a bytearray that grew may have moved; a
+// Mat given new storage by create() or release() freed its old one). The address alone is
+// not enough: freed, the old storage's address can come back as smaller storage of the
+// same keep (a large block split by the C heap for a later create()), and a view checked
+// by address only would then reach past its end.
 static bool ncnn_mp_mat_external_moved(ncnn_mp_mat_obj_t *m) {
-    const void *now = NULL;
+    const uint8_t *now = NULL;
+    size_t now_len = 0;
     if (mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
         ncnn_mp_mat_obj_t *k = MP_OBJ_TO_PTR(m->keep);
-        now = k->handle ? ncnn_mat_get_data(k->handle) : NULL;
+        if (k->handle) {
+            now = ncnn_mat_get_data(k->handle);
+            now_len = ncnn_mp_mat_storage_bytes(k->handle);
+        }
     } else {
         mp_buffer_info_t info;
-        now = mp_get_buffer(m->keep, &info, MP_BUFFER_READ) ? info.buf : NULL;
+        if (mp_get_buffer(m->keep, &info, MP_BUFFER_READ)) {
+            now = info.buf;
+            now_len = info.len;
+        }
     }
-    return now != m->external;
+    if (now == NULL || (const void *)now != m->external) {
+        return true;
+    }
+    const uint8_t *data = ncnn_mat_get_data(m->handle);
+    size_t len = ncnn_mp_mat_storage_bytes(m->handle);
+    return len > 0 && (data < now || (size_t)(data - now) > now_len || len > now_len - (size_t)(data - now));
 }
 
 // One rule for every way into a Mat: it is usable when it and every Mat it may share
@@ -118,7 +134,7 @@ static const char *ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
             }
         }
         if (m->external && ncnn_mp_mat_external_moved(m)) {
-            return "the buffer under this Mat was resized and moved (keep data= buffers at a fixed size)";
+            return "the storage under this Mat was resized, moved or given back (keep data= buffers at a fixed size, and a Mat that views share unchanged)";
         }
         if (!mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
             return NULL;
@@ -604,6 +620,20 @@ static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_na
     ncnn_mp_allocator_native_assign(&self->allocator, alloc);
 }
 
+// Mat.release() -> None   (CPython ncnn) gives the storage back now, not when the GC
+// collects the Mat (ncnn's C heap, which MicroPython's collector does not see): the Mat
+// becomes empty. Mats computed from it that share a counted storage keep it alive.
+static mp_obj_t ncnn_mp_Mat_release(mp_obj_t self_in) {
+    const char *where = "Mat.release";
+    ncnn_mp_mat_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Mat, where);
+    if (self->kind != NCNN_MP_MAT_OWNED) {
+        ncnn_mp_raise_value(where, "a Mat lent by ncnn, or a view of one, is not released (it expires when the callback returns)");
+    }
+    ncnn_mp_mat_replace(self_in, ncnn_mat_create(), NULL, where);
+    return mp_const_none;
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Mat_release_obj, Mat, release, ncnn_mp_Mat_release);
+
 // Bytes of one channel without padding, and the number of channels (of all batches).
 static void ncnn_mp_mat_packed_layout(ncnn_mat_t m, size_t *plane, size_t *channels) {
     size_t elemsize = ncnn_mat_get_elemsize(m);
@@ -1042,6 +1072,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_clone), MP_ROM_PTR(&ncnn_mp_Mat_clone_obj) },
     { MP_ROM_QSTR(MP_QSTR_clone_from), MP_ROM_PTR(&ncnn_mp_Mat_clone_from_obj) },
     { MP_ROM_QSTR(MP_QSTR_create), MP_ROM_PTR(&ncnn_mp_Mat_create_obj) },
+    { MP_ROM_QSTR(MP_QSTR_release), MP_ROM_PTR(&ncnn_mp_Mat_release_obj) },
     { MP_ROM_QSTR(MP_QSTR_reshape), MP_ROM_PTR(&ncnn_mp_Mat_reshape_obj) },
     { MP_ROM_QSTR(MP_QSTR_flatten), MP_ROM_PTR(&ncnn_mp_Mat_flatten_obj) },
     { MP_ROM_QSTR(MP_QSTR_convert_packing), MP_ROM_PTR(&ncnn_mp_Mat_convert_packing_obj) },

@@ -177,4 +177,49 @@ with relu_net.create_extractor() as ex:
     ex.input("data", s_over)  # (ncnn gets a copy: the storage is a Python buffer's)
     third = ex.extract("out")
 print("a Mat subclass as an input", packed(first), packed(second), packed(third))
+
+# 10. Storage given back or changed under views and inputs. A batch view lies over its Mat's
+# storage without counting it; once that Mat got new storage twice, the C heap handed the
+# old address back to a smaller create() (seen with glibc) and the view, checked by address
+# only, read and wrote past the new storage's end. It must stay refused whatever the
+# address: the storage it spans is checked too.
+p = ncnn_mp.Mat(4096, n=2)
+p.fill(1.0)
+bv = p.batch(1)
+p.create(9000)
+for w in (16, 64, 256, 1024):
+    p.create(w)
+    check("a batch view after its Mat got new storage (create(%d))" % w, lambda: bv[4000])
+# release(): the storage goes now, the Mat is empty and can be given storage again.
+p = ncnn_mp.Mat(8, n=2)
+p.fill(3.0)
+bv = p.batch(0)
+q = mat(1.0, 2.0, 3.0, 4.0)
+counted = q.reshape(2, 2)
+q.release()
+p.release()
+print("released:", p.dims, p.w, len(p), q.dims, "a reshape keeps the values it shares", packed(counted))
+check("a batch view of a released Mat", lambda: bv[0])
+check("a released Mat as an input", lambda: relu_net.create_extractor().input("data", p))
+p.release()
+p.create(2)
+p.fill(-1.0)
+print("released twice, then create:", packed(p))
+# An input Mat changed after input(): every extract hands ncnn the Mats again, and input()'s
+# checks hold for them then too (an int8 Mat was read as floats past its end).
+x = mat(-1.0, 2.0, -3.0, 4.0)
+with relu_net.create_extractor() as ex:
+    ex.input("data", x)
+    print("extract", packed(ex.extract("out")))
+    x.release()
+    check("extract after the input was released", lambda: ex.extract("out"))
+    x.create(4, elemsize=1)
+    check("extract after the input became int8", lambda: ex.extract("out"))
+    x.create(4)
+    x.fill(5.0)
+    # (an Extractor keeps the blobs it computed: the same out, as in ncnn)
+    print("extract after the input got float32 storage again", packed(ex.extract("out")))
+with relu_net.create_extractor() as ex:
+    ex.input("data", x)
+    print("a new Extractor with it", packed(ex.extract("out")))
 print("done")
