@@ -252,6 +252,24 @@ static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
     return h;
 }
 
+// Why the ready layer cannot take `m`'s elements as they are, or NULL. Inside a Net, ncnn
+// converts each bottom to what its layer takes (NetPrivate::convert_layout); a standalone
+// forward hands the Mat over as it is, and a layer given elements it does not take reads
+// them as float32, past their end (a Sigmoid given an int8 Mat segfaulted).
+static const char *ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, ncnn_mat_t m) {
+    int elempack = ncnn_mat_get_elempack(m);
+    if (elempack > 1 && !(ncnn_layer_get_support_packing(layer) && ncnn_option_get_use_packing_layout(opt))) {
+        return "this layer takes Mats of elempack 1 here (convert_packing(1, opt) first)";
+    }
+    size_t bits = ncnn_mat_get_elemsize(m) * 8 / (size_t)elempack;
+    bool half = (ncnn_layer_get_support_fp16_storage(layer) && ncnn_option_get_use_fp16_storage(opt))
+        || (ncnn_layer_get_support_bf16_storage(layer) && ncnn_option_get_use_bf16_storage(opt));
+    if (bits != 32 && !(bits == 16 && half)) {
+        return "this layer takes float32 Mats here";
+    }
+    return NULL;
+}
+
 // Layer.forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple[Mat, ...]
 //   layer->forward_1 / layer->forward_n
 // Other threads run while ncnn computes (a built-in layer calls no Python back). The tops
@@ -279,6 +297,13 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_result_t r;  // (a tuple of the bottoms: the caller's list may change later)
     ncnn_mp_result_from_option(&r, args[n_args - 1], multi ? mp_obj_new_tuple(n, items) : args[1], where);
     ncnn_mp_layer_ready(self, r.opt, where);
+    for (size_t i = 0; i < n; i++) {
+        const char *why = ncnn_mp_layer_refusal(self->handle, r.opt, bottoms[i]);
+        if (why) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input %d has elemsize %d and elempack %d: %s"),
+                where, (int)i, (int)ncnn_mat_get_elemsize(bottoms[i]), ncnn_mat_get_elempack(bottoms[i]), why);
+        }
+    }
     ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
     mp_obj_t *out = m_new(mp_obj_t, n_top);
     MP_THREAD_GIL_EXIT();

@@ -91,3 +91,25 @@ check("ParamDict bad default", lambda: pd.get(0, "x"))
 print("ParamDict", pd.get(0, 0), pd.get(9, 1.5), pd.get_type(0), pd.get(9), pd.get_array(0), p.get(0).w)
 relu.destroy_pipeline(opt)
 print("healthy", values(relu.forward(mat(-5, 5), opt)))
+
+# A standalone forward hands ncnn the Mat as it is (a Net converts each bottom to what its
+# layer takes first): elements a layer does not take are refused, not read as float32 past
+# their end (a Sigmoid given an int8 Mat segfaulted).
+check("Sigmoid on an int8 Mat", lambda: Layer("Sigmoid").forward(Mat(16, 2, 3, elemsize=1), opt))
+check("TanH on int8 Mats", lambda: Layer("TanH").forward([Mat(8, elemsize=1)], 1, opt))
+x4 = mat(*range(-4, 4)).reshape(2, 1, 4).convert_packing(4, opt)
+flat = ncnn_mp.Option()
+flat.num_threads = 1
+flat.use_packing_layout = False
+check("ReLU on elempack 4 without use_packing_layout", lambda: Layer("ReLU").forward(x4, flat))
+relu4 = Layer("ReLU")
+relu4.load_param(ncnn_mp.ParamDict())
+relu4.create_pipeline(opt)
+try:  # computed where this build's ReLU takes packed Mats (x86), refused where not (MCUs)
+    y4 = relu4.forward(x4, opt)
+    ok = (y4.elempack, values(y4.convert_packing(1, opt))) == (4, [0.0] * 5 + [1.0, 2.0, 3.0])
+    got = "computed" if ok else "wrong values"
+except ValueError as e:
+    got = "refused" if "elempack 1" in str(e) else str(e)
+print("ReLU on elempack 4 with use_packing_layout: as its support_packing says",
+      got == ("computed" if relu4.support_packing else "refused"))
