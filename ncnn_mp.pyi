@@ -52,7 +52,7 @@ class Option:
     callback (the forwards of one extract share one, valid until the extract returns)."""
 
     num_threads: int
-    """Worker threads for layers that parallelise (1..1024)."""
+    """Worker threads for layers that parallelise (1..64)."""
     use_vulkan_compute: bool
     """Run on the GPU through Vulkan (only where ncnn was built with it)."""
     use_local_pool_allocator: bool

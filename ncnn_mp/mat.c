@@ -359,9 +359,24 @@ static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shap
     }
 }
 
+// Checks an element layout before ncnn sees it: elempack elements of 8, 16 or 32 bits each
+// (int8, fp16/bf16, fp32: what ncnn's layers take), elempack a power of two. ncnn's Mat
+// takes any size, but its layers (Flatten behind flatten(), Packing, Padding...) then read
+// such elements as float32: an elemsize-3 Mat made flatten() write past its output.
+static void ncnn_mp_mat_check_elements(const char *where, size_t elemsize, int elempack) {
+    if (elempack < 1 || elempack > 32 || (elempack & (elempack - 1)) != 0) {
+        ncnn_mp_raise_value(where, "elempack must be 1, 2, 4, 8, 16 or 32");
+    }
+    size_t bits = elemsize * 8;
+    if (bits % (size_t)elempack != 0 || (bits / elempack != 8 && bits / elempack != 16 && bits / elempack != 32)) {
+        ncnn_mp_raise_value(where, "elemsize must be elempack times 1, 2 or 4 bytes (int8, fp16/bf16 or fp32 elements)");
+    }
+}
+
 // Creates an ncnn Mat of 1..4 dims (shape is w, h, [d,] c in ncnn's order).
 static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *shape, size_t elemsize, int elempack,
     int n, void *data, ncnn_allocator_t alloc) {
+    ncnn_mp_mat_check_elements(where, elemsize, elempack);
     ncnn_mp_mat_check_shape(where, dims, shape, elemsize, n);
     const int *s = shape;
     ncnn_mat_t m = NULL;
@@ -478,9 +493,6 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     }
     if (elempack == 0) {
         elempack = 1;
-    }
-    if (elemsize % elempack != 0) {
-        ncnn_mp_raise_value(where, "elemsize must be a multiple of elempack");
     }
     ncnn_mp_result_t r;
     ncnn_mp_result_from_allocator(&r, args[ARG_allocator].u_obj, MP_OBJ_NULL, where);

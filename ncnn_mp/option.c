@@ -3,6 +3,15 @@
 
 #include "ncnn_mp.h"
 
+// The most ncnn worker threads an Option may ask for. With GCC's OpenMP (the desktop build)
+// each is a thread of its own with the default stack reserved (8 MiB on Linux), and a thread
+// libgomp cannot create ends the process ("libgomp: Thread creation failed", exit 1; under a
+// 1 GiB address-space limit that was 200 threads for SqueezeNet, where 64 ran). More workers
+// than cores only wait for each other.
+#ifndef NCNN_MP_MAX_THREADS
+#define NCNN_MP_MAX_THREADS 64
+#endif
+
 // The boolean switches, as data: one row per ncnn_option_get_/set_ pair.
 // `pipeline`: ncnn's layers read it in create_pipeline (during load_model) to pick
 // kernels and lay out weights; running with another value than the net was loaded
@@ -217,7 +226,7 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
             flag->set(self->handle, mp_obj_is_true(dest[1]));
         } else {
             ncnn_option_set_num_threads(self->handle,
-                ncnn_mp_get_int_in(dest[1], 1, 1024, where, "num_threads"));
+                ncnn_mp_get_int_in(dest[1], 1, NCNN_MP_MAX_THREADS, where, "num_threads"));
         }
         dest[0] = MP_OBJ_NULL;  // success
     }

@@ -56,6 +56,10 @@ for f in GPU:
     setattr(o, f, False)  # off is fine
 check("num_threads float", lambda: setattr(o, "num_threads", 1.5))
 check("num_threads 2000", lambda: setattr(o, "num_threads", 2000))
+# (each worker is a thread of libgomp's with its own stack: one it cannot create ends the process)
+check("num_threads 65", lambda: setattr(o, "num_threads", 65))
+o.num_threads = 64
+print("num_threads 64", o.num_threads)
 check("unknown attribute", lambda: o.no_such_flag)
 check("blob allocator int", lambda: o.set_blob_allocator(1))
 check("closed Allocator given", lambda: o.set_workspace_allocator(a))
