@@ -239,19 +239,6 @@ static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, co
     }
 }
 
-static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, const char *where) {
-    ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
-    if (ncnn_mat_get_dims(h) == 0) {
-        ncnn_mp_raise_value(where, "the input Mat is empty");
-    }
-    #if NCNN_BATCH
-    if (ncnn_mat_get_n(h) > 1) {
-        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
-    }
-    #endif
-    return h;
-}
-
 // Why the ready layer cannot take `m`'s elements as they are, or NULL. Inside a Net, ncnn
 // converts each bottom to what its layer takes (NetPrivate::convert_layout); a standalone
 // forward hands the Mat over as it is, and a layer given elements it does not take reads
@@ -268,6 +255,25 @@ static const char *ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, 
         return "this layer takes float32 Mats here";
     }
     return NULL;
+}
+
+// The handle of bottom number i of a standalone forward on the ready layer, checked.
+static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, ncnn_layer_t layer, ncnn_option_t opt, size_t i, const char *where) {
+    ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
+    if (ncnn_mat_get_dims(h) == 0) {
+        ncnn_mp_raise_value(where, "the input Mat is empty");
+    }
+    #if NCNN_BATCH
+    if (ncnn_mat_get_n(h) > 1) {
+        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
+    }
+    #endif
+    const char *why = ncnn_mp_layer_refusal(layer, opt, h);
+    if (why) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input %d has elemsize %d and elempack %d: %s"),
+            where, (int)i, (int)ncnn_mat_get_elemsize(h), ncnn_mat_get_elempack(h), why);
+    }
+    return h;
 }
 
 // Layer.forward(mat, opt) -> Mat, or forward([mats], n_top, opt) -> tuple[Mat, ...]
@@ -290,19 +296,12 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
         }
     }
     int n_top = multi ? ncnn_mp_get_int_in(args[2], 1, 64, where, "n_top") : 1;
-    ncnn_mat_t *bottoms = m_new(ncnn_mat_t, n);
-    for (size_t i = 0; i < n; i++) {
-        bottoms[i] = ncnn_mp_layer_input(items[i], where);
-    }
     ncnn_mp_result_t r;  // (a tuple of the bottoms: the caller's list may change later)
     ncnn_mp_result_from_option(&r, args[n_args - 1], multi ? mp_obj_new_tuple(n, items) : args[1], where);
     ncnn_mp_layer_ready(self, r.opt, where);
+    ncnn_mat_t *bottoms = m_new(ncnn_mat_t, n);
     for (size_t i = 0; i < n; i++) {
-        const char *why = ncnn_mp_layer_refusal(self->handle, r.opt, bottoms[i]);
-        if (why) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input %d has elemsize %d and elempack %d: %s"),
-                where, (int)i, (int)ncnn_mat_get_elemsize(bottoms[i]), ncnn_mat_get_elempack(bottoms[i]), why);
-        }
+        bottoms[i] = ncnn_mp_layer_input(items[i], self->handle, r.opt, i, where);
     }
     ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
     mp_obj_t *out = m_new(mp_obj_t, n_top);
@@ -350,7 +349,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
         if (m->readonly) {
             ncnn_mp_raise_value(where, "the Mat is read-only (over bytes, or a bottom blob ncnn lent)");
         }
-        handles[i] = ncnn_mp_layer_input(items[i], where);
+        handles[i] = ncnn_mp_layer_input(items[i], self->handle, r.opt, i, where);
     }
     MP_THREAD_GIL_EXIT();
     int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)

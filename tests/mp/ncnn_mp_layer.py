@@ -97,6 +97,7 @@ print("healthy", values(relu.forward(mat(-5, 5), opt)))
 # their end (a Sigmoid given an int8 Mat segfaulted).
 check("Sigmoid on an int8 Mat", lambda: Layer("Sigmoid").forward(Mat(16, 2, 3, elemsize=1), opt))
 check("TanH on int8 Mats", lambda: Layer("TanH").forward([Mat(8, elemsize=1)], 1, opt))
+check("Sigmoid in place on an int8 Mat", lambda: Layer("Sigmoid").forward_inplace(Mat(64, elemsize=1), opt))
 x4 = mat(*range(-4, 4)).reshape(2, 1, 4).convert_packing(4, opt)
 flat = ncnn_mp.Option()
 flat.num_threads = 1
