@@ -241,6 +241,9 @@ class OptKeeper(Layer):
         self.support_inplace = True
 
     def forward_inplace(self, blob, opt):
+        if not opts:  # ncnn's blob is not the layer's to give back
+            check("  release() of the blob ncnn lent", blob.release)
+            print("  the blob after it", blob.w, blob.dims)
         if opts:
             first = opts[0]
             print("  same Option as the first layer's:", opt is first)
