@@ -277,10 +277,13 @@ static const char *ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
 static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj_t mat, const char *where) {
     ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
     const char *why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
+    if (why && mp_obj_is_str(key)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input('%s') was changed since: "
+            "%s (give input() a Mat again)"), where, mp_obj_str_get_str(key), why);
+    }
     if (why) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input(%s%s%s) was changed since: "
-            "%s (give input() a Mat again)"), where, mp_obj_is_str(key) ? "'" : "",
-            mp_obj_is_str(key) ? mp_obj_str_get_str(key) : "", mp_obj_is_str(key) ? "'" : "", why);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input(%d) was changed since: "
+            "%s (give input() a Mat again)"), where, (int)mp_obj_get_int(key), why);
     }
     if (ncnn_mp_mat_counted(mat)) {
         return ncnn_mp_extractor_input(ex, key, h, where);

@@ -222,4 +222,9 @@ with relu_net.create_extractor() as ex:
 with relu_net.create_extractor() as ex:
     ex.input("data", x)
     print("a new Extractor with it", packed(ex.extract("out")))
+with relu_net.create_extractor() as ex:  # given by blob index: the message names the index
+    ex.input(0, x)
+    ex.extract("out")
+    x.release()
+    check("extract after an input given by index was released", lambda: ex.extract("out"))
 print("done")
