@@ -251,14 +251,18 @@ class OptKeeper(Layer):
         opts.append(opt)
 
 
-net = make_net("7767517\n4 4\nInput data 0 1 data 0=2\nOptKeeper a 1 1 data x\nOptKeeper b 1 1 x y\n"
-               "OptKeeper c 1 1 y out 31=1\n", {"OptKeeper": OptKeeper})
-net.opt.num_threads = 1
-run(net, {"data": mat(1, 2)})
-check("Option kept past the extract", lambda: opts[1].num_threads)
-check("masked Option kept past the extract", lambda: opts[2].num_threads)
-opts.clear()
-run(net, {"data": mat(1, 2)})  # a new extract: a new Option
+def option_keepers():  # in a function: its results do not linger in the module's frame
+    net = make_net("7767517\n4 4\nInput data 0 1 data 0=2\nOptKeeper a 1 1 data x\nOptKeeper b 1 1 x y\n"
+                   "OptKeeper c 1 1 y out 31=1\n", {"OptKeeper": OptKeeper})
+    net.opt.num_threads = 1
+    run(net, {"data": mat(1, 2)})
+    check("Option kept past the extract", lambda: opts[1].num_threads)
+    check("masked Option kept past the extract", lambda: opts[2].num_threads)
+    opts.clear()
+    run(net, {"data": mat(1, 2)})  # a new extract: a new Option
+
+
+option_keepers()
 
 
 # Every failure: an exception from the public call that entered ncnn, with the layer named.
