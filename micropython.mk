@@ -42,6 +42,7 @@ SRC_USERMOD_C += \
 # NCNN_MP_CXXFLAGS, with the target's CPU flags for ports whose C++ rule has none).
 SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)

@@ -10,6 +10,8 @@
 
 #include <ncnn/c_api.h>
 
+#include "shape_guard.h"
+
 #if NCNN_STRING
 // A layer's name and type as C strings. ncnn hands out its std::string's c_str(), and with
 // NCNN_SIMPLESTL (ncnn's own minimal STL: the RISC-V board's build, and any toolchain
@@ -567,6 +569,8 @@ typedef struct _ncnn_mp_call_t {
     // layer of an extract the same one, so one wrapper serves them all, replaced (and the
     // old one expired) when a forward gets another, expired when ncnn returns.
     mp_obj_t option;
+    // A layer the shape guard refused under this call (refusal.rule NCNN_MP_FITS: none).
+    ncnn_mp_shape_refusal_t refusal;
     bool gil_released;
 } ncnn_mp_call_t;
 

@@ -149,6 +149,9 @@ static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, s
     n->refs = 1;
     n->handle = ncnn_net_create();
     self->native = n;
+    if (ncnn_mp_cxx_guard_net(n->handle) != 0) {
+        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net(): out of memory"));
+    }
     return MP_OBJ_FROM_PTR(self);
 }
 

@@ -239,6 +239,7 @@ void ncnn_mp_call_link(ncnn_mp_call_t *call) {
     call->lent = NULL;
     call->weights = MP_OBJ_NULL;
     call->option = MP_OBJ_NULL;
+    call->refusal.rule = NCNN_MP_FITS;
     call->gil_released = false;
     call->next = MP_STATE_VM(ncnn_mp_calls);
     MP_STATE_VM(ncnn_mp_calls) = call;
@@ -305,6 +306,16 @@ ncnn_mp_call_t *ncnn_mp_call_current(void) {
     ncnn_mp_call_t *c = ncnn_mp_call_find(me);
     ncnn_mp_unlock(l);
     return c;
+}
+
+void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal) {
+    const void *me = ncnn_mp_thread();
+    mp_uint_t l = ncnn_mp_lock();
+    ncnn_mp_call_t *c = ncnn_mp_call_find(me);
+    if (c != NULL) {
+        c->refusal = *refusal;
+    }
+    ncnn_mp_unlock(l);
 }
 
 void ncnn_mp_call_stop(ncnn_mp_call_t *call) {

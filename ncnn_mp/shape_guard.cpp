@@ -1,0 +1,356 @@
+// The shape guard (see shape_guard.h). A Net whose loads make a GuardLayer around each
+// built-in layer of the kinds below; the GuardLayer reads the input shape the layer's
+// parameters fix as ncnn loads them, hands every call to the layer it wraps, and
+// refuses a forward whose blobs do not fit. ncnn_net_t is c_api.h's public struct: its
+// pthis is the ncnn::Net.
+#include <ncnn/layer.h>
+#include <ncnn/layer_type.h>
+#include <ncnn/net.h>
+
+#include "shape_guard.h"
+
+namespace {
+
+// size / (a * b * c) when that is exact and positive, else 0 (no rule: ncnn's own
+// load_param refuses such parameters, or the layer takes its weights as an input).
+int quotient(int size, int a, int b, int c) {
+    long long q = static_cast<long long>(a) * b * c;
+    return q > 0 && size > 0 && size % q == 0 ? static_cast<int>(size / q) : 0;
+}
+
+ncnn_mp_blob_shape_t unpacked(const ncnn::Mat &m) {
+    ncnn_mp_blob_shape_t s = { m.dims, m.w, m.h, m.d, m.c };
+    int pack = m.elempack > 0 ? m.elempack : 1;
+    if (m.dims == 1) {
+        s.w *= pack;
+    } else if (m.dims == 2) {
+        s.h *= pack;
+    } else {
+        s.c *= pack;
+    }
+    return s;
+}
+
+// The extents in ncnn's axis order (axis 0 first): c, d, h, w as the dims have them.
+int extents(const ncnn_mp_blob_shape_t &s, int *out) {
+    switch (s.dims) {
+        case 1: out[0] = s.w; return 1;
+        case 2: out[0] = s.h; out[1] = s.w; return 2;
+        case 3: out[0] = s.c; out[1] = s.h; out[2] = s.w; return 3;
+        case 4: out[0] = s.c; out[1] = s.d; out[2] = s.h; out[3] = s.w; return 4;
+        default: return 0;
+    }
+}
+
+// How a layer kind reads its input against its parameters.
+enum Reads {
+    READS_NOTHING,
+    READS_C,           // weights per input channel: c (a Mat of dims 2 is one channel)
+    READS_AXIS,        // one parameter per channel: w, h or c as the dims go (BatchNorm)
+    READS_C_OR_VECTOR, // a 1x1 Convolution: c, or a vector of that many values
+    READS_VALUES,      // an InnerProduct: w*h*d*c values, or rows of that many
+    READS_MATCHING,    // a Concat (outside its axis), an Eltwise (everywhere)
+};
+
+class GuardLayer : public ncnn::Layer {
+public:
+    GuardLayer(const ncnn::Net *net, ncnn::Layer *inner) : net_(net), inner_(inner) {
+        typeindex = inner->typeindex;
+        copy_flags();
+    }
+    ~GuardLayer() override {
+        delete inner_;
+    }
+
+    int load_param(const ncnn::ParamDict &pd) override {
+        read_rule(pd);
+        copy_setting();
+        int ret = inner_->load_param(pd);
+        copy_flags();
+        return ret;
+    }
+    int load_model(const ncnn::ModelBin &mb) override {
+        copy_setting();
+        int ret = inner_->load_model(mb);
+        copy_flags();
+        return ret;
+    }
+    int create_pipeline(const ncnn::Option &opt) override {
+        copy_setting();
+        int ret = inner_->create_pipeline(opt);
+        copy_flags();
+        return ret;
+    }
+    int destroy_pipeline(const ncnn::Option &opt) override {
+        return inner_->destroy_pipeline(opt);
+    }
+
+    int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops, const ncnn::Option &opt) const override {
+        return refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()))
+               ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottoms, tops, opt);
+    }
+    int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
+        return refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottom, top, opt);
+    }
+    int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
+        return refuses(blobs.empty() ? nullptr : &blobs[0], static_cast<int>(blobs.size()))
+               ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blobs, opt);
+    }
+    int forward_inplace(ncnn::Mat &blob, const ncnn::Option &opt) const override {
+        return refuses(&blob, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blob, opt);
+    }
+
+private:
+    // What ncnn sets on this layer and the wrapped one reads (its pipeline chooses by
+    // the shapes, a featmask may matter to it).
+    void copy_setting() {
+        #if NCNN_STRING
+        inner_->type = type;
+        inner_->name = name;
+        #endif
+        inner_->bottoms = bottoms;
+        inner_->tops = tops;
+        inner_->bottom_shapes = bottom_shapes;
+        inner_->top_shapes = top_shapes;
+        inner_->featmask = featmask;
+        inner_->userdata = userdata;
+    }
+    // What the wrapped layer decides and ncnn reads here: how to call it, what it packs.
+    void copy_flags() {
+        one_blob_only = inner_->one_blob_only;
+        support_inplace = inner_->support_inplace;
+        support_vulkan = inner_->support_vulkan;
+        support_packing = inner_->support_packing;
+        support_bf16_storage = inner_->support_bf16_storage;
+        support_fp16_storage = inner_->support_fp16_storage;
+        support_int8_storage = inner_->support_int8_storage;
+        support_tensor_storage = inner_->support_tensor_storage;
+        support_vulkan_packing = inner_->support_vulkan_packing;
+        support_any_packing = inner_->support_any_packing;
+        support_vulkan_any_packing = inner_->support_vulkan_any_packing;
+        support_batch = inner_->support_batch;
+    }
+
+    void read_rule(const ncnn::ParamDict &pd) {
+        reads_ = READS_NOTHING;
+        expected_ = 0;
+        axis_ = -1;
+        extent_w_ = extent_h_ = 0;
+        image_ = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise ||
+                 typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise;
+        int n = pd.get(0, 0), kw = pd.get(1, 0), kh = pd.get(11, kw);
+        switch (typeindex) {
+            case ncnn::LayerType::Convolution:
+                if (pd.get(19, 0) == 0) {  // else its weights are its second input
+                    expected_ = quotient(pd.get(6, 0), n, kw, kh);
+                    reads_ = kw == 1 && kh == 1 ? READS_C_OR_VECTOR : READS_C;
+                }
+                read_kernel(pd, kw, kh);
+                break;
+            case ncnn::LayerType::Deconvolution:
+                if (pd.get(28, 0) == 0) {
+                    expected_ = quotient(pd.get(6, 0), n, kw, kh);
+                    reads_ = READS_C;
+                }
+                break;
+            case ncnn::LayerType::ConvolutionDepthWise:
+            case ncnn::LayerType::DeconvolutionDepthWise:
+                // weight_data_size = c * num_output * kernel / group
+                if (pd.get(typeindex == ncnn::LayerType::ConvolutionDepthWise ? 19 : 28, 0) == 0) {
+                    int group = pd.get(7, 1), per_group = quotient(pd.get(6, 0), n, kw, kh);
+                    expected_ = group > 0 && per_group > 0 && per_group <= 0x7fffffff / group ? per_group * group : 0;
+                    reads_ = READS_C;
+                }
+                if (typeindex == ncnn::LayerType::ConvolutionDepthWise) {
+                    read_kernel(pd, kw, kh);
+                }
+                break;
+            case ncnn::LayerType::InnerProduct:
+                expected_ = quotient(pd.get(2, 0), n, 1, 1);
+                reads_ = READS_VALUES;
+                break;
+            case ncnn::LayerType::BatchNorm:
+            case ncnn::LayerType::PReLU:
+            case ncnn::LayerType::Scale:
+                // (a PReLU of one slope takes any shape; a Scale of size -233 takes its
+                // scales as a second input)
+                expected_ = n > (typeindex == ncnn::LayerType::PReLU ? 1 : 0) ? n : 0;
+                reads_ = READS_AXIS;
+                break;
+            case ncnn::LayerType::Bias:
+            case ncnn::LayerType::InstanceNorm:
+                expected_ = n > 0 ? n : 0;
+                reads_ = READS_C;
+                break;
+            case ncnn::LayerType::Concat:
+                axis_ = n;
+                reads_ = READS_MATCHING;
+                break;
+            case ncnn::LayerType::Eltwise:
+                reads_ = READS_MATCHING;
+                break;
+            default:
+                break;
+        }
+        if (reads_ != READS_MATCHING && expected_ == 0) {
+            reads_ = READS_NOTHING;
+        }
+    }
+
+    // A convolution's kernel as dilated, and its padding (a negative pad asks ncnn to pad
+    // to fit): an input smaller than the kernel leaves ncnn an output of negative size to
+    // make. A vector (dims 1) is one row: ncnn pads it sideways only.
+    void read_kernel(const ncnn::ParamDict &pd, int kw, int kh) {
+        int left = pd.get(4, 0), right = pd.get(15, left), top = pd.get(14, left), bottom = pd.get(16, top);
+        bool fits = left < 0 || right < 0 || top < 0 || bottom < 0 || kw <= 0 || kh <= 0;
+        extent_w_ = fits ? 0 : (kw - 1) * pd.get(2, 1) + 1;
+        extent_h_ = fits ? 0 : (kh - 1) * pd.get(12, pd.get(2, 1)) + 1;
+        pad_w_ = fits ? 0 : left + right;
+        pad_h_ = fits ? 0 : top + bottom;
+        kernel_w_ = kw;
+        kernel_h_ = kh;
+    }
+
+    bool refuses(const ncnn::Mat *blobs, int n) const {
+        if ((reads_ == READS_NOTHING && !image_) || n == 0) {
+            return false;
+        }
+        ncnn_mp_shape_refusal_t r = {};
+        r.layer = -1;
+        r.shape = unpacked(blobs[0]);
+        r.axis = -1;
+        const ncnn_mp_blob_shape_t &s = r.shape;
+        // ncnn's 1x1 Convolution takes a vector of its input channels as an InnerProduct would
+        bool vector_path = reads_ == READS_C_OR_VECTOR && s.dims == 1 && s.w == expected_;
+        if (image_ && (s.dims == 4 || (s.dims == 1 && !vector_path))) {
+            // ncnn would pad a vector as an image of one row, and write past it
+            r.rule = NCNN_MP_IMAGE;
+            r.got = s.dims;
+            return refused(r);
+        }
+        if (s.w + pad_w_ < extent_w_ || (s.dims >= 2 ? s.h + pad_h_ : 1) < extent_h_) {
+            r.rule = NCNN_MP_KERNEL;
+            r.expected = kernel_w_;
+            r.got = kernel_h_;
+            return refused(r);
+        }
+        r.expected = expected_;
+        switch (reads_) {
+            case READS_NOTHING:
+                return false;
+            case READS_C:
+            case READS_C_OR_VECTOR:
+                r.rule = NCNN_MP_CHANNELS;
+                r.got = vector_path ? s.w : s.dims >= 3 ? s.c : 1;
+                break;
+            case READS_AXIS:
+                r.rule = NCNN_MP_CHANNELS;
+                r.got = s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+                break;
+            case READS_VALUES:
+                r.rule = NCNN_MP_VALUES;
+                r.got = s.dims == 2 && s.w == expected_ ? expected_ : total(s);
+                break;
+            default:
+                return refuses_matching(blobs, n, r);
+        }
+        return r.got != r.expected && refused(r);
+    }
+
+    static int total(const ncnn_mp_blob_shape_t &s) {
+        long long v = static_cast<long long>(s.w) * (s.dims >= 2 ? s.h : 1) * (s.dims == 4 ? s.d : 1) * (s.dims >= 3 ? s.c : 1);
+        return v > 0x7fffffff ? 0x7fffffff : static_cast<int>(v);
+    }
+
+    bool refuses_matching(const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) const {
+        r.rule = NCNN_MP_MATCH;
+        r.first = r.shape;
+        int first[4], other[4];
+        int dims = extents(r.first, first);
+        // A Concat's axis as ncnn counts it (negative: from the last); an Eltwise has none.
+        r.axis = typeindex == ncnn::LayerType::Concat ? (axis_ < 0 ? axis_ + dims : axis_) : -1;
+        for (int i = 1; i < n; i++) {
+            r.input = i;
+            r.shape = unpacked(blobs[i]);
+            if (extents(r.shape, other) != dims) {
+                return refused(r);
+            }
+            for (int k = 0; k < dims; k++) {
+                if (k != r.axis && other[k] != first[k]) {
+                    return refused(r);
+                }
+            }
+        }
+        return false;
+    }
+
+    bool refused(ncnn_mp_shape_refusal_t &r) const {
+        const std::vector<ncnn::Layer *> &layers = net_->layers();
+        for (size_t i = 0; i < layers.size(); i++) {
+            if (layers[i] == this) {
+                r.layer = static_cast<int>(i);
+            }
+        }
+        ncnn_mp_shape_refused(&r);
+        return true;
+    }
+
+    const ncnn::Net *net_;
+    ncnn::Layer *inner_;
+    Reads reads_ = READS_NOTHING;
+    int expected_ = 0;
+    int axis_ = -1;
+    bool image_ = false;                // a 2D (de)convolution: dims 2 or 3 in
+    int extent_w_ = 0, extent_h_ = 0;  // a convolution's dilated kernel (0: fits any input)
+    int pad_w_ = 0, pad_h_ = 0, kernel_w_ = 0, kernel_h_ = 0;
+};
+
+bool guarded(int typeindex) {
+    switch (typeindex) {
+        case ncnn::LayerType::Convolution:
+        case ncnn::LayerType::ConvolutionDepthWise:
+        case ncnn::LayerType::Deconvolution:
+        case ncnn::LayerType::DeconvolutionDepthWise:
+        case ncnn::LayerType::InnerProduct:
+        case ncnn::LayerType::BatchNorm:
+        case ncnn::LayerType::PReLU:
+        case ncnn::LayerType::Scale:
+        case ncnn::LayerType::Bias:
+        case ncnn::LayerType::InstanceNorm:
+        case ncnn::LayerType::Concat:
+        case ncnn::LayerType::Eltwise:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// ncnn asks this first for every layer it loads (text or binary param): a layer type the
+// user registered in place of a built-in one comes from ncnn's registry as before, and
+// is not wrapped (its Python checks its own input).
+class GuardedNet : public ncnn::Net {
+protected:
+    ncnn::Layer *create_overwrite_builtin_layer(int typeindex) override {
+        ncnn::Layer *layer = ncnn::Net::create_overwrite_builtin_layer(typeindex);
+        if (layer != nullptr || !guarded(typeindex)) {
+            return layer;
+        }
+        ncnn::Layer *inner = ncnn::create_layer_cpu(typeindex);
+        if (inner == nullptr) {
+            return nullptr;  // (not in this build: ncnn's own lookup fails the same way)
+        }
+        return new GuardLayer(this, inner);
+    }
+};
+
+}  // namespace
+
+extern "C" int ncnn_mp_cxx_guard_net(ncnn_net_t net) {
+    GuardedNet *guarded_net = new GuardedNet();
+    if (guarded_net == nullptr) {
+        return -1;
+    }
+    delete static_cast<ncnn::Net *>(net->pthis);
+    net->pthis = static_cast<ncnn::Net *>(guarded_net);
+    return 0;
+}
