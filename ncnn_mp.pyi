@@ -443,7 +443,7 @@ class Extractor:
     def input(self, blob: str | int, mat: Mat) -> None:
         """Feed mat to the blob named (or numbered) blob; the Extractor keeps mat alive."""
     def extract(self, blob: str | int) -> Mat:
-        """Run the net as far as blob and return it."""
+        """Run the net as far as blob and return it (ValueError naming the layer if an input does not fit the model)."""
     def close(self) -> None:
         """Release the session now instead of when collected."""
     def __enter__(self) -> Self:

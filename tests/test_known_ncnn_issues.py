@@ -1,6 +1,8 @@
 """The reproducers of tests/fuzz/KNOWN_NCNN_ISSUES.md still do what the document says: a
 crash inside ncnn, or (memcheck) an invalid access only valgrind sees. When a newer ncnn
-fixes one, this fails: drop it from the document (and the fuzzer's known crashes)."""
+fixes one, this fails: drop it from the document (and the fuzzer's known crashes). Those
+ncnn_mp's shape guard now refuses (expect=refused) must end in its ValueError, natively
+and under valgrind with no report."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def source(r: dict[str, str]) -> str:
 
 
 def test_document_has_reproducers() -> None:
-    assert len(REPROS) >= 5 and all(r["expect"] in ("crash", "memcheck") for r in REPROS), REPROS
+    assert len(REPROS) >= 5 and all(r["expect"] in ("crash", "memcheck", "refused") for r in REPROS), REPROS
 
 
 @pytest.mark.parametrize("repro", [r for r in REPROS if r["expect"] == "crash"], ids=lambda r: r["id"])
@@ -63,3 +65,19 @@ def test_still_reads_out_of_bounds(micropython_memcheck: MicroPython, repro: dic
     r = micropython_memcheck.run_source(source(repro), timeout=600)
     assert r.returncode == 99 and "Invalid read" in r.stderr, \
         f"valgrind no longer reports {repro['id']}: update KNOWN_NCNN_ISSUES.md\n" + r.explain()
+
+
+REFUSED = [r for r in REPROS if r["expect"] == "refused"]
+
+
+@pytest.mark.parametrize("repro", REFUSED, ids=lambda r: r["id"])
+def test_refused_by_the_shape_guard(micropython: MicroPython, repro: dict[str, str]) -> None:
+    r = micropython.run_source(source(repro), timeout=60)
+    assert r.returncode == 0 and "no crash: ValueError Extractor.extract: the input does not fit the model: layer " \
+        in r.stdout, r.explain()
+
+
+@pytest.mark.parametrize("repro", REFUSED, ids=lambda r: r["id"])
+def test_refused_without_an_invalid_access(micropython_memcheck: MicroPython, repro: dict[str, str]) -> None:
+    r = micropython_memcheck.run_source(source(repro), timeout=600)
+    assert r.returncode == 0 and "does not fit the model" in r.stdout, r.explain()
