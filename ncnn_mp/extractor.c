@@ -549,8 +549,10 @@ static NORETURN void ncnn_mp_raise_shape_refused(ncnn_mp_net_native_t *net, cons
     } else {
         mp_printf(&print, "%d", r->layer);
     }
-    if (r->rule == NCNN_MP_MATCH) {
-        if (r->axis < 0) {
+    if (r->rule == NCNN_MP_MATCH || r->rule == NCNN_MP_BROADCAST) {
+        if (r->rule == NCNN_MP_BROADCAST) {
+            mp_printf(&print, " takes inputs that broadcast (each extent equal, or 1 in one): input %d is ", r->input);
+        } else if (r->axis < 0) {
             mp_printf(&print, " takes inputs of one shape: input %d is ", r->input);
         } else {
             mp_printf(&print, " joins inputs that match outside axis %d: input %d is ", r->axis, r->input);

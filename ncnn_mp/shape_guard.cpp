@@ -1,5 +1,5 @@
 // The shape guard (see shape_guard.h). A Net whose loads make a GuardLayer around each
-// built-in layer of the kinds below; the GuardLayer reads the input shape the layer's
+// built-in layer of the kinds below (guarded()); the GuardLayer reads the input shape the layer's
 // parameters fix as ncnn loads them, hands every call to the layer it wraps, and
 // refuses a forward whose blobs do not fit. ncnn_net_t is c_api.h's public struct: its
 // pthis is the ncnn::Net.
@@ -50,7 +50,32 @@ enum Reads {
     READS_C_OR_VECTOR, // a 1x1 Convolution: c, or a vector of that many values
     READS_VALUES,      // an InnerProduct: w*h*d*c values, or rows of that many
     READS_MATCHING,    // a Concat (outside its axis), an Eltwise (everywhere)
+    READS_BROADCAST,   // a BinaryOp of two inputs
 };
+
+// A BinaryOp's input as ncnn lines it up against the other (binaryop.cpp: a blob of fewer
+// dims is reshaped to the output's, its extents moved to the axes they match): w, h, d, c.
+void broadcast_extents(const ncnn_mp_blob_shape_t &a, const ncnn_mp_blob_shape_t &b, int dims, int *e) {
+    e[0] = a.w;
+    e[1] = a.dims >= 2 ? a.h : 1;
+    e[2] = a.dims == 4 ? a.d : 1;
+    e[3] = a.dims >= 3 ? a.c : 1;
+    if (a.dims >= dims) {
+        return;
+    }
+    int matching = dims == 2 ? b.h : b.c;  // a vector along this axis, else along w
+    e[0] = e[1] = e[2] = e[3] = 1;
+    if (a.dims == 1) {
+        e[a.w == matching ? (dims == 2 ? 1 : 3) : 0] = a.w;
+    } else if (a.dims == 2) {  // (w, h) becomes (h, c) of a 3-D blob, (d, c) of a 4-D one
+        e[dims == 3 ? 1 : 2] = a.w;
+        e[3] = a.h;
+    } else {  // (w, h, c) becomes (h, d, c)
+        e[1] = a.w;
+        e[2] = a.h;
+        e[3] = a.c;
+    }
+}
 
 class GuardLayer : public ncnn::Layer {
 public:
@@ -189,10 +214,13 @@ private:
             case ncnn::LayerType::Eltwise:
                 reads_ = READS_MATCHING;
                 break;
+            case ncnn::LayerType::BinaryOp:
+                reads_ = pd.get(1, 0) == 0 ? READS_BROADCAST : READS_NOTHING;  // (1: with a scalar)
+                break;
             default:
                 break;
         }
-        if (reads_ != READS_MATCHING && expected_ == 0) {
+        if (reads_ != READS_MATCHING && reads_ != READS_BROADCAST && expected_ == 0) {
             reads_ = READS_NOTHING;
         }
     }
@@ -251,6 +279,8 @@ private:
                 r.rule = NCNN_MP_VALUES;
                 r.got = s.dims == 2 && s.w == expected_ ? expected_ : total(s);
                 break;
+            case READS_BROADCAST:
+                return n >= 2 && refuses_broadcast(blobs, r);
             default:
                 return refuses_matching(blobs, n, r);
         }
@@ -279,6 +309,22 @@ private:
                 if (k != r.axis && other[k] != first[k]) {
                     return refused(r);
                 }
+            }
+        }
+        return false;
+    }
+
+    bool refuses_broadcast(const ncnn::Mat *blobs, ncnn_mp_shape_refusal_t &r) const {
+        r.rule = NCNN_MP_BROADCAST;
+        r.first = r.shape;
+        r.input = 1;
+        r.shape = unpacked(blobs[1]);
+        int dims = r.first.dims > r.shape.dims ? r.first.dims : r.shape.dims, a[4], b[4];
+        broadcast_extents(r.first, r.shape, dims, a);
+        broadcast_extents(r.shape, r.first, dims, b);
+        for (int k = 0; k < 4; k++) {
+            if (a[k] != b[k] && a[k] != 1 && b[k] != 1) {
+                return refused(r);
             }
         }
         return false;
@@ -319,6 +365,7 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::InstanceNorm:
         case ncnn::LayerType::Concat:
         case ncnn::LayerType::Eltwise:
+        case ncnn::LayerType::BinaryOp:
             return true;
         default:
             return false;

@@ -23,6 +23,7 @@ typedef enum {
     NCNN_MP_MATCH,     // the inputs must match outside `axis` (-1: everywhere)
     NCNN_MP_KERNEL,    // expected x got: a convolution's kernel, wider or taller than its padded input
     NCNN_MP_IMAGE,     // a convolution's input must be an image (dims 2 or 3); got: its dims
+    NCNN_MP_BROADCAST, // a BinaryOp's two inputs: each extent equal, or 1 in one of them
 } ncnn_mp_shape_rule_t;
 
 typedef struct {

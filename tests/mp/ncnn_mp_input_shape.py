@@ -177,6 +177,24 @@ run(add, "4x4x2 + 4x4x2", a=mat(4, 4, 2), b=mat(4, 4, 2))
 run(add, "4x4x2 + 4x4x3", a=mat(4, 4, 2), b=mat(4, 4, 3))
 run(add, "4x4x2 + 4x4x2 again", a=mat(4, 4, 2), b=mat(4, 4, 2))
 
+print("BinaryOp: the inputs broadcast (each extent equal, or 1 in one of them)")
+mul = net_of("""
+Input a 0 1 a
+Input b 0 1 b
+BinaryOp mul 2 1 a b out 0=2
+""")
+run(mul, "4x4x2 * 4x4x2", a=mat(4, 4, 2), b=mat(4, 4, 2))
+run(mul, "4x4x2 * 1x1x2", a=mat(4, 4, 2), b=mat(1, 1, 2))
+run(mul, "4x4x2 * a vector of 2 (one per channel)", a=mat(4, 4, 2), b=mat(2))
+run(mul, "4x4x2 * a vector of 4 (along w)", a=mat(4, 4, 2), b=mat(4))
+run(mul, "4x4x2 * 4x2 (h, c)", a=mat(4, 4, 2), b=mat(4, 2))
+run(mul, "4x4x2 * 4x4x3", a=mat(4, 4, 2), b=mat(4, 4, 3))
+run(mul, "4x4x2 * 5x4x2", a=mat(4, 4, 2), b=mat(5, 4, 2))
+run(mul, "4x4x2 * a vector of 3", a=mat(4, 4, 2), b=mat(3))
+run(mul, "a vector of 3 * 4x4x2", a=mat(3), b=mat(4, 4, 2))
+run(mul, "6 * 4", a=mat(6), b=mat(4))
+run(mul, "4x4x2 * 4x4x2 again", a=mat(4, 4, 2), b=mat(4, 4, 2))
+
 
 class MyConv(ncnn_mp.Layer):  # a Python layer in place of a built-in one: not guarded
     def __init__(self):
