@@ -11,6 +11,55 @@ NORETURN void ncnn_mp_raise_value(const char *where, const char *what) {
     mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s"), where, what);
 }
 
+static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
+    static const char *const names[] = { "w=%d", " h=%d", " d=%d", " c=%d" };
+    const int extents[] = { s->w, s->h, s->d, s->c };
+    for (int i = 0; i < 4; i++) {
+        // dims 1: w; 2: w h; 3: w h c; 4: w h d c
+        if (i == 0 || (i == 1 && s->dims >= 2) || (i == 2 && s->dims == 4) || (i == 3 && s->dims >= 3)) {
+            mp_printf(print, names[i], extents[i]);
+        }
+    }
+}
+
+NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
+    const ncnn_mp_shape_refusal_t *r) {
+    vstr_t text;
+    mp_print_t print;
+    vstr_init_print(&text, 96, &print);
+    mp_printf(&print, "%s: the input does not fit the %s: %s", where, what, layer);
+    switch (r->rule) {
+        case NCNN_MP_MATCH:
+        case NCNN_MP_BROADCAST:
+            if (r->rule == NCNN_MP_BROADCAST) {
+                mp_printf(&print, " takes inputs that broadcast (each extent equal, or 1 in one): input %d is ", r->input);
+            } else if (r->axis < 0) {
+                mp_printf(&print, " takes inputs of one shape: input %d is ", r->input);
+            } else {
+                mp_printf(&print, " joins inputs that match outside axis %d: input %d is ", r->axis, r->input);
+            }
+            ncnn_mp_print_shape(&print, &r->shape);
+            mp_printf(&print, ", input 0 is ");
+            ncnn_mp_print_shape(&print, &r->first);
+            break;
+        case NCNN_MP_IMAGE:
+            mp_printf(&print, " takes an image (dims 2 or 3), its input has dims %d (", r->got);
+            break;
+        case NCNN_MP_KERNEL:
+            mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);
+            break;
+        default:
+            mp_printf(&print, r->rule == NCNN_MP_CHANNELS ? " takes %d input channel(s), its input has %d (" :
+                " takes %d values, its input has %d (", r->expected, r->got);
+            break;
+    }
+    if (r->rule != NCNN_MP_MATCH && r->rule != NCNN_MP_BROADCAST) {
+        ncnn_mp_print_shape(&print, &r->shape);
+        mp_printf(&print, ")");
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+}
+
 NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option) {
     mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: needs ncnn built with %s"), where, option);
 }

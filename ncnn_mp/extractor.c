@@ -518,63 +518,24 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
     }
 }
 
-static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
-    static const char *const names[] = { "w=%d", " h=%d", " d=%d", " c=%d" };
-    const int extents[] = { s->w, s->h, s->d, s->c };
-    for (int i = 0; i < 4; i++) {
-        // dims 1: w; 2: w h; 3: w h c; 4: w h d c
-        if (i == 0 || (i == 1 && s->dims >= 2) || (i == 2 && s->dims == 4) || (i == 3 && s->dims >= 3)) {
-            mp_printf(print, names[i], extents[i]);
-        }
-    }
-}
-
-// The shape guard's refusal (shape_guard.h) as a ValueError naming the layer, what its
-// parameters take and what it was given. Raised while the Extractor has the net entered
-// (the layer's name lives in it); the use's jump callback lets the net go.
-static NORETURN void ncnn_mp_raise_shape_refused(ncnn_mp_net_native_t *net, const ncnn_mp_shape_refusal_t *r,
+// The shape guard's refusal, naming the layer in the net. Raised while the Extractor has
+// the net entered (the layer's name lives in it); the use's jump callback lets the net go.
+static NORETURN void ncnn_mp_extractor_raise_refused(ncnn_mp_net_native_t *net, const ncnn_mp_shape_refusal_t *r,
     const char *where) {
-    vstr_t text;
-    mp_print_t print;
-    vstr_init_print(&text, 96, &print);
-    mp_printf(&print, "%s: the input does not fit the model: layer ", where);
+    vstr_t label;
+    vstr_init(&label, 32);
     if (r->layer >= 0 && r->layer < ncnn_mp_cxx_layer_count(net->handle)) {
         ncnn_mp_layer_info_t l;
         ncnn_mp_cxx_layer_info(net->handle, r->layer, &l);
         #if NCNN_STRING
-        mp_printf(&print, "'%s' (%s)", l.name, l.type);
+        vstr_printf(&label, "layer '%s' (%s)", l.name, l.type);
         #else
-        mp_printf(&print, "%d (type %d)", r->layer, l.typeindex);
+        vstr_printf(&label, "layer %d (type %d)", r->layer, l.typeindex);
         #endif
     } else {
-        mp_printf(&print, "%d", r->layer);
+        vstr_printf(&label, "layer %d", r->layer);
     }
-    if (r->rule == NCNN_MP_MATCH || r->rule == NCNN_MP_BROADCAST) {
-        if (r->rule == NCNN_MP_BROADCAST) {
-            mp_printf(&print, " takes inputs that broadcast (each extent equal, or 1 in one): input %d is ", r->input);
-        } else if (r->axis < 0) {
-            mp_printf(&print, " takes inputs of one shape: input %d is ", r->input);
-        } else {
-            mp_printf(&print, " joins inputs that match outside axis %d: input %d is ", r->axis, r->input);
-        }
-        ncnn_mp_print_shape(&print, &r->shape);
-        mp_printf(&print, ", input 0 is ");
-        ncnn_mp_print_shape(&print, &r->first);
-    } else if (r->rule == NCNN_MP_IMAGE) {
-        mp_printf(&print, " takes an image (dims 2 or 3), its input has dims %d (", r->got);
-        ncnn_mp_print_shape(&print, &r->shape);
-        mp_printf(&print, ")");
-    } else if (r->rule == NCNN_MP_KERNEL) {
-        mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);
-        ncnn_mp_print_shape(&print, &r->shape);
-        mp_printf(&print, ")");
-    } else {
-        mp_printf(&print, r->rule == NCNN_MP_CHANNELS ? " takes %d input channel(s), its input has %d (" :
-            " takes %d values, its input has %d (", r->expected, r->got);
-        ncnn_mp_print_shape(&print, &r->shape);
-        mp_printf(&print, ")");
-    }
-    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+    ncnn_mp_raise_shape_refused(where, "model", vstr_null_terminated_str(&label), r);
 }
 
 // Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
@@ -615,7 +576,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         }
         bool missing = call.error == MP_OBJ_NULL && !ncnn_mp_net_has_blob(e->net, key, where);
         if (call.error == MP_OBJ_NULL && ret == NCNN_MP_SHAPE_REFUSED && call.refusal.rule != NCNN_MP_FITS) {
-            ncnn_mp_raise_shape_refused(e->net, &call.refusal, where);
+            ncnn_mp_extractor_raise_refused(e->net, &call.refusal, where);
         }
         ncnn_mp_extractor_done(&use);
         ncnn_mp_call_raise(&call);

@@ -83,6 +83,9 @@ static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args,
         h = ncnn_mp_trampoline_layer_create();
         self->custom = true;
     }
+    if (!self->custom) {
+        ncnn_mp_cxx_guard_layer(h);  // a Convolution's forward refuses another channel count, ...
+    }
     self->handle = h;
     self->owned = true;
     return MP_OBJ_FROM_PTR(self);
@@ -121,6 +124,19 @@ static void ncnn_mp_layer_check_forward(int ret, const char *where) {
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory (error -100)"), where);
     }
     ncnn_mp_layer_check_ret(ret, where);
+}
+
+// After a standalone forward (ncnn_mp_call_stop'ped): an interrupt that came meanwhile, the
+// shape guard's refusal (shape_guard.h), or ncnn's failure code.
+static void ncnn_mp_layer_forward_done(ncnn_layer_t layer, ncnn_mp_call_t *call, int ret, const char *where) {
+    ncnn_mp_call_raise(call);
+    if (ret == NCNN_MP_SHAPE_REFUSED && call->refusal.rule != NCNN_MP_FITS) {
+        vstr_t label;
+        vstr_init(&label, 24);
+        vstr_printf(&label, "the layer (typeindex %d)", ncnn_layer_get_typeindex(layer));
+        ncnn_mp_raise_shape_refused(where, "layer", vstr_null_terminated_str(&label), &call->refusal);
+    }
+    ncnn_mp_layer_check_forward(ret, where);
 }
 
 // Runs one of the layer's own steps on a standalone layer. A Python custom layer
@@ -305,15 +321,16 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     }
     ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
     mp_obj_t *out = m_new(mp_obj_t, n_top);
-    MP_THREAD_GIL_EXIT();
+    ncnn_mp_call_t call;  // (the GIL let go meanwhile; where a shape guard's refusal waits)
+    ncnn_mp_call_begin(&call);
     int ret = multi ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
         : self->handle->forward_1(self->handle, bottoms[0], &tops[0], r.opt);
-    MP_THREAD_GIL_ENTER();
-    if (ret != 0) {
+    ncnn_mp_call_stop(&call);
+    if (ret != 0 || call.error != MP_OBJ_NULL) {
         for (int i = 0; i < n_top; i++) {
             ncnn_mat_destroy(tops[i]);
         }
-        ncnn_mp_layer_check_forward(ret, where);
+        ncnn_mp_layer_forward_done(self->handle, &call, ret, where);
     }
     for (int i = 0; i < n_top; i++) {
         out[i] = ncnn_mp_result_wrap(&r, tops[i], where);  // (wrap destroys the handle if it raises)
@@ -351,12 +368,13 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
         }
         handles[i] = ncnn_mp_layer_input(items[i], self->handle, r.opt, i, where);
     }
-    MP_THREAD_GIL_EXIT();
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
     int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
         : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
-    MP_THREAD_GIL_ENTER();
+    ncnn_mp_call_stop(&call);
     m_del(ncnn_mat_t, handles, n ? n : 1);
-    ncnn_mp_layer_check_forward(ret, where);
+    ncnn_mp_layer_forward_done(self->handle, &call, ret, where);
     return mp_const_none;
 }
 NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Layer_forward_inplace_obj, Layer, forward_inplace, ncnn_mp_Layer_forward_inplace);

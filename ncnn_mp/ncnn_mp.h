@@ -660,6 +660,10 @@ NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
 NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
 // NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
 NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
+// The shape guard's refusal (shape_guard.h) as a ValueError: "WHERE: the input does not fit
+// the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
+NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
+    const ncnn_mp_shape_refusal_t *r);
 // Sizes MicroPython's message buffer past every real message (why: checks.c).
 mp_rom_error_text_t ncnn_mp_longest_message(void);
 

@@ -331,9 +331,8 @@ private:
     }
 
     bool refused(ncnn_mp_shape_refusal_t &r) const {
-        const std::vector<ncnn::Layer *> &layers = net_->layers();
-        for (size_t i = 0; i < layers.size(); i++) {
-            if (layers[i] == this) {
+        for (size_t i = 0; net_ != nullptr && i < net_->layers().size(); i++) {
+            if (net_->layers()[i] == this) {
                 r.layer = static_cast<int>(i);
             }
         }
@@ -341,7 +340,7 @@ private:
         return true;
     }
 
-    const ncnn::Net *net_;
+    const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
     Reads reads_ = READS_NOTHING;
     int expected_ = 0;
@@ -400,4 +399,13 @@ extern "C" int ncnn_mp_cxx_guard_net(ncnn_net_t net) {
     delete static_cast<ncnn::Net *>(net->pthis);
     net->pthis = static_cast<ncnn::Net *>(guarded_net);
     return 0;
+}
+
+extern "C" void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer) {
+    ncnn::Layer *inner = static_cast<ncnn::Layer *>(layer->pthis);
+    if (guarded(inner->typeindex)) {
+        // (c_api.cpp's layer calls go through pthis's virtual methods, and
+        // ncnn_layer_destroy deletes it: the wrapper deletes the layer it wraps)
+        layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner));
+    }
 }

@@ -42,8 +42,13 @@ typedef struct {
 // knows. 0, or -1 out of memory (the net is left as it was).
 int ncnn_mp_cxx_guard_net(ncnn_net_t net);
 
+// Wraps a standalone layer just made by ncnn_layer_create_by_type / _by_typeindex, if the
+// guard knows its type (Layer.forward refuses then as an extract does).
+void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer);
+
 // Given by ncnn_mp's C side: keeps a refusal for the calling thread's call in progress
-// (an extract), which raises it once ncnn has returned. Called without the GIL.
+// (an extract, a standalone Layer.forward), which raises it once ncnn has returned. Called
+// without the GIL.
 void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal);
 
 #ifdef __cplusplus

@@ -54,6 +54,20 @@ p = ncnn_mp.ParamDict()
 p.set(0, Mat(2, data=bytearray(struct.pack("<4i", 2, -233, 0, 0)), elemsize=4))
 sl.load_param(p)
 print("Slice", [values(t) for t in sl.forward([mat(1, 2, 3, 4, 5)], 2, opt)])
+
+# The shape guard (as in a Net's extract): an input that does not fit the layer's weights
+# is refused before ncnn reads past them; the layer works on after it.
+check("InnerProduct given 4 values", lambda: ip.forward(mat(1, 2, 3, 4), opt))
+check("Concat of a vector and a 2-D Mat", lambda: cat.forward([mat(1, 2), Mat(2, 2)], 1, opt))
+bias = Layer("Bias")
+bp = ncnn_mp.ParamDict()
+bp.set(0, 2)  # bias_data_size: one per channel
+bias.load_param(bp)
+bias.load_model(ncnn_mp.ModelBin(from_mat_array=[mat(10, 20)]))
+three = Mat(1, 1, 3)
+three.fill(1.0)
+check("Bias of 2 channels given 3, in place", lambda: bias.forward_inplace(three, opt))
+print("InnerProduct after", values(ip.forward(mat(1, 1, 1), opt)))
 print("flags", relu.bottom_count, relu.top_count, relu.bottoms, relu.tops, repr(relu.name))
 
 check("unknown type", lambda: Layer("NoSuchLayer"))
