@@ -160,7 +160,7 @@ private:
         reads_ = READS_NOTHING;
         expected_ = 0;
         axis_ = -1;
-        extent_w_ = extent_h_ = 0;
+        extent_w_ = extent_h_ = pad_w_ = pad_h_ = 0;
         image_ = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise ||
                  typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise;
         int n = pd.get(0, 0), kw = pd.get(1, 0), kh = pd.get(11, kw);
@@ -207,6 +207,12 @@ private:
                 expected_ = n > 0 ? n : 0;
                 reads_ = READS_C;
                 break;
+            case ncnn::LayerType::Pooling:
+                // (a global or adaptive pooling takes any size; pad_mode 2 and 3 pad to fit)
+                if (pd.get(4, 0) == 0 && pd.get(7, 0) == 0 && (pd.get(5, 0) == 0 || pd.get(5, 0) == 1)) {
+                    read_pooling_kernel(pd);
+                }
+                break;
             case ncnn::LayerType::Concat:
                 axis_ = n;
                 reads_ = READS_MATCHING;
@@ -239,8 +245,20 @@ private:
         kernel_h_ = kh;
     }
 
+    // A Pooling's window, as read_kernel (its parameters have other keys, no dilation).
+    void read_pooling_kernel(const ncnn::ParamDict &pd) {
+        int kw = pd.get(1, 0), kh = pd.get(11, kw);
+        int left = pd.get(3, 0), right = pd.get(14, left), top = pd.get(13, left), bottom = pd.get(15, top);
+        if (kw > 0 && kh > 0 && left >= 0 && right >= 0 && top >= 0 && bottom >= 0) {
+            extent_w_ = kernel_w_ = kw;
+            extent_h_ = kernel_h_ = kh;
+            pad_w_ = left + right;
+            pad_h_ = top + bottom;
+        }
+    }
+
     bool refuses(const ncnn::Mat *blobs, int n) const {
-        if ((reads_ == READS_NOTHING && !image_) || n == 0) {
+        if ((reads_ == READS_NOTHING && !image_ && extent_w_ <= 1 && extent_h_ <= 1) || n == 0) {
             return false;
         }
         ncnn_mp_shape_refusal_t r = {};
@@ -365,6 +383,7 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Concat:
         case ncnn::LayerType::Eltwise:
         case ncnn::LayerType::BinaryOp:
+        case ncnn::LayerType::Pooling:
             return true;
         default:
             return false;
