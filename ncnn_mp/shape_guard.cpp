@@ -160,7 +160,7 @@ private:
         reads_ = READS_NOTHING;
         expected_ = 0;
         axis_ = -1;
-        extent_w_ = extent_h_ = pad_w_ = pad_h_ = 0;
+        extent_w_ = extent_h_ = pad_w_ = pad_h_ = tail_stride_w_ = tail_stride_h_ = 0;
         image_ = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise ||
                  typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise;
         int n = pd.get(0, 0), kw = pd.get(1, 0), kh = pd.get(11, kw);
@@ -245,16 +245,29 @@ private:
         kernel_h_ = kh;
     }
 
-    // A Pooling's window, as read_kernel (its parameters have other keys, no dilation).
+    // A Pooling's window, as read_kernel (its parameters have other keys, no dilation). In
+    // pad_mode 0 ncnn pads the tail up to a whole stride: a window wider than the input may
+    // fit then (Pooling::make_padding).
     void read_pooling_kernel(const ncnn::ParamDict &pd) {
-        int kw = pd.get(1, 0), kh = pd.get(11, kw);
+        int kw = pd.get(1, 0), kh = pd.get(11, kw), sw = pd.get(2, 1), sh = pd.get(12, sw);
         int left = pd.get(3, 0), right = pd.get(14, left), top = pd.get(13, left), bottom = pd.get(15, top);
-        if (kw > 0 && kh > 0 && left >= 0 && right >= 0 && top >= 0 && bottom >= 0) {
+        if (kw > 0 && kh > 0 && sw > 0 && sh > 0 && left >= 0 && right >= 0 && top >= 0 && bottom >= 0) {
             extent_w_ = kernel_w_ = kw;
             extent_h_ = kernel_h_ = kh;
             pad_w_ = left + right;
             pad_h_ = top + bottom;
+            if (pd.get(5, 0) == 0) {
+                tail_stride_w_ = sw;
+                tail_stride_h_ = sh;
+            }
         }
+    }
+
+    // An extent as ncnn pads it: padding, then (pad_mode 0 pooling) the tail to a whole stride.
+    static int padded(int extent, int pad, int kernel, int tail_stride) {
+        int v = extent + pad;
+        int tail = tail_stride > 0 ? (v - kernel) % tail_stride : 0;
+        return tail != 0 ? v + tail_stride - tail : v;
     }
 
     bool refuses(const ncnn::Mat *blobs, int n) const {
@@ -274,7 +287,8 @@ private:
             r.got = s.dims;
             return refused(r);
         }
-        if (s.w + pad_w_ < extent_w_ || (s.dims >= 2 ? s.h + pad_h_ : 1) < extent_h_) {
+        if (padded(s.w, pad_w_, extent_w_, tail_stride_w_) < extent_w_ ||
+            (s.dims >= 2 ? padded(s.h, pad_h_, extent_h_, tail_stride_h_) : 1) < extent_h_) {
             r.rule = NCNN_MP_KERNEL;
             r.expected = kernel_w_;
             r.got = kernel_h_;
@@ -366,6 +380,7 @@ private:
     bool image_ = false;                // a 2D (de)convolution: dims 2 or 3 in
     int extent_w_ = 0, extent_h_ = 0;  // a convolution's dilated kernel (0: fits any input)
     int pad_w_ = 0, pad_h_ = 0, kernel_w_ = 0, kernel_h_ = 0;
+    int tail_stride_w_ = 0, tail_stride_h_ = 0;  // a pad_mode 0 Pooling's strides, else 0
 };
 
 bool guarded(int typeindex) {

@@ -104,7 +104,7 @@ Convolution conv 1 1 data out 0=8 1=1 6=64
 """, packing=False)
 run(unpacked, "c=16, no packing", data=mat(4, 4, 16))
 
-print("Pooling: a 3x3 window (no padding) needs 3x3")
+print("Pooling: a 3x3 window (not padded) needs 3x3")
 pool = net_of("""
 Input data 0 1 data
 Pooling pool 1 1 data out 1=3 5=1
@@ -112,7 +112,8 @@ Pooling pool 1 1 data out 1=3 5=1
 run(pool, "3x3", data=mat(3, 3, 2))
 run(pool, "2x5", data=mat(2, 5, 2))
 run(pool, "a vector of 9", data=mat(9))
-for params, label in (("4=1", "global"), ("5=2", "'same' padding"), ("7=1 8=1", "adaptive")):
+for params, label in (("4=1", "global"), ("5=2", "'same' padding"), ("7=1 8=1", "adaptive"),
+                      ("2=2", "stride 2 (ncnn pads the tail to a whole stride)"), ("2=2 5=1", "stride 2, valid")):
     run(net_of("Input data 0 1 data\nPooling pool 1 1 data out 1=3 " + params), label + ", 2x2", data=mat(2, 2, 2))
 
 print("ConvolutionDepthWise, 4 groups of 1")
