@@ -1023,8 +1023,13 @@ static mp_int_t ncnn_mp_Mat_get_buffer(mp_obj_t self_in, mp_buffer_info_t *info,
         return 1;
     }
     size_t elem = ncnn_mat_get_elemsize(self->handle) / (size_t)(ncnn_mat_get_elempack(self->handle) ?: 1);
-    info->buf = ncnn_mat_get_data(self->handle);
-    info->len = ncnn_mp_mat_storage_bytes(self->handle);
+    // An empty Mat has no storage: its zero bytes are at a real address all the same, as
+    // MicroPython's own empty buffers are (bytes(memoryview(empty)) made a bytes object over
+    // NULL, which MicroPython then compares with memcmp(NULL, ...): undefined, UBSan).
+    static uint8_t no_storage;  // (never written: the length is 0)
+    void *data = ncnn_mat_get_data(self->handle);
+    info->buf = data ? data : &no_storage;
+    info->len = data ? ncnn_mp_mat_storage_bytes(self->handle) : 0;
     info->typecode = elem == 4 ? 'f' : 'B';
     return 0;
 }

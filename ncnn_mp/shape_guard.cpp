@@ -11,22 +11,41 @@
 
 namespace {
 
+// Parameters come from the model file, any int: the guard's arithmetic is 64-bit, each
+// step capped, so a hostile value cannot overflow it (UBSan: signed overflow).
+const long long CAP = 1LL << 31;  // (a product of two capped values fits in 63 bits)
+
+long long capped(long long v) {
+    return v > CAP ? CAP : v < -CAP ? -CAP : v;
+}
+
+long long product(long long a, long long b) {
+    return capped(capped(a) * capped(b));
+}
+
+int to_int(long long v) {
+    return v > 0x7fffffff ? 0x7fffffff : v < -0x7fffffff ? -0x7fffffff : static_cast<int>(v);
+}
+
 // size / (a * b * c) when that is exact and positive, else 0 (no rule: ncnn's own
 // load_param refuses such parameters, or the layer takes its weights as an input).
 int quotient(int size, int a, int b, int c) {
-    long long q = static_cast<long long>(a) * b * c;
-    return q > 0 && size > 0 && size % q == 0 ? static_cast<int>(size / q) : 0;
+    if (a <= 0 || b <= 0 || c <= 0 || size <= 0) {
+        return 0;
+    }
+    long long q = product(product(a, b), c);
+    return size % q == 0 ? static_cast<int>(size / q) : 0;
 }
 
 ncnn_mp_blob_shape_t unpacked(const ncnn::Mat &m) {
     ncnn_mp_blob_shape_t s = { m.dims, m.w, m.h, m.d, m.c };
     int pack = m.elempack > 0 ? m.elempack : 1;
     if (m.dims == 1) {
-        s.w *= pack;
+        s.w = to_int(product(s.w, pack));
     } else if (m.dims == 2) {
-        s.h *= pack;
+        s.h = to_int(product(s.h, pack));
     } else {
-        s.c *= pack;
+        s.c = to_int(product(s.c, pack));
     }
     return s;
 }
@@ -236,11 +255,12 @@ private:
     // make. A vector (dims 1) is one row: ncnn pads it sideways only.
     void read_kernel(const ncnn::ParamDict &pd, int kw, int kh) {
         int left = pd.get(4, 0), right = pd.get(15, left), top = pd.get(14, left), bottom = pd.get(16, top);
-        bool fits = left < 0 || right < 0 || top < 0 || bottom < 0 || kw <= 0 || kh <= 0;
-        extent_w_ = fits ? 0 : (kw - 1) * pd.get(2, 1) + 1;
-        extent_h_ = fits ? 0 : (kh - 1) * pd.get(12, pd.get(2, 1)) + 1;
-        pad_w_ = fits ? 0 : left + right;
-        pad_h_ = fits ? 0 : top + bottom;
+        int dw = pd.get(2, 1), dh = pd.get(12, dw);
+        bool fits = left < 0 || right < 0 || top < 0 || bottom < 0 || kw <= 0 || kh <= 0 || dw <= 0 || dh <= 0;
+        extent_w_ = fits ? 0 : to_int(product(kw - 1, dw) + 1);
+        extent_h_ = fits ? 0 : to_int(product(kh - 1, dh) + 1);
+        pad_w_ = fits ? 0 : to_int(static_cast<long long>(left) + right);
+        pad_h_ = fits ? 0 : to_int(static_cast<long long>(top) + bottom);
         kernel_w_ = kw;
         kernel_h_ = kh;
     }
@@ -254,8 +274,8 @@ private:
         if (kw > 0 && kh > 0 && sw > 0 && sh > 0 && left >= 0 && right >= 0 && top >= 0 && bottom >= 0) {
             extent_w_ = kernel_w_ = kw;
             extent_h_ = kernel_h_ = kh;
-            pad_w_ = left + right;
-            pad_h_ = top + bottom;
+            pad_w_ = to_int(static_cast<long long>(left) + right);
+            pad_h_ = to_int(static_cast<long long>(top) + bottom);
             if (pd.get(5, 0) == 0) {
                 tail_stride_w_ = sw;
                 tail_stride_h_ = sh;
@@ -264,9 +284,9 @@ private:
     }
 
     // An extent as ncnn pads it: padding, then (pad_mode 0 pooling) the tail to a whole stride.
-    static int padded(int extent, int pad, int kernel, int tail_stride) {
-        int v = extent + pad;
-        int tail = tail_stride > 0 ? (v - kernel) % tail_stride : 0;
+    static long long padded(int extent, int pad, int kernel, int tail_stride) {
+        long long v = static_cast<long long>(extent) + pad;
+        long long tail = tail_stride > 0 ? (v - kernel) % tail_stride : 0;
         return tail != 0 ? v + tail_stride - tail : v;
     }
 
@@ -288,7 +308,7 @@ private:
             return refused(r);
         }
         if (padded(s.w, pad_w_, extent_w_, tail_stride_w_) < extent_w_ ||
-            (s.dims >= 2 ? padded(s.h, pad_h_, extent_h_, tail_stride_h_) : 1) < extent_h_) {
+            (s.dims >= 2 ? padded(s.h, pad_h_, extent_h_, tail_stride_h_) : 1LL) < extent_h_) {
             r.rule = NCNN_MP_KERNEL;
             r.expected = kernel_w_;
             r.got = kernel_h_;
@@ -320,8 +340,7 @@ private:
     }
 
     static int total(const ncnn_mp_blob_shape_t &s) {
-        long long v = static_cast<long long>(s.w) * (s.dims >= 2 ? s.h : 1) * (s.dims == 4 ? s.d : 1) * (s.dims >= 3 ? s.c : 1);
-        return v > 0x7fffffff ? 0x7fffffff : static_cast<int>(v);
+        return to_int(product(product(s.w, s.dims >= 2 ? s.h : 1), product(s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1)));
     }
 
     bool refuses_matching(const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) const {
