@@ -145,15 +145,10 @@ public:
     }
 
 private:
-    // What ncnn sets on this layer and the wrapped one reads (its pipeline chooses by
-    // the shapes, a featmask may matter to it).
+    // What ncnn sets on this layer and the wrapped one reads: its pipeline chooses kernels
+    // by the shape hints, a featmask may matter to it. (None of the guarded kinds reads its
+    // name, type or blob indexes: not copied, a wrapper costs no more heap than itself.)
     void copy_setting() {
-        #if NCNN_STRING
-        inner_->type = type;
-        inner_->name = name;
-        #endif
-        inner_->bottoms = bottoms;
-        inner_->tops = tops;
         inner_->bottom_shapes = bottom_shapes;
         inner_->top_shapes = top_shapes;
         inner_->featmask = featmask;

@@ -56,12 +56,12 @@ def test_preflight_on_the_board_profiles() -> None:
         assert f"profile '{board}' keeps every layer it needs" in out, out
         # Measured twice (Unix, then the board), the weights in place both times and, on the
         # board's generic layers, no byte of them in RAM: what the load leaves in use is the
-        # shape guard's wrappers of the three layers with weights (about 100 bytes each), far
-        # below the 23.4 KiB a copy would take.
+        # shape guard's wrappers of its five guarded layers (2 Convolution, 2 Pooling, an
+        # InnerProduct), far below the 23.4 KiB a copy would take.
         assert out.count("mnist.param: weights in place 23.4 KiB, copied 0.0 KiB, converted to fp32 0.0 KiB") == 1, out
         board_load = re.search(r"m0\.param: weights in place 23\.4 KiB, copied 0\.0 KiB, converted to fp32 0\.0 KiB; "
                                r"RAM the load left in use ([0-9.]+) KiB", out)
-        assert board_load and float(board_load.group(1)) < 1.0, out
+        assert board_load and float(board_load.group(1)) < 2.0, out
         assert f"the '{board}' board under QEMU" in out, out
         assert out.count("outputs: fc 10x1x1") == 2, out
         assert " instructions for the extract" in out, out
