@@ -156,18 +156,16 @@ private:
     }
     // What the wrapped layer decides and ncnn reads here: how to call it, what it packs.
     void copy_flags() {
-        one_blob_only = inner_->one_blob_only;
-        support_inplace = inner_->support_inplace;
-        support_vulkan = inner_->support_vulkan;
-        support_packing = inner_->support_packing;
-        support_bf16_storage = inner_->support_bf16_storage;
-        support_fp16_storage = inner_->support_fp16_storage;
-        support_int8_storage = inner_->support_int8_storage;
-        support_tensor_storage = inner_->support_tensor_storage;
-        support_vulkan_packing = inner_->support_vulkan_packing;
-        support_any_packing = inner_->support_any_packing;
-        support_vulkan_any_packing = inner_->support_vulkan_any_packing;
-        support_batch = inner_->support_batch;
+        static bool ncnn::Layer::*const flags[] = {
+            &ncnn::Layer::one_blob_only, &ncnn::Layer::support_inplace, &ncnn::Layer::support_vulkan,
+            &ncnn::Layer::support_packing, &ncnn::Layer::support_bf16_storage, &ncnn::Layer::support_fp16_storage,
+            &ncnn::Layer::support_int8_storage, &ncnn::Layer::support_tensor_storage,
+            &ncnn::Layer::support_vulkan_packing, &ncnn::Layer::support_any_packing,
+            &ncnn::Layer::support_vulkan_any_packing, &ncnn::Layer::support_batch,
+        };
+        for (bool ncnn::Layer::*flag : flags) {
+            this->*flag = inner_->*flag;
+        }
     }
 
     void read_rule(const ncnn::ParamDict &pd) {

@@ -34,6 +34,11 @@ def built(kind):
         return False
 
 
+def two_inputs(line):
+    """A net of inputs a and b and one layer taking both, named in line."""
+    return net_of("Input a 0 1 a\nInput b 0 1 b\n" + line)
+
+
 def mat(*shape):
     m = ncnn_mp.Mat(*shape)
     m.fill(1.0)
@@ -168,11 +173,7 @@ if built("PReLU"):
 
 print("Concat: the inputs match outside the axis")
 for axis in (0, 1, -1):
-    cat = net_of("""
-Input a 0 1 a
-Input b 0 1 b
-Concat cat 2 1 a b out 0=%d
-""" % axis)
+    cat = two_inputs("Concat cat 2 1 a b out 0=%d" % axis)
     print("  axis", axis)
     run(cat, "4x4x2 + 4x4x3", a=mat(4, 4, 2), b=mat(4, 4, 3))
     run(cat, "4x4x2 + 4x5x2", a=mat(4, 4, 2), b=mat(4, 5, 2))
@@ -180,21 +181,13 @@ Concat cat 2 1 a b out 0=%d
     run(cat, "4x4x2 + a vector", a=mat(4, 4, 2), b=mat(4))
 
 print("Eltwise: the inputs have one shape")
-add = net_of("""
-Input a 0 1 a
-Input b 0 1 b
-Eltwise add 2 1 a b out 0=1
-""")
+add = two_inputs("Eltwise add 2 1 a b out 0=1")
 run(add, "4x4x2 + 4x4x2", a=mat(4, 4, 2), b=mat(4, 4, 2))
 run(add, "4x4x2 + 4x4x3", a=mat(4, 4, 2), b=mat(4, 4, 3))
 run(add, "4x4x2 + 4x4x2 again", a=mat(4, 4, 2), b=mat(4, 4, 2))
 
 print("BinaryOp: the inputs broadcast (each extent equal, or 1 in one of them)")
-mul = net_of("""
-Input a 0 1 a
-Input b 0 1 b
-BinaryOp mul 2 1 a b out 0=2
-""")
+mul = two_inputs("BinaryOp mul 2 1 a b out 0=2")
 run(mul, "4x4x2 * 4x4x2", a=mat(4, 4, 2), b=mat(4, 4, 2))
 run(mul, "4x4x2 * 1x1x2", a=mat(4, 4, 2), b=mat(1, 1, 2))
 run(mul, "4x4x2 * a vector of 2 (one per channel)", a=mat(4, 4, 2), b=mat(2))
