@@ -34,6 +34,11 @@ def built(kind):
         return False
 
 
+def one_input(line, packing=True):
+    """A net of input data and one layer taking it, named in line."""
+    return net_of("Input data 0 1 data\n" + line, packing=packing)
+
+
 def two_inputs(line):
     """A net of inputs a and b and one layer taking both, named in line."""
     return net_of("Input a 0 1 a\nInput b 0 1 b\n" + line)
@@ -60,10 +65,7 @@ def run(net, label, out="out", **inputs):
 
 
 print("Convolution, 3 channels in, 4 out, 3x3")
-conv = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=4 1=3 6=108
-""")
+conv = one_input("Convolution conv 1 1 data out 0=4 1=3 6=108")
 run(conv, "c=3", data=mat(8, 8, 3))
 run(conv, "c=8", data=mat(8, 8, 8))
 run(conv, "c=1", data=mat(8, 8, 1))
@@ -73,76 +75,49 @@ run(conv, "a vector", data=mat(27))
 run(conv, "c=3 after the refusals", data=mat(8, 8, 3))
 
 print("padding: a 5x5 kernel padded by 2 takes a 1x1 image")
-padded = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=2 1=5 4=2 6=50
-""")
+padded = one_input("Convolution conv 1 1 data out 0=2 1=5 4=2 6=50")
 run(padded, "1x1", data=mat(1, 1, 1))
 run(padded, "a vector", data=mat(9))
-same = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=2 1=5 4=-233 6=50
-""")
+same = one_input("Convolution conv 1 1 data out 0=2 1=5 4=-233 6=50")
 run(same, "'same' padding, 2x2", data=mat(2, 2, 1))
 run(same, "'same' padding, a vector", data=mat(3))
 run(same, "'same' padding, 4 dims", data=mat(2, 2, 2, 1))
 run(same, "'same' padding, 2x2 of dims 2", data=mat(2, 2))
 
 print("a 1x1 Convolution takes a vector of its channels")
-pointwise = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=2 1=1 6=12
-""")
+pointwise = one_input("Convolution conv 1 1 data out 0=2 1=1 6=12")
 run(pointwise, "w=6 vector", data=mat(6))
 run(pointwise, "w=7 vector", data=mat(7))
 
 print("packed blobs count unpacked (16 channels, packed by 4 or 8 on this CPU)")
-wide = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=8 1=1 6=64
-""")
+wide = one_input("Convolution conv 1 1 data out 0=8 1=1 6=64")
 run(wide, "c=8", data=mat(4, 4, 8))
 run(wide, "c=16", data=mat(4, 4, 16))
-unpacked = net_of("""
-Input data 0 1 data
-Convolution conv 1 1 data out 0=8 1=1 6=64
-""", packing=False)
+unpacked = one_input("Convolution conv 1 1 data out 0=8 1=1 6=64", packing=False)
 run(unpacked, "c=16, no packing", data=mat(4, 4, 16))
 
 print("Pooling: a 3x3 window (not padded) needs 3x3")
-pool = net_of("""
-Input data 0 1 data
-Pooling pool 1 1 data out 1=3 5=1
-""")
+pool = one_input("Pooling pool 1 1 data out 1=3 5=1")
 run(pool, "3x3", data=mat(3, 3, 2))
 run(pool, "2x5", data=mat(2, 5, 2))
 run(pool, "a vector of 9", data=mat(9))
 for params, label in (("4=1", "global"), ("5=2", "'same' padding"), ("7=1 8=1", "adaptive"),
                       ("2=2", "stride 2 (ncnn pads the tail to a whole stride)"), ("2=2 5=1", "stride 2, valid")):
-    run(net_of("Input data 0 1 data\nPooling pool 1 1 data out 1=3 " + params), label + ", 2x2", data=mat(2, 2, 2))
+    run(one_input("Pooling pool 1 1 data out 1=3 " + params), label + ", 2x2", data=mat(2, 2, 2))
 
 print("ConvolutionDepthWise, 4 groups of 1")
-dw = net_of("""
-Input data 0 1 data
-ConvolutionDepthWise conv 1 1 data out 0=4 1=3 6=36 7=4
-""")
+dw = one_input("ConvolutionDepthWise conv 1 1 data out 0=4 1=3 6=36 7=4")
 run(dw, "c=4", data=mat(5, 5, 4))
 run(dw, "c=6", data=mat(5, 5, 6))
 
 if built("Deconvolution"):
     print("Deconvolution, 2 channels in")
-    deconv = net_of("""
-Input data 0 1 data
-Deconvolution up 1 1 data out 0=3 1=2 3=2 6=24
-""")
+    deconv = one_input("Deconvolution up 1 1 data out 0=3 1=2 3=2 6=24")
     run(deconv, "c=2", data=mat(3, 3, 2))
     run(deconv, "c=5", data=mat(3, 3, 5))
 
 print("InnerProduct, 12 values in")
-fc = net_of("""
-Input data 0 1 data
-InnerProduct fc 1 1 data out 0=3 2=36
-""")
+fc = one_input("InnerProduct fc 1 1 data out 0=3 2=36")
 run(fc, "w=12", data=mat(12))
 run(fc, "2x2x3 (12 values)", data=mat(2, 2, 3))
 run(fc, "5 rows of 12", data=mat(12, 5))
@@ -163,13 +138,13 @@ print("one parameter per channel: BatchNorm, Scale, Bias, PReLU, InstanceNorm")
 for body in ("BatchNorm bn 1 1 data out 0=3", "Scale sc 1 1 data out 0=3", "Bias b 1 1 data out 0=3",
              "PReLU p 1 1 data out 0=3", "InstanceNorm n 1 1 data out 0=3"):
     if built(body.split()[0]):
-        n = net_of("Input data 0 1 data\n" + body)
+        n = one_input(body)
         print(" ", body.split()[0])
         run(n, "c=3", data=mat(2, 2, 3))
         run(n, "c=5", data=mat(2, 2, 5))
-run(net_of("Input data 0 1 data\nBatchNorm bn 1 1 data out 0=3"), "BatchNorm, a vector of 4", data=mat(4))
+run(one_input("BatchNorm bn 1 1 data out 0=3"), "BatchNorm, a vector of 4", data=mat(4))
 if built("PReLU"):
-    run(net_of("Input data 0 1 data\nPReLU p 1 1 data out 0=1"), "PReLU of one slope, c=5", data=mat(2, 2, 5))
+    run(one_input("PReLU p 1 1 data out 0=1"), "PReLU of one slope, c=5", data=mat(2, 2, 5))
 
 print("Concat: the inputs match outside the axis")
 for axis in (0, 1, -1):
