@@ -27,8 +27,10 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/stack.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/use.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_guard.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/arity.cpp
 )
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)

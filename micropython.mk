@@ -36,6 +36,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 	$(NCNN_MP_DIR)/ncnn_mp/stack.c \
+	$(NCNN_MP_DIR)/ncnn_mp/use.c \
 
 # What c_api.h cannot express (weights in place), in C++ built as ncnn is: no exceptions,
 # and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU profiles: give -fno-rtti in
@@ -43,6 +44,7 @@ SRC_USERMOD_C += \
 SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)

@@ -1,5 +1,6 @@
 // Raising Python exceptions that name the call, and the argument checks every class shares.
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ncnn_mp.h"
 
@@ -9,6 +10,23 @@ NORETURN void ncnn_mp_raise_type(const char *where, const char *what) {
 
 NORETURN void ncnn_mp_raise_value(const char *where, const char *what) {
     mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s"), where, what);
+}
+
+// ncnn allocates the buffers its pixel helpers and drawing need with `new` (which on the
+// desktop throws when it fails, and nothing catches it: the process aborts) or as Mats it
+// does not check (then writes through NULL). Asked first: the heap gives that much now, or
+// MemoryError. (Given straight back: what ncnn allocates next comes from the same heap.)
+void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what) {
+    if (bytes > NCNN_MP_ALLOC_MAX) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: %s would take %u MiB, more than ncnn_mp lets ncnn "
+            "allocate at once (%u MiB)"), where, what, (unsigned)(bytes >> 20), (unsigned)(NCNN_MP_ALLOC_MAX >> 20));
+    }
+    void *p = malloc((size_t)bytes);
+    if (p == NULL) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: %s would take %u KiB, more than the heap can give"),
+            where, what, (unsigned)(bytes >> 10));
+    }
+    free(p);
 }
 
 static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
@@ -27,6 +45,30 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
     vstr_t text;
     mp_print_t print;
     vstr_init_print(&text, 96, &print);
+    switch (r->rule) {  // (what the layer is given, not its input's shape)
+        case NCNN_MP_BOTTOMS:
+        case NCNN_MP_TOPS:
+            mp_printf(&print, "%s: the blobs do not fit the %s: %s %s ", where, what, layer,
+                r->rule == NCNN_MP_BOTTOMS ? "reads" : "writes");
+            if (r->axis == -1) {
+                mp_printf(&print, "%d or more", r->expected);
+            } else if (r->axis == r->expected) {
+                mp_printf(&print, "%d", r->expected);
+            } else {
+                mp_printf(&print, "%d to %d", r->expected, r->axis);
+            }
+            mp_printf(&print, r->rule == NCNN_MP_BOTTOMS ? " input(s), it was given %d" : " output(s), %d were asked for",
+                r->got);
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+        case NCNN_MP_INT8_WEIGHTS:
+        case NCNN_MP_WEIGHTS_SHORT:
+            mp_printf(&print, "%s: the weights do not fit the %s: %s %s", where, what, layer,
+                r->rule == NCNN_MP_INT8_WEIGHTS ? "got int8 weights without int8 scales (its param 8, int8_scale_term, is 0)"
+                : "read weights that ran out (scales or bias missing: the .bin or the ModelBin's Mats end too soon)");
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+        default:
+            break;
+    }
     mp_printf(&print, "%s: the input does not fit the %s: %s", where, what, layer);
     switch (r->rule) {
         case NCNN_MP_MATCH:

@@ -355,28 +355,24 @@ void ncnn_mp_reader_close(ncnn_mp_reader_t *r) {
 // ---------------------------------------------------------------------------
 // The Python class.
 
-static void ncnn_mp_reader_use_leave(void *node) {
-    ncnn_mp_reader_use_t *u = node;
-    ncnn_mp_count(&u->reader->users, -1);
-}
-
 // A load's use of a DataReader: counted under the lock first (another thread's close()
 // then refuses, so the native reader stays while this use runs Python: finding a Python
 // reader's read(n), re-reading where a buffer is now); then what the reader reads from is
 // set under the lock.
-ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, const char *where) {
+ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_use_t *u, mp_obj_t obj, ncnn_mp_reader_t **counted, const char *where) {
     ncnn_mp_datareader_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_DataReader, where);
+    ncnn_mp_use_reserve(u, 1);
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_reader_t *r = self->reader;
     ncnn_datareader_t handle = r ? r->handle : self->stdio;
     bool python = r && r->python, buffer = r && !r->python && !r->zeros;
-    self->users += handle != NULL;
+    if (handle != NULL) {
+        ncnn_mp_use_add_locked(u, &self->users);
+    }
     ncnn_mp_unlock(l);
     if (handle == NULL) {
         ncnn_mp_raise_value(where, "the DataReader was closed");
     }
-    u->reader = self;
-    nlr_push_jump_callback(&u->leave, ncnn_mp_reader_use_leave);
     mp_buffer_info_t info = { .buf = NULL, .len = 0 };
     if (python) {
         mp_obj_t dest[2];
@@ -401,12 +397,10 @@ ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, cons
     if (shrank) {
         ncnn_mp_raise_value(where, "the buffer under this DataReader shrank below what was read");
     }
+    if (counted) {
+        *counted = r;
+    }
     return handle;
-}
-
-void ncnn_mp_reader_done(ncnn_mp_reader_use_t *u) {
-    (void)u;
-    nlr_pop_jump_callback(true);
 }
 
 // DataReader(*, from_memory=buffer | from_stdio=path | file | zeros=True)
@@ -501,7 +495,7 @@ static void ncnn_mp_datareader_release(ncnn_mp_datareader_obj_t *self, bool refu
     mp_uint_t l = ncnn_mp_lock();
     if (refuse_in_use && self->users > 0) {
         ncnn_mp_unlock(l);
-        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("DataReader.close: a load is reading through it (close it after)"));
+        ncnn_mp_raise_in_use("DataReader.close");
     }
     ncnn_mp_reader_t *r = self->reader;
     ncnn_datareader_t stdio = self->stdio;

@@ -126,16 +126,21 @@ static void ncnn_mp_layer_check_forward(int ret, const char *where) {
     ncnn_mp_layer_check_ret(ret, where);
 }
 
-// After a standalone forward (ncnn_mp_call_stop'ped): an interrupt that came meanwhile, the
-// shape guard's refusal (shape_guard.h), or ncnn's failure code.
-static void ncnn_mp_layer_forward_done(ncnn_layer_t layer, ncnn_mp_call_t *call, int ret, const char *where) {
-    ncnn_mp_call_raise(call);
+// The shape guard's refusal (shape_guard.h) of a standalone layer's load or forward, if it refused.
+static void ncnn_mp_layer_refused(ncnn_layer_t layer, ncnn_mp_call_t *call, int ret, const char *where) {
     if (ret == NCNN_MP_SHAPE_REFUSED && call->refusal.rule != NCNN_MP_FITS) {
         vstr_t label;
         vstr_init(&label, 24);
         vstr_printf(&label, "the layer (typeindex %d)", ncnn_layer_get_typeindex(layer));
         ncnn_mp_raise_shape_refused(where, "layer", vstr_null_terminated_str(&label), &call->refusal);
     }
+}
+
+// After a standalone forward (ncnn_mp_call_stop'ped): an interrupt that came meanwhile, the
+// shape guard's refusal, or ncnn's failure code.
+static void ncnn_mp_layer_forward_done(ncnn_layer_t layer, ncnn_mp_call_t *call, int ret, const char *where) {
+    ncnn_mp_call_raise(call);
+    ncnn_mp_layer_refused(layer, call, ret, where);
     ncnn_mp_layer_check_forward(ret, where);
 }
 
@@ -178,8 +183,22 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     // ncnn's C API quirk: a built-in layer's load_model (__ncnn_layer_load_model) reads
     // its argument as the C++ ModelBin itself, not as the ncnn_modelbin_t around it
     // (custom layers get the ncnn_modelbin_t). Handing it the struct crashes in ncnn.
-    ncnn_modelbin_t h = ncnn_mp_get_modelbin_handle(mb, where);
-    ncnn_mp_layer_check_ret(self->handle->load_model(self->handle, (ncnn_modelbin_t)h->pthis), where);
+    // Neither the ModelBin nor its DataReader closes while ncnn reads (a Python reader's
+    // read() runs under this call, and may try), and the reader reads where its buffer is now.
+    ncnn_mp_use_t use;
+    ncnn_mp_use_begin(&use, 2);
+    ncnn_modelbin_t h = ncnn_mp_modelbin_use(&use, mb, where);
+    ncnn_mp_call_t call;
+    ncnn_mp_call_begin(&call);
+    int ret = self->handle->load_model(self->handle, (ncnn_modelbin_t)h->pthis);
+    ncnn_mp_use_end(&use);
+    ncnn_mp_call_stop(&call);
+    ncnn_mp_call_raise(&call);
+    if (ret != 0) {
+        ncnn_mp_modelbin_raise_refused(mb, where);
+        ncnn_mp_layer_refused(self->handle, &call, ret, where);
+    }
+    ncnn_mp_layer_check_ret(ret, where);
     self->stage = 2;
     return mp_const_none;
 }
@@ -273,9 +292,52 @@ static const char *ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, 
     return NULL;
 }
 
-// The handle of bottom number i of a standalone forward on the ready layer, checked.
-static ncnn_mat_t ncnn_mp_layer_input(mp_obj_t mat, ncnn_layer_t layer, ncnn_option_t opt, size_t i, const char *where) {
-    ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
+// "2", "2 to 3", "2 or more" (max -1), "at most N" where max_tops is -2 (no more than the inputs)
+static void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi, int inputs) {
+    if (hi == -2) {
+        hi = inputs;
+    }
+    if (hi == -1) {
+        mp_printf(print, "%d or more", lo);
+    } else if (lo == hi) {
+        mp_printf(print, "%d", lo);
+    } else {
+        mp_printf(print, "%d to %d", lo, hi);
+    }
+}
+
+// ValueError unless the ready layer reads n inputs and writes n_top outputs: ncnn's layers
+// index their blob lists without checking their size (arity.cpp).
+static void ncnn_mp_layer_check_arity(ncnn_layer_t layer, size_t n, int n_top, const char *where) {
+    ncnn_mp_arity_t a;
+    if (ncnn_mp_cxx_arity_fits(layer, (int)n, n_top, &a)) {
+        return;
+    }
+    if (a.max_bottoms == 0 && a.max_tops == 0 && a.min_tops == 0) {
+        ncnn_mp_raise_value(where, "ncnn_mp does not know how many blobs this layer type reads with these parameters "
+            "(run it in a Net, whose param file says)");
+    }
+    vstr_t text;
+    mp_print_t print;
+    vstr_init_print(&text, 64, &print);
+    bool inputs = (int)n < a.min_bottoms || (a.max_bottoms >= 0 && (int)n > a.max_bottoms);
+    mp_printf(&print, "%s: this layer %s ", where, inputs ? "reads" : "writes");
+    if (inputs) {
+        ncnn_mp_print_count(&print, a.min_bottoms, a.max_bottoms, (int)n);
+        mp_printf(&print, " input(s) with these parameters, got %d", (int)n);
+    } else {
+        ncnn_mp_print_count(&print, a.min_tops, a.max_tops, (int)n);
+        mp_printf(&print, " output(s) with these parameters (and %d input(s)), n_top was %d", (int)n, n_top);
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+}
+
+// The handle of bottom number i of a standalone forward on the ready layer, checked, and
+// used (u) until the forward returns: the GIL is let go meanwhile, and another thread could
+// release it.
+static ncnn_mat_t ncnn_mp_layer_input(ncnn_mp_use_t *u, mp_obj_t mat, ncnn_layer_t layer, ncnn_option_t opt, size_t i,
+    const char *where) {
+    ncnn_mat_t h = ncnn_mp_mat_use(u, mat, where);
     if (ncnn_mat_get_dims(h) == 0) {
         ncnn_mp_raise_value(where, "the input Mat is empty");
     }
@@ -315,16 +377,20 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_result_t r;  // (a tuple of the bottoms: the caller's list may change later)
     ncnn_mp_result_from_option(&r, args[n_args - 1], multi ? mp_obj_new_tuple(n, items) : args[1], where);
     ncnn_mp_layer_ready(self, r.opt, where);
+    ncnn_mp_layer_check_arity(self->handle, n, n_top, where);
     ncnn_mat_t *bottoms = m_new(ncnn_mat_t, n);
-    for (size_t i = 0; i < n; i++) {
-        bottoms[i] = ncnn_mp_layer_input(items[i], self->handle, r.opt, i, where);
-    }
     ncnn_mat_t *tops = m_new0(ncnn_mat_t, n_top);
     mp_obj_t *out = m_new(mp_obj_t, n_top);
+    ncnn_mp_use_t use;
+    ncnn_mp_use_begin(&use, n);
+    for (size_t i = 0; i < n; i++) {
+        bottoms[i] = ncnn_mp_layer_input(&use, items[i], self->handle, r.opt, i, where);
+    }
     ncnn_mp_call_t call;  // (the GIL let go meanwhile; where a shape guard's refusal waits)
     ncnn_mp_call_begin(&call);
     int ret = multi ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
         : self->handle->forward_1(self->handle, bottoms[0], &tops[0], r.opt);
+    ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     if (ret != 0 || call.error != MP_OBJ_NULL) {
         for (int i = 0; i < n_top; i++) {
@@ -360,18 +426,22 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     if (multi) {
         mp_obj_get_array(mats, &n, &items);
     }
+    ncnn_mp_layer_check_arity(self->handle, n, n, where);
     ncnn_mat_t *handles = m_new(ncnn_mat_t, n ? n : 1);
+    ncnn_mp_use_t use;
+    ncnn_mp_use_begin(&use, n);
     for (size_t i = 0; i < n; i++) {
         ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(items[i], where);
         if (m->readonly) {
             ncnn_mp_raise_value(where, "the Mat is read-only (over bytes, or a bottom blob ncnn lent)");
         }
-        handles[i] = ncnn_mp_layer_input(items[i], self->handle, r.opt, i, where);
+        handles[i] = ncnn_mp_layer_input(&use, items[i], self->handle, r.opt, i, where);
     }
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
         : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
+    ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     m_del(ncnn_mat_t, handles, n ? n : 1);
     ncnn_mp_layer_forward_done(self->handle, &call, ret, where);

@@ -16,6 +16,7 @@ static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(bool finaliser) {
     self->owner = NULL;
     self->allocator = NULL;
     self->external = NULL;
+    self->users = 0;
     self->kind = NCNN_MP_MAT_OWNED;
     self->readonly = false;
     return self;
@@ -177,6 +178,39 @@ bool ncnn_mp_mat_counted(mp_obj_t obj) {
 }
 
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where) {
+    return ncnn_mp_get_mat(obj, where)->handle;
+}
+
+// Takes uses of m and of the Mats along its keep chain (as ncnn_mp_mat_chain_unusable walks it).
+static void ncnn_mp_mat_use_chain(ncnn_mp_use_t *u, ncnn_mp_mat_obj_t *m) {
+    for (;;) {
+        ncnn_mp_use_reserve(u, 1);
+        mp_uint_t l = ncnn_mp_lock();
+        ncnn_mp_use_add_locked(u, &m->users);
+        ncnn_mp_unlock(l);
+        if (m->keep != MP_OBJ_NULL && (mp_obj_is_type(m->keep, &mp_type_tuple) || mp_obj_is_type(m->keep, &mp_type_list))) {
+            size_t n;
+            mp_obj_t *items;
+            mp_obj_get_array(m->keep, &n, &items);
+            for (size_t i = 0; i < n; i++) {
+                if (mp_obj_is_type(items[i], &ncnn_mp_type_Mat)) {
+                    ncnn_mp_mat_use_chain(u, MP_OBJ_TO_PTR(items[i]));
+                }
+            }
+            return;
+        }
+        if (m->keep == MP_OBJ_NULL || !mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
+            return;
+        }
+        m = MP_OBJ_TO_PTR(m->keep);
+    }
+}
+
+// (Checked first, then used: storage changes only through ncnn_mp_mat_replace, which refuses
+// once the use is taken; a check that passed stays true until the use ends.)
+ncnn_mat_t ncnn_mp_mat_use(ncnn_mp_use_t *u, mp_obj_t obj, const char *where) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(obj, where);
+    ncnn_mp_mat_use_chain(u, self);
     return ncnn_mp_get_mat(obj, where)->handle;
 }
 
@@ -622,10 +656,19 @@ static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_na
         ncnn_mp_raise_value(where, "a Mat lent by ncnn, or a view of one, cannot get new storage "
             "(write into it, or return a new Mat)");
     }
-    if (self->handle) {
-        ncnn_mat_destroy(self->handle);
+    mp_uint_t l = ncnn_mp_lock();
+    bool in_use = self->users > 0;
+    ncnn_mat_t old = in_use ? m : self->handle;
+    if (!in_use) {
+        self->handle = m;
     }
-    self->handle = m;
+    ncnn_mp_unlock(l);
+    if (old) {
+        ncnn_mat_destroy(old);
+    }
+    if (in_use) {
+        ncnn_mp_raise_in_use(where);
+    }
     self->keep = MP_OBJ_NULL;
     self->external = NULL;
     self->readonly = false;

@@ -63,6 +63,7 @@ static const uint8_t *ncnn_mp_pixels_in(mp_obj_t buf, int w, int h, int channels
 }
 
 static const int ncnn_mp_max_side = 1 << 15;
+#define NCNN_MP_MAX_FONT 1024
 
 // Mat.from_pixels(pixels, type, w, h, stride=0, allocator=None)
 // Mat.from_pixels_resize(pixels, type, w, h, target_w, target_h, stride=0, allocator=None)
@@ -98,6 +99,10 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     ncnn_mp_result_t r;  // converted: it shares nothing with the pixels
     ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
     const uint8_t *px = ncnn_mp_pixels_in(args[1], w, h, cin, &stride, false, where);
+    // The Mat, and a resize's temporary of the target's pixels (ncnn does not check that one).
+    int out_w = tw ? tw : roi[2], out_h = th ? th : roi[3];
+    unsigned long long pixels = (unsigned long long)out_w * out_h * out_channels;
+    ncnn_mp_check_alloc(pixels * 4 + (tw ? pixels : 0), where, "the Mat");
     ncnn_allocator_t a = r.allocator ? r.allocator->handle : NULL;
     int type = mp_obj_get_int(args[2]);
     ncnn_mat_t m;
@@ -111,7 +116,6 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
         ncnn_mat_destroy(m);
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not make the Mat"), where);
     }
-    (void)out_channels;
     return ncnn_mp_result_wrap(&r, m, where);
 }
 
@@ -169,6 +173,9 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
     }
     uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(out, w, h, out_channels, &stride, true, where);
     int type = mp_obj_get_int(args[1]);
+    if (resize) {  // (ncnn's temporary: the Mat's pixels at their own size)
+        ncnn_mp_check_alloc((unsigned long long)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * cin, where, "the pixels");
+    }
     if (resize) {
         ncnn_mat_to_pixels_resize(m, px, type, w, h, stride);
     } else {
@@ -236,9 +243,13 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
             break;
         }
         default: {
-            if (v[2] < 1) {
-                ncnn_mp_raise_value(where, "fontpixelsize must be >= 1");
+            // A glyph is fontpixelsize wide and twice as tall; ncnn scales the font into a
+            // buffer of that size per call (new[], unchecked: 2 MiB at the cap).
+            if (v[2] < 1 || v[2] > NCNN_MP_MAX_FONT) {
+                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: fontpixelsize must be 1 to %d, not %d"),
+                    where, NCNN_MP_MAX_FONT, v[2]);
             }
+            ncnn_mp_check_alloc((unsigned long long)v[2] * v[2] * 2, where, "the scaled font");
             void (*f[])(unsigned char *, int, int, const char *, int, int, int, unsigned int) = {
                 ncnn_draw_text_c1, ncnn_draw_text_c2, ncnn_draw_text_c3, ncnn_draw_text_c4 };
             f[ch - 1](px, w, h, mp_obj_str_get_str(args[4]), v[0], v[1], v[2], color);

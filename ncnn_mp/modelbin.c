@@ -13,43 +13,66 @@ typedef struct _ncnn_mp_mat_array_t {
     ncnn_modelbin_t handle;
     ncnn_mat_t *mats;  // owned copies
     size_t n, next;
+    // Why the last load got an empty Mat (the layer's load_model then fails), or NULL.
+    const char *refused;
     struct _ncnn_mp_mat_array_t *link;
 } ncnn_mp_mat_array_t;
 
 // The arrays alive now (MP_STATE_VM(ncnn_mp_mat_arrays), state.c), found by the
 // ncnn_modelbin_t our callbacks receive; under the lock.
 
+// Why ncnn cannot take `m` as `count` weights of a load of `type`, or NULL. ncnn's own
+// loads hand a layer float32 (type 1: raw; type 0: float32 or converted fp16/bf16) or, for
+// type 0 only, int8 weights (tag 0x000D4B38); a layer reads whatever it gets as one of those
+// by its element size, packed one element a slot. Anything else it would read past.
+static const char *ncnn_mp_mat_array_misfit(ncnn_mat_t m, size_t count, int type) {
+    if (m == NULL) {
+        return "the ModelBin's Mats are used up: the layer reads more weights than were given";
+    }
+    size_t have = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m) * ncnn_mat_get_c(m);
+    if (ncnn_mat_get_elempack(m) != 1) {
+        return "a weight Mat of elempack > 1: ncnn reads weights one element a slot (convert_packing(1, opt) first)";
+    }
+    size_t elemsize = ncnn_mat_get_elemsize(m);
+    if (elemsize != 4 && !(elemsize == 1 && type == 0)) {
+        return type == 0 ? "a weight Mat of elemsize other than 4 (float32) or 1 (int8): ncnn reads it as one of those"
+                         : "a weight Mat of elemsize other than 4: this read takes raw float32 (type 1)";
+    }
+    if (have != count) {
+        return "a weight Mat whose element count is not what the layer reads next";
+    }
+    return NULL;
+}
+
 // The next Mat of the array, as a new handle (ncnn takes it and destroys it). An empty
-// Mat when the array is used up or the Mat does not have the element count asked
-// for: the layer then fails its load_model instead of reading past the weights.
-static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count) {
+// Mat when the array is used up or the Mat does not fit the read (the reason is kept for
+// the method that called ncnn): the layer then fails its load_model instead of reading
+// past the weights.
+static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count, int type) {
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_mat_array_t *a = MP_STATE_VM(ncnn_mp_mat_arrays);
     while (a && a->handle != mb) {
         a = a->link;
     }
     ncnn_mat_t m = a && a->next < a->n ? a->mats[a->next++] : NULL;
-    ncnn_mp_unlock(l);
-    if (m == NULL) {
-        return ncnn_mat_create();
+    const char *why = a ? ncnn_mp_mat_array_misfit(m, count, type) : "the ModelBin was closed";
+    if (a && why && !a->refused) {
+        a->refused = why;
     }
-    size_t have = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m) * ncnn_mat_get_c(m);
-    return have == count ? ncnn_mat_clone(m, NULL) : ncnn_mat_create();
+    ncnn_mp_unlock(l);
+    return why ? ncnn_mat_create() : ncnn_mat_clone(m, NULL);
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_1d(const ncnn_modelbin_t mb, int w, int type) {
-    (void)type;
-    return ncnn_mp_mat_array_load(mb, (size_t)w);
+    return ncnn_mp_mat_array_load(mb, (size_t)w, type);
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_2d(const ncnn_modelbin_t mb, int w, int h, int type) {
-    (void)type;
-    return ncnn_mp_mat_array_load(mb, (size_t)w * h);
+    return ncnn_mp_mat_array_load(mb, (size_t)w * h, type);
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_3d(const ncnn_modelbin_t mb, int w, int h, int c, int type) {
-    (void)type;
-    return ncnn_mp_mat_array_load(mb, (size_t)w * h * c);
+    return ncnn_mp_mat_array_load(mb, (size_t)w * h * c, type);
 }
 
 static void ncnn_mp_mat_array_free(ncnn_mp_mat_array_t *a) {
@@ -76,6 +99,7 @@ static ncnn_mp_modelbin_obj_t *ncnn_mp_modelbin_new(const mp_obj_type_t *type) {
     self->array = NULL;
     self->owner = NULL;
     self->borrowed = false;
+    self->users = 0;
     return self;
 }
 
@@ -104,6 +128,35 @@ ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where) {
     return self->handle;
 }
 
+// A use of the ModelBin and of the DataReader it reads through (u has room for both):
+// neither closes while ncnn reads, and the reader reads where its buffer is now.
+ncnn_modelbin_t ncnn_mp_modelbin_use(ncnn_mp_use_t *u, mp_obj_t obj, const char *where) {
+    ncnn_mp_get_modelbin_handle(obj, where);
+    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(mp_obj_cast_to_native_base(obj, MP_OBJ_FROM_PTR(&ncnn_mp_type_ModelBin)));
+    if (!ncnn_mp_use_add(u, &self->users, (void *const *)&self->handle)) {
+        ncnn_mp_get_modelbin_handle(obj, where);  // (closed or expired since: raises why)
+    }
+    if (self->keep != MP_OBJ_NULL) {
+        ncnn_mp_reader_use(u, self->keep, NULL, where);
+    }
+    mp_uint_t l = ncnn_mp_lock();
+    if (self->array) {
+        self->array->refused = NULL;
+    }
+    ncnn_mp_unlock(l);
+    return self->handle;
+}
+
+void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where) {
+    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(mp_obj_cast_to_native_base(obj, MP_OBJ_FROM_PTR(&ncnn_mp_type_ModelBin)));
+    mp_uint_t l = ncnn_mp_lock();
+    const char *why = self->array ? self->array->refused : NULL;
+    ncnn_mp_unlock(l);
+    if (why) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: from_mat_array: %s"), where, why);
+    }
+}
+
 // ModelBin(*, from_datareader=dr | from_mat_array=[Mat, ...])
 //   ncnn_modelbin_create_from_datareader / ncnn_modelbin_create_from_mat_array
 static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
@@ -124,11 +177,12 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     if (dr != MP_OBJ_NULL) {
         // ncnn's ModelBin reads through the DataReader on every load(): keep it (each
         // load() uses it, ncnn_mp_reader_use).
-        ncnn_mp_reader_use_t use;
-        ncnn_datareader_t h = ncnn_mp_reader_use(&use, dr, where);
+        ncnn_mp_use_t use;
+        ncnn_mp_use_begin(&use, 1);
+        ncnn_datareader_t h = ncnn_mp_reader_use(&use, dr, NULL, where);
         self->keep = dr;
         self->handle = ncnn_modelbin_create_from_datareader(h);
-        ncnn_mp_reader_done(&use);
+        ncnn_mp_use_end(&use);
         return MP_OBJ_FROM_PTR(self);
     }
     if (!mp_obj_is_type(mats, &mp_type_list) && !mp_obj_is_type(mats, &mp_type_tuple)) {
@@ -169,26 +223,45 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
 }
 
 // ModelBin.close() / __del__   ncnn_modelbin_destroy (owned only)
-static mp_obj_t ncnn_mp_ModelBin_close(mp_obj_t self_in) {
-    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    if (!self->borrowed && self->handle) {
-        ncnn_modelbin_destroy(self->handle);
+// Refused while a call reads through it (a Python reader's read() may try, or another
+// thread): checked and detached under the lock, so no use begins in between. (__del__: a
+// ModelBin in use is reachable from its user's stack; a collection never finalises it.)
+static void ncnn_mp_modelbin_release(ncnn_mp_modelbin_obj_t *self, bool refuse_in_use) {
+    mp_uint_t l = ncnn_mp_lock();
+    if (refuse_in_use && self->users > 0) {
+        ncnn_mp_unlock(l);
+        ncnn_mp_raise_in_use("ModelBin.close");
     }
-    if (self->array) {
-        ncnn_mp_mat_array_free(self->array);
-        self->array = NULL;
-    }
+    ncnn_modelbin_t handle = self->borrowed ? NULL : self->handle;
+    ncnn_mp_mat_array_t *array = self->array;
     self->handle = NULL;
+    self->array = NULL;
+    ncnn_mp_unlock(l);
+    if (handle) {
+        ncnn_modelbin_destroy(handle);
+    }
+    if (array) {
+        ncnn_mp_mat_array_free(array);
+    }
+}
+
+static mp_obj_t ncnn_mp_ModelBin_close(mp_obj_t self_in) {
+    ncnn_mp_modelbin_release(MP_OBJ_TO_PTR(self_in), true);
+    return mp_const_none;
+}
+
+static mp_obj_t ncnn_mp_ModelBin_del(mp_obj_t self_in) {
+    ncnn_mp_modelbin_release(MP_OBJ_TO_PTR(self_in), false);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ModelBin_close_obj, ModelBin, close, ncnn_mp_ModelBin_close);
-static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ModelBin_del_obj, ModelBin, __del__, ncnn_mp_ModelBin_close);
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_ModelBin_del_obj, ModelBin, __del__, ncnn_mp_ModelBin_del);
 
 // ModelBin.load(w, type) / load(w, h, type) / load(w, h, c, type) -> Mat   mb->load_1d/_2d/_3d
 // type 0: ncnn's tagged format (float32, fp16 or quantized), 1: raw float32.
 static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
     const char *where = "ModelBin.load";
-    ncnn_modelbin_t mb = ncnn_mp_get_modelbin_handle(args[0], where);
+    ncnn_mp_get_modelbin_handle(args[0], where);
     static const char *const names[] = { "w", "h", "c" };
     int dims = (int)n_args - 2;
     int s[3];
@@ -201,13 +274,11 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         }
     }
     int type = ncnn_mp_get_int_in(args[n_args - 1], 0, 1, where, "type");
-    // The DataReader of ModelBin(from_datareader=...): still open, its buffer still in
-    // place, and not closed while ncnn reads (a Python reader's read() may try).
-    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(args[0]);  // (checked above)
-    ncnn_mp_reader_use_t use;
-    if (self->keep != MP_OBJ_NULL) {
-        ncnn_mp_reader_use(&use, self->keep, where);
-    }
+    // Neither the ModelBin nor its DataReader closes while ncnn reads (a Python reader's
+    // read() may try), and the reader reads where its buffer is now.
+    ncnn_mp_use_t use;
+    ncnn_mp_use_begin(&use, 2);
+    ncnn_modelbin_t mb = ncnn_mp_modelbin_use(&use, args[0], where);
     // Lent during a load_model(copy=False), the ModelBin may hand back weights where they
     // lie in that buffer: such a Mat keeps the buffer alive, and is read-only.
     ncnn_mp_call_t *outer = ncnn_mp_call_current();
@@ -221,9 +292,7 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         case 2: m = mb->load_2d(mb, s[0], s[1], type); break;
         default: m = mb->load_3d(mb, s[0], s[1], s[2], type); break;
     }
-    if (self->keep != MP_OBJ_NULL) {
-        ncnn_mp_reader_done(&use);
-    }
+    ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     bool empty = m && (call.error != MP_OBJ_NULL || ncnn_mat_get_dims(m) == 0);
     if (empty) {
@@ -231,6 +300,7 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
     }
     ncnn_mp_call_raise(&call);
     if (empty) {
+        ncnn_mp_modelbin_raise_refused(args[0], where);
         ncnn_mp_raise_value(where, "no weights could be read (the data ran out, or a bad weight tag)");
     }
     mp_buffer_info_t info;

@@ -289,6 +289,31 @@ void ncnn_mp_parse_args_kw_array(const char *where, size_t n_pos, size_t n_kw, c
 NORETURN void ncnn_mp_raise_arg_count(const char *where, size_t n_min, size_t n_max, size_t n_given, bool positional);
 
 // ---------------------------------------------------------------------------
+// Uses (use.c): a call that hands ncnn an object's native handle, and may run Python
+// before ncnn is done with it, takes a use of the object for the whole call; whatever
+// would free or move what the handle points at (close(), release(), new storage) is
+// refused meanwhile, with one RuntimeError, whichever method, callback or thread tries.
+typedef struct _ncnn_mp_use_t {
+    nlr_jump_callback_node_t leave;  // first: the callback gets its address
+    int **users;                     // the counts taken (`one`, or a GC array)
+    int *one;
+    size_t n, capacity;
+} ncnn_mp_use_t;
+// Opens a set of up to `capacity` uses, given back by ncnn_mp_use_end or when the caller
+// raises (an nlr jump callback). May raise (allocation) only here.
+void ncnn_mp_use_begin(ncnn_mp_use_t *u, size_t capacity);
+// Counts one more use in *users, if *handle (read under the same lock) is set: false, and
+// nothing taken, if the object was closed. _locked: under the caller's lock, unconditionally.
+bool ncnn_mp_use_add(ncnn_mp_use_t *u, int *users, void *const *handle);
+// Room for `more` uses (may raise): before ncnn_mp_use_add_locked, which takes no room itself.
+void ncnn_mp_use_reserve(ncnn_mp_use_t *u, size_t more);
+void ncnn_mp_use_add_locked(ncnn_mp_use_t *u, int *users);
+void ncnn_mp_use_end(ncnn_mp_use_t *u);
+// What close(), release() and the like raise when they read (under the lock) users > 0:
+// RuntimeError "WHERE: a call in progress uses it ...".
+NORETURN void ncnn_mp_raise_in_use(const char *where);
+
+// ---------------------------------------------------------------------------
 // Python objects.
 
 extern const mp_obj_type_t ncnn_mp_type_Allocator;
@@ -314,6 +339,7 @@ typedef struct _ncnn_mp_modelbin_obj_t {
     mp_obj_t keep;           // the DataReader it reads through
     struct _ncnn_mp_mat_array_t *array;  // from_mat_array: the Mats it serves (C heap, owned)
     const void *owner;       // lent: the thread
+    int users;               // calls reading through it now (use.c), under the lock
     bool borrowed;
 } ncnn_mp_modelbin_obj_t;
 
@@ -330,7 +356,7 @@ typedef struct _ncnn_mp_datareader_obj_t {
     ncnn_datareader_t stdio;   // from_stdio, or NULL
     void *fp;                  // the FILE* from_stdio opened
     mp_obj_t keep;             // the buffer reader reads
-    int users;                 // loads reading through it now (ncnn_mp_reader_use), under the lock
+    int users;                 // loads reading through it now (use.c), under the lock
 } ncnn_mp_datareader_obj_t;
 
 typedef struct _ncnn_mp_allocator_obj_t {
@@ -388,6 +414,7 @@ typedef struct _ncnn_mp_mat_obj_t {
     // storage of `keep` was when the Mat was made. A bytearray that grew, or a Mat given
     // new storage, moved it: the Mat is unusable from then on.
     const void *external;
+    int users;  // calls handing its storage to ncnn now (use.c), under the lock
     uint8_t kind;
     bool readonly;
 } ncnn_mp_mat_obj_t;
@@ -425,6 +452,9 @@ typedef struct _ncnn_mp_layer_obj_t {
 
 ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where);
 ncnn_mat_t ncnn_mp_get_mat_handle(mp_obj_t obj, const char *where);
+// A call's use of a Mat and of every Mat it may share storage with (its keep chain): none of
+// them gets new storage or is released until ncnn_mp_use_end. The Mat's handle.
+ncnn_mat_t ncnn_mp_mat_use(ncnn_mp_use_t *u, mp_obj_t obj, const char *where);
 // Whether ncnn counts references to the Mat's storage. Not for a Mat over a Python buffer
 // (Mat(data=...)), a batch view, or a Mat sharing such storage: ncnn's Net dereferences a
 // blob's reference count when an in-place layer takes it (NULL there: a crash).
@@ -503,22 +533,22 @@ size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
 // A Python object holding an Option handle owned by someone else (a Net's option view).
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
 
-// A use of a DataReader by a load, from ncnn_mp_reader_use until ncnn_mp_reader_done or
-// until the method raises (an nlr jump callback ends it then): close() refuses meanwhile
-// (ncnn holds the handle, and a Python reader's read() could close its own reader).
-// ValueError if it was closed, TypeError if it has no source and its class no read(n).
-typedef struct {
-    nlr_jump_callback_node_t leave;  // first: the callback gets its address
-    ncnn_mp_datareader_obj_t *reader;
-} ncnn_mp_reader_use_t;
-ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_reader_use_t *u, mp_obj_t obj, const char *where);
-void ncnn_mp_reader_done(ncnn_mp_reader_use_t *u);
+// A load's use of a DataReader, one of the uses in u (ncnn_mp_use_begin'd by the caller):
+// close() refuses until ncnn_mp_use_end (ncnn holds the handle, and a Python reader's read()
+// could close its own reader). ValueError if it was closed, TypeError if it has no source
+// and its class no read(n). *counted: the reader that counts what ncnn read (may be NULL).
+ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_use_t *u, mp_obj_t obj, ncnn_mp_reader_t **counted, const char *where);
 
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where);
 mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle);
 void ncnn_mp_paramdict_expire(mp_obj_t obj);
 
 ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where);
+// A call's use of a ModelBin and of the DataReader it reads through (two of u's uses).
+ncnn_modelbin_t ncnn_mp_modelbin_use(ncnn_mp_use_t *u, mp_obj_t obj, const char *where);
+// After a load through a ModelBin(from_mat_array=...) failed: ValueError naming the Mat
+// that did not fit the read, if one did not (else nothing).
+void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where);
 mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle);
 void ncnn_mp_modelbin_expire(mp_obj_t obj);
 
@@ -676,6 +706,11 @@ typedef enum {
 } ncnn_mp_helper_layer_t;
 // NotImplementedError naming the layer if this ncnn was built without it.
 void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where);
+
+// The most ncnn_mp lets ncnn allocate for one buffer: ncnn indexes with int in places.
+#define NCNN_MP_ALLOC_MAX 0x7fffffffULL
+// MemoryError naming `where` and `what` unless the heap can give `bytes` now (checks.c).
+void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what);
 
 // The native object of `obj` if it is an instance of `type` or of a Python subclass
 // of it; TypeError naming `where` otherwise.

@@ -9,6 +9,8 @@
 #include "esp_heap_caps.h"
 #endif
 
+#include "py/gc.h"
+#include "py/objarray.h"
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
@@ -214,6 +216,45 @@ static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, cons
         : ncnn_net_load_model_datareader(net, dr);
 }
 
+// Where the board keeps what never changes (flash, a ROMFS image), for copy=False: a board's
+// glue overrides it (ci/mcu/board.c); the Unix port has none (bytes are taken by their type).
+MP_WEAK bool ncnn_mp_port_read_only(const void *p, size_t len) {
+    (void)p;
+    (void)len;
+    return false;
+}
+
+#if MICROPY_GC_SPLIT_HEAP
+#define NCNN_MP_NEXT_AREA(area) ((area)->next)
+#else
+#define NCNN_MP_NEXT_AREA(area) ((mp_state_mem_area_t *)NULL)
+#endif
+
+// Whether the read-only buffer `src` lies in memory that neither moves nor is freed while
+// the Net keeps src: a bytes object's data (its own, or constants in flash); memory the port
+// calls read-only; or a GC heap allocation that src's pointer keeps alive (the collector
+// follows a pointer into an allocation's first block only, so a view into the middle of
+// another object does not keep it). Not a Mat's storage, nor any other C heap memory.
+static bool ncnn_mp_memory_stays(mp_obj_t src, const mp_buffer_info_t *info) {
+    if (mp_obj_is_type(src, &mp_type_bytes) || ncnn_mp_port_read_only(info->buf, info->len)) {
+        return true;
+    }
+    // (a memoryview's slice keeps the pointer it was made over, and an offset from it)
+    const void *held = mp_obj_is_type(src, &mp_type_memoryview) ? ((mp_obj_array_t *)MP_OBJ_TO_PTR(src))->items : info->buf;
+    size_t block = gc_nbytes(held);
+    if (block == 0) {
+        return false;
+    }
+    for (mp_state_mem_area_t *area = &MP_STATE_MEM(area); area; area = NCNN_MP_NEXT_AREA(area)) {
+        uintptr_t pool = (uintptr_t)area->gc_pool_start, h = (uintptr_t)held, p = (uintptr_t)info->buf;
+        if (h >= pool && h < (uintptr_t)area->gc_pool_end) {
+            uintptr_t start = pool + (h - pool) / MICROPY_BYTES_PER_GC_BLOCK * MICROPY_BYTES_PER_GC_BLOCK;
+            return p >= start && p - start <= block && info->len <= block - (p - start);
+        }
+    }
+    return false;
+}
+
 // The checks a buffer passes before ncnn may keep weights in it (load_model(copy=False)).
 static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
     if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
@@ -236,6 +277,12 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
             "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "
             "(pack models with examples/romfs_pack.py, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
     }
+    if (!ncnn_mp_memory_stays(src, info)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs weights in memory that stays as "
+            "it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory "
+            "ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
+            where, mp_obj_get_type_str(src));
+    }
 }
 
 // Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer (read
@@ -253,7 +300,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     const char *path = NULL;
     ncnn_datareader_t dr = NULL;
     ncnn_mp_reader_t reader, *counted = NULL;
-    ncnn_mp_reader_use_t reader_use;
+    ncnn_mp_use_t reader_use;
     mp_buffer_info_t info = { .buf = NULL };
     bool is_reader = !mp_obj_is_str(src) && mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL;
     if (in_place && (mp_obj_is_str(src) || is_reader)) {
@@ -273,8 +320,8 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
         #endif
     } else if (is_reader) {
-        dr = ncnn_mp_reader_use(&reader_use, src, where);  // (pushed after the net's use: done before it)
-        counted = reader_use.reader->reader;
+        ncnn_mp_use_begin(&reader_use, 1);  // (pushed after the net's use: ended before it)
+        dr = ncnn_mp_reader_use(&reader_use, src, &counted, where);
     } else {
         if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
@@ -332,7 +379,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         ncnn_mp_reader_close(&reader);
     }
     if (is_reader) {
-        ncnn_mp_reader_done(&reader_use);
+        ncnn_mp_use_end(&reader_use);
     }
     ncnn_mp_net_done(&use);
     ncnn_mp_call_end(&call);

@@ -5,6 +5,7 @@
 // pthis is the ncnn::Net.
 #include <ncnn/layer.h>
 #include <ncnn/layer_type.h>
+#include <ncnn/modelbin.h>
 #include <ncnn/net.h>
 
 #include "shape_guard.h"
@@ -96,11 +97,48 @@ void broadcast_extents(const ncnn_mp_blob_shape_t &a, const ncnn_mp_blob_shape_t
     }
 }
 
+// The ModelBin a guarded layer's load_model reads through: hands on every read, and notes
+// what the layer got that it cannot use (ncnn's layers check their main weights, not the
+// rest: an int8 layer's scales that ran out are read later as if they were there).
+class CheckingModelBin : public ncnn::ModelBin {
+public:
+    explicit CheckingModelBin(const ncnn::ModelBin &mb) : mb_(mb) {}
+    ncnn::Mat load(int w, int type) const override {
+        return note(mb_.load(w, type), w);
+    }
+    ncnn::Mat load(int w, int h, int type) const override {
+        return note(mb_.load(w, h, type), product(w, h));
+    }
+    ncnn::Mat load(int w, int h, int c, int type) const override {
+        return note(mb_.load(w, h, c, type), product(product(w, h), c));
+    }
+    ncnn::Mat load(int w, int h, int d, int c, int type) const override {
+        return note(mb_.load(w, h, d, c, type), product(product(w, h), product(d, c)));
+    }
+    mutable bool int8 = false;   // a weight came as int8
+    mutable bool short_ = false;  // a read of some weights came back empty
+
+private:
+    ncnn::Mat note(const ncnn::Mat &m, long long asked) const {
+        int8 |= m.elemsize == 1;
+        short_ |= asked > 0 && m.empty();
+        return m;
+    }
+    const ncnn::ModelBin &mb_;
+};
+
 class GuardLayer : public ncnn::Layer {
 public:
     GuardLayer(const ncnn::Net *net, ncnn::Layer *inner) : net_(net), inner_(inner) {
         typeindex = inner->typeindex;
         copy_flags();
+        ncnn::ParamDict defaults;
+        arity_ = ncnn_mp_arity_of(*inner_, defaults);
+    }
+    // (standalone layers: whether a forward's counts fit; *out, what does)
+    bool arity_fits(int n, int n_top, ncnn_mp_arity_t *out) const {
+        *out = arity_;
+        return ncnn_mp_arity_fits(arity_, n, n_top);
     }
     ~GuardLayer() override {
         delete inner_;
@@ -111,12 +149,20 @@ public:
         copy_setting();
         int ret = inner_->load_param(pd);
         copy_flags();
+        arity_ = ncnn_mp_arity_of(*inner_, pd);
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
         copy_setting();
-        int ret = inner_->load_model(mb);
+        CheckingModelBin checked(mb);
+        int ret = inner_->load_model(checked);
         copy_flags();
+        if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_))) {
+            ncnn_mp_shape_refusal_t r = {};
+            r.rule = checked.short_ ? NCNN_MP_WEIGHTS_SHORT : NCNN_MP_INT8_WEIGHTS;
+            refused(r);
+            return NCNN_MP_SHAPE_REFUSED;
+        }
         return ret;
     }
     int create_pipeline(const ncnn::Option &opt) override {
@@ -130,14 +176,16 @@ public:
     }
 
     int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops, const ncnn::Option &opt) const override {
-        return refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()))
+        return refuses_count(static_cast<int>(bottoms.size()), static_cast<int>(tops.size())) ||
+               refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()))
                ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottoms, tops, opt);
     }
     int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
         return refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottom, top, opt);
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
-        return refuses(blobs.empty() ? nullptr : &blobs[0], static_cast<int>(blobs.size()))
+        int n = static_cast<int>(blobs.size());
+        return refuses_count(n, n) || refuses(blobs.empty() ? nullptr : &blobs[0], n)
                ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blobs, opt);
     }
     int forward_inplace(ncnn::Mat &blob, const ncnn::Option &opt) const override {
@@ -168,7 +216,26 @@ private:
         }
     }
 
+    // A forward given other blob counts than the layer reads and writes (arity.cpp).
+    bool refuses_count(int n, int n_top) const {
+        if (ncnn_mp_arity_fits(arity_, n, n_top)) {
+            return false;
+        }
+        ncnn_mp_shape_refusal_t r = {};
+        bool bottoms = n < arity_.min_bottoms || (arity_.max_bottoms >= 0 && n > arity_.max_bottoms) ||
+                       (arity_.max_bottoms == 0 && arity_.max_tops == 0);
+        r.rule = bottoms ? NCNN_MP_BOTTOMS : NCNN_MP_TOPS;
+        r.expected = bottoms ? arity_.min_bottoms : arity_.min_tops;
+        r.axis = bottoms ? arity_.max_bottoms : arity_.max_tops == -2 ? n : arity_.max_tops;
+        r.got = bottoms ? n : n_top;
+        return refused(r);
+    }
+
     void read_rule(const ncnn::ParamDict &pd) {
+        // ncnn's int8 Convolution, ConvolutionDepthWise and InnerProduct take the int8 path
+        // by their weights' element size, and read the scales that param 8 asks for.
+        int8_scales_ = pd.get(8, 0) != 0 && (typeindex == ncnn::LayerType::Convolution ||
+                       typeindex == ncnn::LayerType::ConvolutionDepthWise || typeindex == ncnn::LayerType::InnerProduct);
         reads_ = READS_NOTHING;
         expected_ = 0;
         axis_ = -1;
@@ -375,6 +442,7 @@ private:
     }
 
     bool refused(ncnn_mp_shape_refusal_t &r) const {
+        r.layer = -1;
         for (size_t i = 0; net_ != nullptr && i < net_->layers().size(); i++) {
             if (net_->layers()[i] == this) {
                 r.layer = static_cast<int>(i);
@@ -386,6 +454,8 @@ private:
 
     const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
+    ncnn_mp_arity_t arity_;
+    bool int8_scales_ = false;
     Reads reads_ = READS_NOTHING;
     int expected_ = 0;
     int axis_ = -1;
@@ -448,10 +518,12 @@ extern "C" int ncnn_mp_cxx_guard_net(ncnn_net_t net) {
 }
 
 extern "C" void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer) {
+    // (c_api.cpp's layer calls go through pthis's virtual methods, and ncnn_layer_destroy
+    // deletes it: the wrapper deletes the layer it wraps)
     ncnn::Layer *inner = static_cast<ncnn::Layer *>(layer->pthis);
-    if (guarded(inner->typeindex)) {
-        // (c_api.cpp's layer calls go through pthis's virtual methods, and
-        // ncnn_layer_destroy deletes it: the wrapper deletes the layer it wraps)
-        layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner));
-    }
+    layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner));
+}
+
+extern "C" bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out) {
+    return static_cast<const GuardLayer *>(static_cast<ncnn::Layer *>(layer->pthis))->arity_fits(n, n_top, out);
 }

@@ -24,7 +24,17 @@ typedef enum {
     NCNN_MP_KERNEL,    // expected x got: a convolution's kernel, wider or taller than its padded input
     NCNN_MP_IMAGE,     // a convolution's input must be an image (dims 2 or 3); got: its dims
     NCNN_MP_BROADCAST, // a BinaryOp's two inputs: each extent equal, or 1 in one of them
+    NCNN_MP_BOTTOMS,   // expected..axis: the inputs the layer reads (axis -1: no bound; got: given)
+    NCNN_MP_TOPS,      // expected..axis: the outputs it writes (got: asked for)
+    NCNN_MP_INT8_WEIGHTS,  // int8 weights in a layer without int8 scales (param 8): ncnn reads none
+    NCNN_MP_WEIGHTS_SHORT, // a weight (scales, bias) ran out: ncnn would read an empty Mat
 } ncnn_mp_shape_rule_t;
+
+// How many blobs a layer's forward reads (bottoms) and writes (tops): arity.cpp.
+// max -1: no bound; max_tops -2: no more than the bottoms. All 0: no count is safe.
+typedef struct {
+    int min_bottoms, max_bottoms, min_tops, max_tops;
+} ncnn_mp_arity_t;
 
 typedef struct {
     int dims, w, h, d, c;  // elempack unpacked: what the user would see in a Mat
@@ -42,9 +52,14 @@ typedef struct {
 // knows. 0, or -1 out of memory (the net is left as it was).
 int ncnn_mp_cxx_guard_net(ncnn_net_t net);
 
-// Wraps a standalone layer just made by ncnn_layer_create_by_type / _by_typeindex, if the
-// guard knows its type (Layer.forward refuses then as an extract does).
+// Wraps a standalone layer just made by ncnn_layer_create_by_type / _by_typeindex (any
+// type: the blob counts of every forward are checked; the shapes where the guard knows
+// the type). Layer.forward refuses then as an extract does.
 void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer);
+
+// A standalone layer's (wrapped: ncnn_mp_cxx_guard_layer) blob counts, by the parameters it
+// loaded; false if n bottoms and n_top tops do not fit them (*out says what does).
+bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out);
 
 // Given by ncnn_mp's C side: keeps a refusal for the calling thread's call in progress
 // (an extract, a standalone Layer.forward), which raises it once ncnn has returned. Called
@@ -53,6 +68,13 @@ void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal);
 
 #ifdef __cplusplus
 }
+
+namespace ncnn {
+class Layer;
+class ParamDict;
+}
+ncnn_mp_arity_t ncnn_mp_arity_of(const ncnn::Layer &layer, const ncnn::ParamDict &pd);
+bool ncnn_mp_arity_fits(const ncnn_mp_arity_t &a, int bottoms, int tops);
 #endif
 
 #endif // NCNN_MP_SHAPE_GUARD_H

@@ -92,6 +92,15 @@ int __wrap_main(int argc, char **argv) {
 // MICROPY_VFS_ROM_IOCTL at 0, so vfs.rom_ioctl cannot be the way in.) Files opened there hand
 // out pointers into it: Net.load_model(f, copy=False) keeps the weights where they are.
 
+// The ROMFS region is the board's flash: what ncnn keeps weights in (load_model(copy=False))
+// may lie there (ncnn_mp/net.c asks; nothing else in the firmware writes it).
+bool ncnn_mp_port_read_only(const void *p, size_t len);
+bool ncnn_mp_port_read_only(const void *p, size_t len) {
+    const uint8_t *base = board_romfs.items, *at = p;
+    size_t size = board_romfs.len;
+    return at >= base && len <= size && (size_t)(at - base) <= size - len;
+}
+
 // How much of the 64 KiB stack both linker scripts reserve Python's recursion may use (the
 // port's main sets 10 KiB before the first mp_init; an ESP32 port allows 15 KiB of a 16 KiB
 // task stack). RISC-V's call frames are larger than Cortex-M's: a plain recursive Python

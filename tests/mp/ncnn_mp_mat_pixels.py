@@ -72,4 +72,12 @@ check("draw 5 channels", lambda: Mat.draw_circle(bytearray(20), 2, 2, 5, 0, 0, 1
 check("draw text not str", lambda: Mat.draw_text(bytearray(12), 2, 2, 3, 5, 0, 0, 10, 0))
 check("draw text font 0", lambda: Mat.draw_text(bytearray(12), 2, 2, 3, "x", 0, 0, 0, 0))
 check("draw color str", lambda: Mat.draw_line(bytearray(12), 2, 2, 3, 0, 0, 1, 1, "red", 1))
+# Sizes the caller's numbers decide, checked before ncnn allocates (ncnn aborted the
+# process, or wrote through NULL, before).
+px = bytearray(8 * 8)
+check("draw_text, fontpixelsize 32768", lambda: Mat.draw_text(px, 8, 8, 1, "A", 0, 0, 32768, 255))
+Mat.draw_text(px, 8, 8, 1, "A", -150, -300, 300, 255)  # (clipped to the image: 180 KB of font)
+print("a 300-pixel font, clipped to an 8x8 image: drawn")
+check("from_pixels_resize to 32768x32768",
+      lambda: Mat.from_pixels_resize(bytes(48), Mat.PIXEL_RGB, 4, 4, 32768, 32768))
 print("healthy", floats(Mat.from_pixels(rgb, Mat.PIXEL_GRAY, 2, 2)))
