@@ -45,6 +45,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)

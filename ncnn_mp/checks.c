@@ -62,8 +62,11 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
         case NCNN_MP_INT8_WEIGHTS:
         case NCNN_MP_WEIGHTS_SHORT:
+        case NCNN_MP_TABLE:
             mp_printf(&print, "%s: the weights do not fit the %s: %s %s", where, what, layer,
                 r->rule == NCNN_MP_INT8_WEIGHTS ? "got int8 weights without int8 scales (its param 8, int8_scale_term, is 0)"
+                : r->rule == NCNN_MP_TABLE ? "has a table smaller than num_output * input_dim (params 0, 1 and 3), "
+                "or none: an index would read past it"
                 : "read weights that ran out (scales or bias missing: the .bin or the ModelBin's Mats end too soon)");
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
         default:
@@ -86,6 +89,33 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             break;
         case NCNN_MP_IMAGE:
             mp_printf(&print, " takes an image (dims 2 or 3), its input has dims %d (", r->got);
+            break;
+        case NCNN_MP_DIMS:
+            mp_printf(&print, r->expected == 2 ? " takes rows (dims 1 or 2), its input has dims %d ("
+                : " takes a volume (dims 3 or 4), its input has dims %d (", r->got);
+            break;
+        case NCNN_MP_KERNEL1D:
+            mp_printf(&print, " needs a length of at least %d for its kernel, its input has %d (", r->expected, r->got);
+            break;
+        case NCNN_MP_WIDTH:
+            mp_printf(&print, " takes rows of %d values, input %d has %d (", r->expected, r->input, r->got);
+            break;
+        case NCNN_MP_NORM:
+            mp_printf(&print, " normalises %d values (affine_size) at a time: the input's w, w*h or w*h*d must be that (",
+                r->expected);
+            break;
+        case NCNN_MP_INNER:
+            mp_printf(&print, " multiplies over %d values (K), input %d has %d there (", r->expected, r->input, r->got);
+            break;
+        case NCNN_MP_HEADS:
+            mp_printf(&print, " takes key heads that divide the query's %d, input %d has %d (", r->expected, r->input, r->got);
+            break;
+        case NCNN_MP_MATCH_KV:
+            mp_printf(&print, " takes a value with at least the key's %d rows and heads, input %d has %d rows (",
+                r->expected, r->input, r->got);
+            break;
+        case NCNN_MP_SLICES:
+            mp_printf(&print, " cuts %d values along its axis, its input has %d there (", r->expected, r->got);
             break;
         case NCNN_MP_KERNEL:
             mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);

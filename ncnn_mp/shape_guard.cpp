@@ -146,6 +146,8 @@ public:
 
     int load_param(const ncnn::ParamDict &pd) override {
         read_rule(pd);
+        more_ = ncnn_mp_more_rule(typeindex, pd);
+        table_short_ = typeindex == ncnn::LayerType::Embed && ncnn_mp_embed_table_short(pd);
         copy_setting();
         int ret = inner_->load_param(pd);
         copy_flags();
@@ -157,9 +159,9 @@ public:
         CheckingModelBin checked(mb);
         int ret = inner_->load_model(checked);
         copy_flags();
-        if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_))) {
+        if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_) || table_short_)) {
             ncnn_mp_shape_refusal_t r = {};
-            r.rule = checked.short_ ? NCNN_MP_WEIGHTS_SHORT : NCNN_MP_INT8_WEIGHTS;
+            r.rule = table_short_ ? NCNN_MP_TABLE : checked.short_ ? NCNN_MP_WEIGHTS_SHORT : NCNN_MP_INT8_WEIGHTS;
             refused(r);
             return NCNN_MP_SHAPE_REFUSED;
         }
@@ -351,6 +353,10 @@ private:
     }
 
     bool refuses(const ncnn::Mat *blobs, int n) const {
+        ncnn_mp_shape_refusal_t more = {};
+        if (ncnn_mp_more_refuses(more_, blobs, n, more)) {
+            return refused(more);
+        }
         if ((reads_ == READS_NOTHING && !image_ && extent_w_ <= 1 && extent_h_ <= 1) || n == 0) {
             return false;
         }
@@ -455,7 +461,9 @@ private:
     const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
     ncnn_mp_arity_t arity_;
+    ncnn_mp_more_rule_t more_ = {};
     bool int8_scales_ = false;
+    bool table_short_ = false;  // an Embed whose table is smaller than its parameters say
     Reads reads_ = READS_NOTHING;
     int expected_ = 0;
     int axis_ = -1;
@@ -481,6 +489,28 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Eltwise:
         case ncnn::LayerType::BinaryOp:
         case ncnn::LayerType::Pooling:
+        case ncnn::LayerType::Convolution1D:
+        case ncnn::LayerType::ConvolutionDepthWise1D:
+        case ncnn::LayerType::Deconvolution1D:
+        case ncnn::LayerType::DeconvolutionDepthWise1D:
+        case ncnn::LayerType::Convolution3D:
+        case ncnn::LayerType::ConvolutionDepthWise3D:
+        case ncnn::LayerType::Deconvolution3D:
+        case ncnn::LayerType::DeconvolutionDepthWise3D:
+        case ncnn::LayerType::DeformableConv2D:
+        case ncnn::LayerType::RNN:
+        case ncnn::LayerType::GRU:
+        case ncnn::LayerType::LSTM:
+        case ncnn::LayerType::MultiHeadAttention:
+        case ncnn::LayerType::SDPA:
+        case ncnn::LayerType::LayerNorm:
+        case ncnn::LayerType::RMSNorm:
+        case ncnn::LayerType::GroupNorm:
+        case ncnn::LayerType::Normalize:
+        case ncnn::LayerType::Gemm:
+        case ncnn::LayerType::MatMul:
+        case ncnn::LayerType::Embed:
+        case ncnn::LayerType::Slice:
             return true;
         default:
             return false;

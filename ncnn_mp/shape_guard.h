@@ -28,6 +28,15 @@ typedef enum {
     NCNN_MP_TOPS,      // expected..axis: the outputs it writes (got: asked for)
     NCNN_MP_INT8_WEIGHTS,  // int8 weights in a layer without int8 scales (param 8): ncnn reads none
     NCNN_MP_WEIGHTS_SHORT, // a weight (scales, bias) ran out: ncnn would read an empty Mat
+    NCNN_MP_DIMS,      // expected: the dims the layer takes (2: at most 2; 4: 3 or 4); got: the input's
+    NCNN_MP_KERNEL1D,  // expected: a 1D convolution's dilated kernel less its padding; got: the length
+    NCNN_MP_WIDTH,     // expected/got: the width each row must have
+    NCNN_MP_NORM,      // expected: affine_size, which w, w*h (dims 3, 4) or w*h*d (dims 4) must be
+    NCNN_MP_INNER,     // expected/got: the inner size (K) of a product, the constant operand's and the input's
+    NCNN_MP_HEADS,     // SDPA: expected the query's heads, got the key's (which must divide them)
+    NCNN_MP_MATCH_KV,  // SDPA: the value's rows (got) and heads must cover the key's (expected)
+    NCNN_MP_TABLE,     // Embed: its table holds fewer than num_output * input_dim values
+    NCNN_MP_SLICES,    // Slice: expected, the slices' total; got, the extent along its axis
 } ncnn_mp_shape_rule_t;
 
 // How many blobs a layer's forward reads (bottoms) and writes (tops): arity.cpp.
@@ -72,9 +81,27 @@ void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal);
 namespace ncnn {
 class Layer;
 class ParamDict;
+class Mat;
 }
 ncnn_mp_arity_t ncnn_mp_arity_of(const ncnn::Layer &layer, const ncnn::ParamDict &pd);
 bool ncnn_mp_arity_fits(const ncnn_mp_arity_t &a, int bottoms, int tops);
+
+// The rules of shape_rules.cpp: read from a layer's parameters as ncnn loads them, checked
+// against its inputs before each forward (true: refused, r filled).
+enum ncnn_mp_more_kind_t {
+    NCNN_MP_MORE_NOTHING, NCNN_MP_MORE_ROWS, NCNN_MP_MORE_VOLUME, NCNN_MP_MORE_CHANNELS, NCNN_MP_MORE_AXIS,
+    NCNN_MP_MORE_WIDTH, NCNN_MP_MORE_NORM, NCNN_MP_MORE_GEMM, NCNN_MP_MORE_MATMUL, NCNN_MP_MORE_SDPA,
+    NCNN_MP_MORE_SLICE,
+};
+struct ncnn_mp_more_rule_t {
+    ncnn_mp_more_kind_t kind;
+    int expected;
+    int extent;       // ROWS: the dilated kernel less the padding (0: fits any length); SLICE: the axis
+    bool transposed;  // GEMM: K along h (or c), not w; MATMUL: B transposed
+};
+ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd);
+bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r);
+bool ncnn_mp_embed_table_short(const ncnn::ParamDict &pd);
 #endif
 
 #endif // NCNN_MP_SHAPE_GUARD_H
