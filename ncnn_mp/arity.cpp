@@ -82,8 +82,8 @@ ncnn_mp_arity_t ncnn_mp_arity_of(const ncnn::Layer &layer, const ncnn::ParamDict
         case T::Deconvolution:
         case T::DeconvolutionDepthWise:
         case T::Deconvolution1D:
-        case T::DeconvolutionDepthWise1D: {  // weights (and bias, with bias_term) as inputs
-            int n = 2 + (pd.get(1, 0) != 0);
+        case T::DeconvolutionDepthWise1D: {  // weights (and bias, with bias_term: param 5) as inputs
+            int n = 2 + (pd.get(5, 0) != 0);
             return of(n, n, 1, 1);
         }
         case T::Crop:

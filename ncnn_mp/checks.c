@@ -98,7 +98,11 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             mp_printf(&print, " needs a length of at least %d for its kernel, its input has %d (", r->expected, r->got);
             break;
         case NCNN_MP_WIDTH:
-            mp_printf(&print, " takes rows of %d values, input %d has %d (", r->expected, r->input, r->got);
+            if (r->expected < 0) {
+                mp_printf(&print, " has parameters no input fits (num_output, weight_data_size): input %d is (", r->input);
+            } else {
+                mp_printf(&print, " takes rows of %d values, input %d has %d (", r->expected, r->input, r->got);
+            }
             break;
         case NCNN_MP_NORM:
             mp_printf(&print, " normalises %d values (affine_size) at a time: the input's w, w*h or w*h*d must be that (",
@@ -114,8 +118,50 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             mp_printf(&print, " takes a value with at least the key's %d rows and heads, input %d has %d rows (",
                 r->expected, r->input, r->got);
             break;
+        case NCNN_MP_GRID:
+            mp_printf(&print, " samples an input of dims %d through a grid of the same dims with %d components a point "
+                "(its w, and at least as many channels; or its channels, with permute_fusion): input %d is (", r->got,
+                r->expected, r->input);
+            break;
+        case NCNN_MP_DYNAMIC:
+            if (r->expected == 0) {
+                mp_printf(&print, " takes its weights as input %d, which cannot be int8 (param 8 is set): input %d is (",
+                    r->input, r->input);
+            } else {
+                mp_printf(&print, " takes weights (input %d) of kernel x outputs x %d input channel(s) / %d group(s): "
+                    "input %d is (", r->input, r->got, r->expected, r->input);
+            }
+            break;
+        case NCNN_MP_DETECTION:
+            mp_printf(&print, r->expected ? " has a negative nms_top_k or keep_top_k (params 2, 3): input %d is ("
+                : " takes a priorbox (input %d) of 4 values a prior and a row of variances (", r->input);
+            break;
+        case NCNN_MP_STATE:
+            mp_printf(&print, " takes a state (input %d) of %d row(s) of %d values: it is (", r->input, r->got, r->expected);
+            break;
+        case NCNN_MP_GROUPS:
+            mp_printf(&print, " shuffles %d groups of channels: its input's channels must be a multiple (%d; ", r->expected,
+                r->got);
+            break;
+        case NCNN_MP_COPYTO:
+            mp_printf(&print, r->expected ? " copies input %d into input 0 at its offsets: it must lie inside (" :
+                " has fewer starts (param 9) than axes (param 11), or more than 4 axes: input %d is (", r->input);
+            break;
         case NCNN_MP_SLICES:
-            mp_printf(&print, " cuts %d values along its axis, its input has %d there (", r->expected, r->got);
+            if (r->expected == -1) {
+                mp_printf(&print, " cuts along an axis its input does not have (%d: ", r->got);
+            } else if (r->expected == -2) {
+                mp_printf(&print, " has fewer pieces than the %d outputs asked for (", r->got);
+            } else {
+                mp_printf(&print, " cuts a piece ending at %d along its axis, its input has %d there (", r->expected, r->got);
+            }
+            break;
+        case NCNN_MP_SCALE:
+            if (r->got == 0 && r->expected == 0) {
+                mp_printf(&print, " takes its scales as an input (0=-233), so it has no bias, yet asks for one (1=1): (");
+            } else {
+                mp_printf(&print, " takes %d scales, input %d has %d (", r->expected, r->input, r->got);
+            }
             break;
         case NCNN_MP_KERNEL:
             mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);

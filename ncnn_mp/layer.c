@@ -388,7 +388,10 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     }
     ncnn_mp_call_t call;  // (the GIL let go meanwhile; where a shape guard's refusal waits)
     ncnn_mp_call_begin(&call);
-    int ret = multi ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
+    // A one_blob_only layer runs through its one-blob forward, as a Net runs it (the list
+    // form reaches ncnn's multi-blob code: a Scale's forward_inplace of a list reads a second blob).
+    bool one = ncnn_layer_get_one_blob_only(self->handle);
+    int ret = multi && !one ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
         : self->handle->forward_1(self->handle, bottoms[0], &tops[0], r.opt);
     ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
@@ -439,7 +442,8 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     }
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
-    int ret = multi ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
+    bool one = ncnn_layer_get_one_blob_only(self->handle);  // (as in forward)
+    int ret = multi && !one ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
         : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
     ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);

@@ -48,7 +48,8 @@ static const char *ncnn_mp_mat_array_misfit(ncnn_mat_t m, size_t count, int type
 // Mat when the array is used up or the Mat does not fit the read (the reason is kept for
 // the method that called ncnn): the layer then fails its load_model instead of reading
 // past the weights.
-static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count, int type) {
+static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, int w, int h, int c, int dims, int type) {
+    size_t count = (size_t)w * (size_t)h * (size_t)c;
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_mat_array_t *a = MP_STATE_VM(ncnn_mp_mat_arrays);
     while (a && a->handle != mb) {
@@ -60,19 +61,30 @@ static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, size_t count,
         a->refused = why;
     }
     ncnn_mp_unlock(l);
-    return why ? ncnn_mat_create() : ncnn_mat_clone(m, NULL);
+    if (why) {
+        return ncnn_mat_create();
+    }
+    // In the shape the layer asked for: it indexes rows and channels (an RNN's weights as
+    // w x h x c), and a flat Mat of the same count would be read past its end.
+    ncnn_mat_t copy = ncnn_mat_clone(m, NULL);
+    ncnn_mat_t shaped = copy == NULL ? NULL : dims == 1 ? ncnn_mat_reshape_1d(copy, w, NULL)
+        : dims == 2 ? ncnn_mat_reshape_2d(copy, w, h, NULL) : ncnn_mat_reshape_3d(copy, w, h, c, NULL);
+    if (copy) {
+        ncnn_mat_destroy(copy);
+    }
+    return shaped ? shaped : ncnn_mat_create();
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_1d(const ncnn_modelbin_t mb, int w, int type) {
-    return ncnn_mp_mat_array_load(mb, (size_t)w, type);
+    return ncnn_mp_mat_array_load(mb, w, 1, 1, 1, type);
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_2d(const ncnn_modelbin_t mb, int w, int h, int type) {
-    return ncnn_mp_mat_array_load(mb, (size_t)w * h, type);
+    return ncnn_mp_mat_array_load(mb, w, h, 1, 2, type);
 }
 
 static ncnn_mat_t ncnn_mp_mat_array_load_3d(const ncnn_modelbin_t mb, int w, int h, int c, int type) {
-    return ncnn_mp_mat_array_load(mb, (size_t)w * h * c, type);
+    return ncnn_mp_mat_array_load(mb, w, h, c, 3, type);
 }
 
 static void ncnn_mp_mat_array_free(ncnn_mp_mat_array_t *a) {

@@ -103,22 +103,33 @@ void broadcast_extents(const ncnn_mp_blob_shape_t &a, const ncnn_mp_blob_shape_t
 class CheckingModelBin : public ncnn::ModelBin {
 public:
     explicit CheckingModelBin(const ncnn::ModelBin &mb) : mb_(mb) {}
+    // (A read of no size, or of a negative one, from parameters the layer did not check
+    // (a MemoryData of h=-1): refused here, as weights that ran out, before a reader
+    // allocates or reads for it.)
     ncnn::Mat load(int w, int type) const override {
-        return note(mb_.load(w, type), w);
+        return sized(w, 1, 1) ? note(mb_.load(w, type), w) : none();
     }
     ncnn::Mat load(int w, int h, int type) const override {
-        return note(mb_.load(w, h, type), product(w, h));
+        return sized(w, h, 1) ? note(mb_.load(w, h, type), product(w, h)) : none();
     }
     ncnn::Mat load(int w, int h, int c, int type) const override {
-        return note(mb_.load(w, h, c, type), product(product(w, h), c));
+        return sized(w, h, c) ? note(mb_.load(w, h, c, type), product(product(w, h), c)) : none();
     }
     ncnn::Mat load(int w, int h, int d, int c, int type) const override {
-        return note(mb_.load(w, h, d, c, type), product(product(w, h), product(d, c)));
+        return sized(w, h, product(d, c)) ? note(mb_.load(w, h, d, c, type), product(product(w, h), product(d, c)))
+                                          : none();
     }
     mutable bool int8 = false;   // a weight came as int8
     mutable bool short_ = false;  // a read of some weights came back empty
 
 private:
+    static bool sized(long long w, long long h, long long c) {
+        return w > 0 && h > 0 && c > 0 && product(product(w, h), c) < CAP;
+    }
+    ncnn::Mat none() const {
+        short_ = true;
+        return ncnn::Mat();
+    }
     ncnn::Mat note(const ncnn::Mat &m, long long asked) const {
         int8 |= m.elemsize == 1;
         short_ |= asked > 0 && m.empty();
@@ -132,8 +143,8 @@ public:
     GuardLayer(const ncnn::Net *net, ncnn::Layer *inner) : net_(net), inner_(inner) {
         typeindex = inner->typeindex;
         copy_flags();
-        ncnn::ParamDict defaults;
-        arity_ = ncnn_mp_arity_of(*inner_, defaults);
+        // (arity_ stays "no count is safe" until load_param, which every forward follows: no
+        // ParamDict made here, whose 2 KiB a board's exhausted heap may not have)
     }
     // (standalone layers: whether a forward's counts fit; *out, what does)
     bool arity_fits(int n, int n_top, ncnn_mp_arity_t *out) const {
@@ -179,7 +190,7 @@ public:
 
     int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops, const ncnn::Option &opt) const override {
         return refuses_count(static_cast<int>(bottoms.size()), static_cast<int>(tops.size())) ||
-               refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()))
+               refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()), static_cast<int>(tops.size()))
                ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottoms, tops, opt);
     }
     int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
@@ -352,9 +363,9 @@ private:
         return tail != 0 ? v + tail_stride - tail : v;
     }
 
-    bool refuses(const ncnn::Mat *blobs, int n) const {
+    bool refuses(const ncnn::Mat *blobs, int n, int n_top = 1) const {
         ncnn_mp_shape_refusal_t more = {};
-        if (ncnn_mp_more_refuses(more_, blobs, n, more)) {
+        if (ncnn_mp_more_refuses(more_, blobs, n, n_top, more)) {
             return refused(more);
         }
         if ((reads_ == READS_NOTHING && !image_ && extent_w_ <= 1 && extent_h_ <= 1) || n == 0) {
@@ -460,7 +471,7 @@ private:
 
     const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
-    ncnn_mp_arity_t arity_;
+    ncnn_mp_arity_t arity_ = {0, 0, 0, 0};
     ncnn_mp_more_rule_t more_ = {};
     bool int8_scales_ = false;
     bool table_short_ = false;  // an Embed whose table is smaller than its parameters say
@@ -511,6 +522,15 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::MatMul:
         case ncnn::LayerType::Embed:
         case ncnn::LayerType::Slice:
+        case ncnn::LayerType::GridSample:
+        case ncnn::LayerType::Proposal:
+        case ncnn::LayerType::CopyTo:
+        case ncnn::LayerType::DetectionOutput:
+        case ncnn::LayerType::ShuffleChannel:
+        case ncnn::LayerType::Pooling1D:
+        case ncnn::LayerType::Pooling3D:
+        case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
+        case ncnn::LayerType::Noop:
             return true;
         default:
             return false;

@@ -36,7 +36,15 @@ typedef enum {
     NCNN_MP_HEADS,     // SDPA: expected the query's heads, got the key's (which must divide them)
     NCNN_MP_MATCH_KV,  // SDPA: the value's rows (got) and heads must cover the key's (expected)
     NCNN_MP_TABLE,     // Embed: its table holds fewer than num_output * input_dim values
-    NCNN_MP_SLICES,    // Slice: expected, the slices' total; got, the extent along its axis
+    NCNN_MP_SLICES,    // Slice: expected, where a piece ends; got, the extent along its axis (expected -1: an
+                       // axis outside the input, got; -2: more pieces asked for, got, than it has)
+    NCNN_MP_GRID,      // GridSample: expected, the components a point has; got, the input's dims
+    NCNN_MP_COPYTO,    // CopyTo: expected 1, the source does not lie inside; 0, its starts/axes do not fit
+    NCNN_MP_DYNAMIC,   // a convolution's weight input does not fit its input (expected: groups, got: channels)
+    NCNN_MP_DETECTION, // DetectionOutput: its priorbox input is not one (expected 0), or a top_k is negative (1)
+    NCNN_MP_GROUPS,    // expected: the groups the channels (got) must divide into
+    NCNN_MP_STATE,     // a recurrent layer's state input: expected its width, got the rows (directions)
+    NCNN_MP_SCALE,     // a Scale of two inputs: expected the scales needed, got those given (0, 0: a bias asked for)
 } ncnn_mp_shape_rule_t;
 
 // How many blobs a layer's forward reads (bottoms) and writes (tops): arity.cpp.
@@ -91,16 +99,38 @@ bool ncnn_mp_arity_fits(const ncnn_mp_arity_t &a, int bottoms, int tops);
 enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_NOTHING, NCNN_MP_MORE_ROWS, NCNN_MP_MORE_VOLUME, NCNN_MP_MORE_CHANNELS, NCNN_MP_MORE_AXIS,
     NCNN_MP_MORE_WIDTH, NCNN_MP_MORE_NORM, NCNN_MP_MORE_GEMM, NCNN_MP_MORE_MATMUL, NCNN_MP_MORE_SDPA,
-    NCNN_MP_MORE_SLICE,
+    NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
+    NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
 };
+#define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
     ncnn_mp_more_kind_t kind;
     int expected;
     int extent;       // ROWS: the dilated kernel less the padding (0: fits any length); SLICE: the axis
     bool transposed;  // GEMM: K along h (or c), not w; MATMUL: B transposed
+    union {  // (one kind's data at a time: a guarded layer on a board keeps one of these)
+        struct {  // SLICE: its slices (or, `indices`, its cut points), the first NCNN_MP_MORE_LIST of list_n
+            int list[NCNN_MP_MORE_LIST], list_n;
+            bool indices;
+        };
+        struct {  // COPYTO: the offsets (w, h, d, c), or numpy-style starts along axes (up to 4 each kept)
+            int copyto_offsets[4];
+            int starts, axes, start[4], axis[4];
+        };
+        struct {
+            // DYNAMIC: which convolution (shape_rules.cpp), its groups, bias, dilation and padding
+            // (-1: padded to fit). WIDTH (recurrent layers): group, the directions; pad_w, pad_h:
+            // the hidden and cell states' widths. POOL: dynamic, the dims it pools (1 or 3);
+            // window, the window less its padding, per axis (w, h, d).
+            int dynamic, group, dilation_w, dilation_h, pad_w, pad_h;
+            int window[3];
+            bool bias, int8;
+        };
+    };
 };
 ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd);
-bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r);
+bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, int n_top,
+                          ncnn_mp_shape_refusal_t &r);
 bool ncnn_mp_embed_table_short(const ncnn::ParamDict &pd);
 #endif
 

@@ -41,6 +41,11 @@ ncnn_mp_blob_shape_t unpacked(const ncnn::Mat &m) {
     return s;
 }
 
+long long values(const ncnn_mp_blob_shape_t &s) {
+    return capped(capped(static_cast<long long>(s.w) * (s.dims >= 2 ? s.h : 1)) *
+                  capped(static_cast<long long>(s.dims == 4 ? s.d : 1) * (s.dims >= 3 ? s.c : 1)));
+}
+
 bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected, int got, int input,
             const ncnn_mp_blob_shape_t &s) {
     r.rule = rule;
@@ -51,11 +56,102 @@ bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected,
     return true;
 }
 
+// (every byte zero, whichever part of the union a kind uses)
+ncnn_mp_more_rule_t none_rule() {
+    ncnn_mp_more_rule_t m;
+    __builtin_memset(&m, 0, sizeof m);
+    return m;
+}
+
+enum { DYN_CONV = 0, DYN_DECONV = 1, DYN_GROUPED = 2, DYN_1D = 4 };
+
+// A convolution given its weights (and bias) as inputs (dynamic_weight): the kernel and the
+// outputs are the weight blob's extents, and ncnn reads kernel x inputs-per-group values of
+// it for every output (per type, where the outputs lie: a Convolution's weight is (kw, kh,
+// inputs, outputs), a Deconvolution's (kw, kh, outputs, inputs), the 1D forms one rank less).
+ncnn_mp_more_rule_t dynamic_rule(int typeindex, const ncnn::ParamDict &pd) {
+    namespace T = ncnn::LayerType;
+    ncnn_mp_more_rule_t m = none_rule();
+    m.kind = NCNN_MP_MORE_DYNAMIC;
+    switch (typeindex) {
+        case T::Convolution: m.dynamic = DYN_CONV; break;
+        case T::ConvolutionDepthWise: m.dynamic = DYN_CONV | DYN_GROUPED; break;
+        case T::Deconvolution: m.dynamic = DYN_DECONV; break;
+        case T::DeconvolutionDepthWise: m.dynamic = DYN_DECONV | DYN_GROUPED; break;
+        case T::Convolution1D: m.dynamic = DYN_CONV | DYN_1D; break;
+        case T::ConvolutionDepthWise1D: m.dynamic = DYN_CONV | DYN_GROUPED | DYN_1D; break;
+        case T::Deconvolution1D: m.dynamic = DYN_DECONV | DYN_1D; break;
+        default: m.dynamic = DYN_DECONV | DYN_GROUPED | DYN_1D; break;
+    }
+    m.group = m.dynamic & DYN_GROUPED ? pd.get(7, 1) : 1;
+    m.int8 = pd.get(8, 0) != 0;  // (int8 scales for weights that come as an input: ncnn has none to read)
+    m.bias = pd.get(5, 0) != 0;
+    int left = pd.get(4, 0), right = pd.get(15, left), top = pd.get(14, left), bottom = pd.get(16, top);
+    m.dilation_w = pd.get(2, 1);
+    m.dilation_h = pd.get(12, m.dilation_w);
+    m.pad_w = left < 0 || right < 0 ? -1 : static_cast<int>(capped(static_cast<long long>(left) + right));
+    m.pad_h = top < 0 || bottom < 0 ? -1 : static_cast<int>(capped(static_cast<long long>(top) + bottom));
+    return m;
+}
+
+// Whether a dynamic convolution's inputs fit each other (ncnn_mp_more_refuses).
+bool dynamic_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+    if (n < 2) {
+        return false;
+    }
+    ncnn_mp_blob_shape_t s = unpacked(blobs[0]), w = unpacked(blobs[1]);
+    bool one_d = (m.dynamic & DYN_1D) != 0, deconv = (m.dynamic & DYN_DECONV) != 0;
+    if (m.int8) {
+        return refuse(r, NCNN_MP_DYNAMIC, 0, 0, 1, w);
+    }
+    if (one_d && s.dims > 2) {
+        return refuse(r, NCNN_MP_DIMS, 2, s.dims, 0, s);
+    }
+    int inch = one_d ? (s.dims == 2 ? s.h : 1) : (s.dims >= 3 ? s.c : 1);
+    int kw = w.w, kh = one_d ? 1 : w.h;
+    long long outch = one_d ? (deconv ? w.h : w.c) : (deconv ? w.d : w.c);
+    if (deconv && (m.dynamic & DYN_GROUPED)) {
+        outch = capped(outch * m.group);  // (the weight holds one group's outputs)
+    }
+    long long total = capped(capped(static_cast<long long>(w.w) * w.h) * capped(static_cast<long long>(w.d) * w.c));
+    if (m.group <= 0 || inch % m.group != 0 || outch <= 0 || kw <= 0 || kh <= 0) {
+        return refuse(r, NCNN_MP_DYNAMIC, m.group, inch, 1, w);
+    }
+    long long expected = capped(capped(static_cast<long long>(kw) * kh) * capped(outch * (inch / m.group)));
+    if (total != expected) {
+        return refuse(r, NCNN_MP_DYNAMIC, m.group, inch, 1, w);
+    }
+    if (m.bias) {
+        if (n < 3) {
+            return false;  // (the blob count is checked first)
+        }
+        ncnn_mp_blob_shape_t b = unpacked(blobs[2]);
+        long long values = capped(capped(static_cast<long long>(b.w) * b.h) * capped(static_cast<long long>(b.d) * b.c));
+        if (values < outch) {
+            return refuse(r, NCNN_MP_VALUES, static_cast<int>(outch), static_cast<int>(values), 2, b);
+        }
+    }
+    if (deconv || m.dilation_w <= 0 || m.dilation_h <= 0) {
+        return false;
+    }
+    // The dilated kernel must fit the padded input (padding to fit: it does).
+    long long ew = capped(static_cast<long long>(kw - 1) * m.dilation_w) + 1, eh = capped(static_cast<long long>(kh - 1) * m.dilation_h) + 1;
+    bool short_w = m.pad_w >= 0 && s.w + static_cast<long long>(m.pad_w) < ew;
+    bool short_h = !one_d && m.pad_h >= 0 && (s.dims >= 2 ? s.h : 1) + static_cast<long long>(m.pad_h) < eh;
+    return (short_w || short_h) && refuse(r, NCNN_MP_KERNEL, kw, kh, 0, s);
+}
+
 }  // namespace
 
 ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) {
     namespace T = ncnn::LayerType;
-    ncnn_mp_more_rule_t m = {};
+    ncnn_mp_more_rule_t m = none_rule();
+    if ((typeindex == T::Convolution || typeindex == T::ConvolutionDepthWise) && pd.get(19, 0) != 0) {
+        return dynamic_rule(typeindex, pd);
+    }
+    if ((typeindex == T::Deconvolution || typeindex == T::DeconvolutionDepthWise) && pd.get(28, 0) != 0) {
+        return dynamic_rule(typeindex, pd);
+    }
     int n = pd.get(0, 0), kw = pd.get(1, 0), size = pd.get(6, 0);
     switch (typeindex) {
         case T::Convolution1D:
@@ -65,7 +161,7 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             bool depthwise = typeindex == T::ConvolutionDepthWise1D || typeindex == T::DeconvolutionDepthWise1D;
             bool deconv = typeindex == T::Deconvolution1D || typeindex == T::DeconvolutionDepthWise1D;
             if (pd.get(deconv ? 28 : 19, 0) != 0) {
-                break;  // its weights are an input
+                return dynamic_rule(typeindex, pd);  // its weights are an input
             }
             int group = depthwise ? pd.get(7, 1) : 1;
             m.kind = NCNN_MP_MORE_ROWS;  // (w: the length, h: the channels)
@@ -94,11 +190,32 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             break;
         case T::RNN:
         case T::GRU:
-        case T::LSTM: {  // each step's input: the width a weight row holds
+        case T::LSTM: {  // each step's input: the width a weight row holds; the states' shapes
             int dirs = pd.get(2, 0) == 2 ? 2 : 1, gates = typeindex == T::RNN ? 1 : typeindex == T::GRU ? 3 : 4;
             int units = typeindex == T::LSTM ? pd.get(3, n) : n;
             m.kind = NCNN_MP_MORE_WIDTH;
-            m.expected = exact(pd.get(1, 0), capped(static_cast<long long>(dirs) * gates), units);
+            m.expected = n > 0 ? exact(pd.get(1, 0), capped(static_cast<long long>(dirs) * gates), units) : 0;
+            m.expected = m.expected > 0 ? m.expected : -1;  // (no width fits parameters that do not divide)
+            m.group = dirs;
+            m.pad_w = n;      // the hidden state's width
+            m.pad_h = typeindex == T::LSTM ? units : 0;  // the cell state's (LSTM)
+            break;
+        }
+        case T::Pooling1D:
+        case T::Pooling3D: {  // the window against the padded input, as Pooling's rule
+            bool three = typeindex == T::Pooling3D;
+            m.kind = NCNN_MP_MORE_POOL;
+            m.dynamic = three ? 3 : 1;  // (the spatial dims it pools)
+            if (pd.get(4, 0) == 0 && pd.get(7, 0) == 0 && (pd.get(5, 0) == 0 || pd.get(5, 0) == 1)) {
+                int kw = pd.get(1, 0), left = pd.get(3, 0), right = pd.get(14, left);
+                m.window[0] = kw - (left > 0 ? left : 0) - (right > 0 ? right : 0);
+                if (three) {
+                    int kh = pd.get(11, kw), kd = pd.get(21, kw), top = pd.get(13, left), bottom = pd.get(15, top);
+                    int front = pd.get(23, left), behind = pd.get(16, front);
+                    m.window[1] = kh - (top > 0 ? top : 0) - (bottom > 0 ? bottom : 0);
+                    m.window[2] = kd - (front > 0 ? front : 0) - (behind > 0 ? behind : 0);
+                }
+            }
             break;
         }
         case T::MultiHeadAttention: {  // the query's width: the q projection's rows
@@ -139,20 +256,58 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
         case T::SDPA:
             m.kind = NCNN_MP_MORE_SDPA;
             break;
-        case T::Slice: {  // the slices given (-233: the rest) must fit along the axis (ncnn copies unbounded)
-            ncnn::Mat slices = pd.get(0, ncnn::Mat());
-            const int *p = slices;
-            long long sum = 0;
-            for (int i = 0; p != nullptr && i < slices.w; i++) {
-                sum = capped(sum + (p[i] > 0 ? p[i] : 0));
+        case T::Proposal:
+            m.kind = NCNN_MP_MORE_PROPOSAL;
+            break;
+        case T::DetectionOutput:
+            m.kind = NCNN_MP_MORE_DETECTION;
+            m.expected = pd.get(0, 0);  // num_class (-233: mxnet-ssd style, the classes are the confidence's rows)
+            // (a negative nms_top_k or keep_top_k resizes a std::vector to it: the process aborts)
+            m.extent = pd.get(2, 300) < 0 || pd.get(3, 100) < 0;
+            break;
+        case T::ShuffleChannel:  // whole groups of channels (x86 divides by channels / group, unchecked)
+            m.kind = NCNN_MP_MORE_GROUPS;
+            m.expected = pd.get(0, 1);
+            break;
+        case T::CopyTo: {
+            m.kind = NCNN_MP_MORE_COPYTO;
+            m.copyto_offsets[0] = pd.get(0, 0);   // w
+            m.copyto_offsets[1] = pd.get(1, 0);   // h
+            m.copyto_offsets[2] = pd.get(13, 0);  // d
+            m.copyto_offsets[3] = pd.get(2, 0);   // c
+            ncnn::Mat starts = pd.get(9, ncnn::Mat()), axes = pd.get(11, ncnn::Mat());
+            m.starts = starts.empty() ? 0 : starts.w;
+            m.axes = axes.empty() ? 0 : axes.w;
+            for (int i = 0; i < 4 && i < m.starts; i++) {
+                m.start[i] = static_cast<const int *>(starts)[i];
             }
-            if (sum > 0) {
-                m.kind = NCNN_MP_MORE_SLICE;
-                m.expected = static_cast<int>(sum);
-                m.extent = pd.get(1, 0);  // (the axis)
+            for (int i = 0; i < 4 && i < m.axes; i++) {
+                m.axis[i] = static_cast<const int *>(axes)[i];
             }
             break;
         }
+        case T::GridSample:
+            m.kind = NCNN_MP_MORE_GRID;
+            m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
+            break;
+        case T::Slice: {  // the pieces, as ncnn cuts them, must lie in the input (it copies unbounded)
+            ncnn::Mat indices = pd.get(2, ncnn::Mat()), slices = pd.get(0, ncnn::Mat());
+            const ncnn::Mat &list = indices.empty() ? slices : indices;
+            m.kind = NCNN_MP_MORE_SLICE;
+            m.extent = pd.get(1, 0);  // (the axis)
+            m.indices = !indices.empty();
+            m.list_n = list.empty() ? 0 : list.w;
+            for (int i = 0; i < m.list_n && i < NCNN_MP_MORE_LIST; i++) {
+                m.list[i] = static_cast<const int *>(list)[i];
+            }
+            break;
+        }
+        case T::Scale:  // scales as a second input (size -233): no bias is loaded then, but ncnn adds it
+            if (pd.get(0, 0) == -233) {
+                m.kind = NCNN_MP_MORE_SCALE2;
+                m.expected = pd.get(1, 0) != 0;
+            }
+            break;
         default:
             break;
     }
@@ -164,9 +319,13 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
     return m;
 }
 
-bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, int n_top,
+                          ncnn_mp_shape_refusal_t &r) {
     if (m.kind == NCNN_MP_MORE_NOTHING || n == 0) {
         return false;
+    }
+    if (m.kind == NCNN_MP_MORE_DYNAMIC) {
+        return dynamic_refuses(m, blobs, n, r);
     }
     ncnn_mp_blob_shape_t s = unpacked(blobs[0]);
     switch (m.kind) {
@@ -193,11 +352,36 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             int c = s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
             return c != m.expected && refuse(r, NCNN_MP_CHANNELS, m.expected, c, 0, s);
         }
-        case NCNN_MP_MORE_WIDTH:
+        case NCNN_MP_MORE_WIDTH: {
             if (s.dims > 2) {
                 return refuse(r, NCNN_MP_DIMS, 2, s.dims, 0, s);
             }
-            return s.w != m.expected && refuse(r, NCNN_MP_WIDTH, m.expected, s.w, 0, s);
+            if (s.w != m.expected) {
+                return refuse(r, NCNN_MP_WIDTH, m.expected, s.w, 0, s);
+            }
+            // A recurrent layer's states: a row of the hidden (and cell) state per direction.
+            for (int i = 1; i < n && m.group > 0; i++) {
+                ncnn_mp_blob_shape_t st = unpacked(blobs[i]);
+                int width = i == 2 && m.pad_h > 0 ? m.pad_h : m.pad_w;
+                if (st.dims > 2 || st.w != width || (st.dims == 2 ? st.h : 1) != m.group) {
+                    return refuse(r, NCNN_MP_STATE, width, m.group, i, st);
+                }
+            }
+            return false;
+        }
+        case NCNN_MP_MORE_POOL: {
+            bool three = m.dynamic == 3;
+            if (three ? s.dims < 3 : s.dims > 2) {
+                return refuse(r, NCNN_MP_DIMS, three ? 4 : 2, s.dims, 0, s);
+            }
+            int ext[3] = { s.w, s.h, three && s.dims == 4 ? s.d : 1 };
+            for (int k = 0; k < m.dynamic; k++) {
+                if (m.window[k] > ext[k]) {
+                    return refuse(r, NCNN_MP_KERNEL1D, m.window[k], ext[k], 0, s);
+                }
+            }
+            return false;
+        }
         case NCNN_MP_MORE_NORM: {
             long long plane = capped(static_cast<long long>(s.w) * s.h), volume = capped(plane * s.d);
             bool fits = s.w == m.expected || (s.dims >= 3 && plane == m.expected) || (s.dims == 4 && volume == m.expected);
@@ -230,9 +414,138 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             e[3] = s.w;
             int axis = m.extent < 0 ? m.extent + dims : m.extent;
             if (axis < 0 || axis >= dims) {
-                return false;  // (ncnn refuses its own axis)
+                return refuse(r, NCNN_MP_SLICES, -1, axis, 0, s);
             }
-            return e[axis] < m.expected && refuse(r, NCNN_MP_SLICES, m.expected, e[axis], 0, s);
+            // ncnn's cut, replayed: each piece from where the last ended, none negative, none past the end
+            long long extent = e[axis], at = 0;
+            for (int i = 0; i < n_top; i++) {
+                if (i >= NCNN_MP_MORE_LIST || (!m.indices && i >= m.list_n)) {
+                    return refuse(r, NCNN_MP_SLICES, -2, n_top, 0, s);
+                }
+                long long piece;
+                if (m.indices) {
+                    long long index = i == n_top - 1 ? extent : m.list[i] < 0 ? extent + m.list[i] : m.list[i];
+                    piece = index - at;
+                } else {
+                    piece = m.list[i] == -233 ? (extent - at) / (n_top - i) : m.list[i];
+                }
+                if (piece < 0 || at + piece > extent) {
+                    return refuse(r, NCNN_MP_SLICES, static_cast<int>(capped(at + piece)), static_cast<int>(extent), 0, s);
+                }
+                at += piece;
+            }
+            return false;
+        }
+        case NCNN_MP_MORE_SCALE2: {
+            if (m.expected) {
+                return refuse(r, NCNN_MP_SCALE, 0, 0, 0, s);
+            }
+            if (n < 2) {
+                return false;
+            }
+            ncnn_mp_blob_shape_t sc = unpacked(blobs[1]);
+            int along = s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+            return values(sc) < along && refuse(r, NCNN_MP_SCALE, along, static_cast<int>(values(sc)), 1, sc);
+        }
+        case NCNN_MP_MORE_PROPOSAL: {
+            // score (w, h, 2 channels an anchor), bbox (4 an anchor, at least as wide and
+            // tall), im_info (h, w, scale). ncnn's Proposal makes 9 anchors (3 ratios, 3 scales,
+            // fixed in its constructor).
+            const int anchors = 9;
+            if (n < 3) {
+                return false;
+            }
+            ncnn_mp_blob_shape_t bbox = unpacked(blobs[1]), info = unpacked(blobs[2]);
+            if (s.dims != 3 || s.c < 2 * anchors) {
+                return refuse(r, NCNN_MP_CHANNELS, 2 * anchors, s.dims == 3 ? s.c : 1, 0, s);
+            }
+            if (bbox.dims != 3 || bbox.c < 4 * anchors || bbox.w < s.w || bbox.h < s.h) {
+                return refuse(r, NCNN_MP_CHANNELS, 4 * anchors, bbox.dims == 3 ? bbox.c : 1, 1, bbox);
+            }
+            long long values = capped(capped(static_cast<long long>(info.w) * (info.dims >= 2 ? info.h : 1)) *
+                                      (info.dims >= 3 ? info.c : 1));
+            return values < 3 && refuse(r, NCNN_MP_VALUES, 3, static_cast<int>(values), 2, info);
+        }
+        case NCNN_MP_MORE_GROUPS: {
+            int c = s.dims >= 3 ? s.c : 1;
+            return (m.expected <= 0 || c < m.expected || c % m.expected != 0) &&
+                   refuse(r, NCNN_MP_GROUPS, m.expected, c, 0, s);
+        }
+        case NCNN_MP_MORE_DETECTION: {
+            // location (4 a prior), confidence (num_class a prior), priorbox (4 a prior in a
+            // row; variances in a second row unless mxnet-ssd style, one prior a row)
+            if (n < 3) {
+                return false;
+            }
+            ncnn_mp_blob_shape_t conf = unpacked(blobs[1]), prior = unpacked(blobs[2]);
+            bool mxnet = m.expected == -233;
+            if (m.extent) {
+                return refuse(r, NCNN_MP_DETECTION, 1, 0, 2, prior);
+            }
+            long long priors = mxnet ? (prior.dims >= 2 ? prior.h : 1) : prior.w / 4;
+            long long classes = mxnet ? (conf.dims >= 2 ? conf.h : 1) : m.expected;
+            if (classes <= 0 || (mxnet ? prior.w < 4 : prior.dims < 2 || prior.h < 2)) {
+                return refuse(r, NCNN_MP_DETECTION, 0, 0, 2, prior);
+            }
+            if (values(s) < capped(priors * 4)) {
+                return refuse(r, NCNN_MP_VALUES, static_cast<int>(capped(priors * 4)), static_cast<int>(values(s)), 0, s);
+            }
+            return values(conf) < capped(priors * classes) &&
+                   refuse(r, NCNN_MP_VALUES, static_cast<int>(capped(priors * classes)), static_cast<int>(values(conf)), 1, conf);
+        }
+        case NCNN_MP_MORE_COPYTO: {
+            // src copied into a clone of self at offsets (params, or numpy-style starts and
+            // axes resolved against self's shape as ncnn does): it must lie inside self.
+            if (n < 2) {
+                return false;
+            }
+            ncnn_mp_blob_shape_t src = unpacked(blobs[1]);
+            if (src.dims == s.dims && src.w == s.w && src.h == s.h && src.d == s.d && src.c == s.c) {
+                return false;  // (ncnn hands src on as it is)
+            }
+            int dims = s.dims, ext[4] = { s.w, s.h, s.d, s.c }, off[4] = { m.copyto_offsets[0], m.copyto_offsets[1],
+                m.copyto_offsets[2], m.copyto_offsets[3] };
+            if (m.starts > 0) {
+                int count = m.axes > 0 ? m.axes : dims;
+                if (count > 4 || m.starts < count) {
+                    return refuse(r, NCNN_MP_COPYTO, 0, 0, 1, src);  // (ncnn reads past starts, or writes past its axes)
+                }
+                off[0] = off[1] = off[2] = off[3] = 0;
+                static const int which[4][4] = { { 0 }, { 1, 0 }, { 3, 1, 0 }, { 3, 2, 1, 0 } };  // axis -> w h d c
+                for (int i = 0; i < count; i++) {
+                    int axis = m.axes > 0 ? (m.axis[i] < 0 ? m.axis[i] + dims : m.axis[i]) : i;
+                    if (axis < 0 || axis >= dims) {
+                        continue;  // (ncnn ignores it)
+                    }
+                    int k = which[dims - 1][axis], start = m.start[i] == -233 ? 0 : m.start[i];
+                    off[k] = start >= 0 ? start : ext[k] + start;
+                }
+            }
+            int sext[4] = { src.w, src.h, src.d, src.c };
+            bool fits = src.dims == dims;
+            for (int k = 0; k < 4 && fits; k++) {
+                bool used = k == 0 || (k == 1 && dims >= 2) || (k == 2 && dims == 4) || (k == 3 && dims >= 3);
+                fits = !used || (off[k] >= 0 && static_cast<long long>(off[k]) + sext[k] <= ext[k]);
+            }
+            return !fits && refuse(r, NCNN_MP_COPYTO, 1, 0, 1, src);
+        }
+        case NCNN_MP_MORE_GRID: {
+            // An image (dims 3) is sampled at 2 components a point, a volume (dims 4) at 3.
+            // Without permute_fusion a point's components lie along the grid's w; with it,
+            // in its channels. ncnn's generic code writes as many offset channels as there
+            // are components into a buffer of the grid's channels: it needs that many too.
+            if (n < 2) {
+                return false;
+            }
+            if (s.dims != 3 && s.dims != 4) {
+                return refuse(r, NCNN_MP_DIMS, 4, s.dims, 0, s);
+            }
+            ncnn_mp_blob_shape_t g = unpacked(blobs[1]);
+            int parts = s.dims - 1;
+            // (x86's GridSample takes a point's components as exactly the grid's w, or its
+            // channels: anything else it reads and writes past its buffers)
+            bool fits = g.dims == s.dims && (m.transposed ? g.c == parts : g.w == parts && g.c >= parts);
+            return !fits && refuse(r, NCNN_MP_GRID, parts, s.dims, 1, g);
         }
         case NCNN_MP_MORE_SDPA: {  // query (w E, h Lq, c heads), key and value (c groups)
             if (n < 3) {

@@ -6,7 +6,9 @@ import gc
 import struct
 
 import ncnn_mp
-from mptest import check, mat, packed
+from mptest import check, mat, packed, require
+
+require("NCNN_STRING")  # (layers made by type name)
 
 opt = ncnn_mp.Option()
 
