@@ -92,6 +92,32 @@ def test_ci_budget_has_every_new_step_kind() -> None:
     assert {"extract", "clear", "close", "gc", "drop"} <= after, after
 
 
+def test_ci_budget_has_every_round_two_attack() -> None:
+    """The CI budget's "r2" steps (issue 21): standalone forwards of many layer types, ModelBin
+    mat arrays of every element kind, every close() from inside a read(), every kind of
+    buffer given to copy=False, every oversized pixel helper."""
+    stub = api_fuzz.read_stub()
+    ops: Counter[str] = Counter()
+    seen: set[tuple[str, str]] = set()
+    types: set[int] = set()
+    for sid in range(SEQUENCES):
+        for step in api_fuzz.make_sequence(stub, SEED, sid):
+            if step[0] != "r2":
+                continue
+            ops[step[1]] += 1
+            if step[1] == "zoo":
+                types.add(step[2])
+            elif step[1] == "mba":
+                seen.update(("mba", kind) for kind in step[2])
+            else:
+                seen.add((step[1], step[2]))
+    assert ops["zoo"] > 200 and ops["mba"] > 30, ops
+    assert len(types) > 80, sorted(types)
+    want = {("mba", k) for k in api_fuzz.R2_MBA} | {("close", k) for k in api_fuzz.R2_CLOSES}
+    want |= {("view", k) for k in api_fuzz.R2_VIEWS} | {("huge", k) for k in api_fuzz.R2_HUGE}
+    assert want <= seen, want - seen
+
+
 def test_ci_budget_loads_weights_in_place_every_way() -> None:
     """The CI budget's "wip" steps load from every kind of buffer, in place and copying, check
     extracts, weights_info() and the Mats a Python layer kept once the buffer was dropped and

@@ -192,6 +192,17 @@ WIP_NETS: list[list[Any]] = [
 # slice of bytes at a 4-byte aligned offset (accepted in place); a bytearray, a memoryview of
 # one, a writable Mat, a Mat over bytes, a view of one, an unaligned slice (ValueError); a
 # path, a DataReader (TypeError).
+# "r2" steps (issue 21's round two): standalone forwards of every layer type with random blob
+# counts, shapes, element sizes and packings; ModelBin mat arrays of every element kind;
+# close() from inside a Python reader's read(); memoryviews of every kind of buffer given to
+# load_model(copy=False); pixel helpers and drawing asked for more than any heap has.
+R2_LAYER_TYPES = 110
+R2_VALUES = [-233, -234, -1, 0, 0, 1, 1, 2, 3, 4, 8]
+R2_SHAPES = [[4], [8], [3, 2], [4, 4], [2, 2, 3], [5, 3, 2], [2, 2, 2, 2], [1]]
+R2_MBA = ["f32", "f32", "i8", "f16", "pack4", "short", "long", "none"]
+R2_CLOSES = ["mb_in_read", "dr_in_read", "mb_in_layer_load"]
+R2_VIEWS = ["own", "border", "mid", "bytes", "bytes_slice"]
+R2_HUGE = ["font", "resize", "resize_roi", "to_pixels"]
 WIP_ACCEPTED = ["bytes", "mv"]
 WIP_REFUSED = ["bytearray", "mvba", "matrw", "mat", "matv", "mvu", "str", "dr"]
 
@@ -660,6 +671,30 @@ class Generator:
         steps += [["gc"], ["prd", "run", "n0"], ["prd", "mbmore"]]
         return steps
 
+    def round_two(self) -> list[list[Any]]:
+        """Issue 21's attacks, a few at a time ("r2" steps; the runner judges each)."""
+        rng = self.rng
+        steps: list[list[Any]] = []
+        for _ in range(rng.randint(1, 4)):
+            kind = rng.choice(["zoo", "zoo", "zoo", "mba", "close", "view", "huge"])
+            if kind == "zoo":
+                params = [[rng.randint(0, 24), rng.choice(R2_VALUES)] for _ in range(rng.randint(0, 5))]
+                bottoms = [[rng.choice(R2_SHAPES), rng.choice([4, 4, 4, 1, 2]), rng.choice([1, 1, 1, 4])]
+                           for _ in range(rng.randint(0, 3))]
+                steps.append(["r2", "zoo", rng.randrange(R2_LAYER_TYPES), params, bottoms, rng.randint(1, 3),
+                              rng.random() < 0.2])
+            elif kind == "mba":
+                steps.append(["r2", "mba", [rng.choice(R2_MBA) for _ in range(rng.randint(0, 3))]])
+            elif kind == "close":
+                steps.append(["r2", "close", rng.choice(R2_CLOSES)])
+            elif kind == "view":
+                steps.append(["r2", "view", rng.choice(R2_VIEWS)])
+            else:
+                steps.append(["r2", "huge", rng.choice(R2_HUGE), rng.choice([4096, 16384, 32768])])
+            if rng.random() < 0.3:
+                steps.append(["gc"])
+        return steps
+
     def buffers(self) -> list[list[Any]]:
         """Mat(data=bytearray or array) whose buffer then grows (moving or not), used every way
         after; with an Extractor given it before, and views made from it before ("buf" steps)."""
@@ -703,6 +738,8 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
             steps += gen.weights_in_place()
         elif r < 0.28:
             steps += gen.python_readers()
+        elif r < 0.30:
+            steps += gen.round_two()
         elif r < 0.34:
             steps.append(["gc"])
         elif r < 0.37:

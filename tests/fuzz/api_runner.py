@@ -205,6 +205,8 @@ def do(s):
         do_buf(s)
     elif op == "wip":
         do_wip(s)
+    elif op == "r2":
+        do_r2(s)
     elif op == "prd":
         do_prd(s)
 
@@ -1642,6 +1644,152 @@ def layer_class(spec):
     if spec["fwi"]:
         Fuzz.forward_inplace = forward_inplace
     return Fuzz
+
+
+# ---------------------------------------------------------------------------
+# "r2" steps (api_fuzz.Generator.round_two): each raises what it should, or runs.
+
+def r2_mat(shape, elemsize, elempack):
+    """A Mat of that shape and element kind, every byte set (memcheck: nothing uninitialised)."""
+    m = ncnn_mp.Mat(*shape, elemsize=elemsize * elempack, elempack=elempack)
+    m.from_bytes(bytes(len(m.to_bytes())))
+    return m
+
+
+def r2_expect(what, f, *kinds):
+    """f() must raise one of kinds (exception classes); anything else is a FAIL line."""
+    try:
+        f()
+    except kinds:
+        return
+    except Exception as e:
+        fail("r2 %s: %s %s (expected %s)" % (what, type(e).__name__, e, "/".join(k.__name__ for k in kinds)))
+        return
+    fail("r2 %s: no exception (expected %s)" % (what, "/".join(k.__name__ for k in kinds)))
+
+
+class R2Reader(ncnn_mp.DataReader):
+    """A reader of zeros whose first read() closes what `closes` names; it notes what close raised."""
+
+    def __init__(self, closes):
+        super().__init__()
+        self.closes = closes
+        self.target = None
+        self.raised = None
+
+    def read(self, n):
+        if self.raised is None:
+            try:
+                (self.target or self).close()
+                self.raised = "nothing"
+            except Exception as e:
+                self.raised = type(e).__name__
+        return bytes(n)
+
+
+def r2_inner_product(n_in):
+    layer = ncnn_mp.Layer("InnerProduct")
+    pd = ncnn_mp.ParamDict()
+    pd.set(0, 2)
+    pd.set(2, 2 * n_in)
+    layer.load_param(pd)
+    return layer
+
+
+def do_r2(s):
+    op = s[1]
+    opt = ncnn_mp.Option()
+    if op == "zoo":  # ["r2", "zoo", typeindex, [[key, value], ...], [[shape, elemsize, elempack], ...], n_top, inplace]
+        layer = ncnn_mp.Layer(typeindex=s[2])
+        pd = ncnn_mp.ParamDict()
+        for k, v in s[3]:
+            pd.set(k, v)
+        layer.load_param(pd)
+        layer.load_model(ncnn_mp.ModelBin(from_datareader=ncnn_mp.DataReader(zeros=True)))
+        bottoms = [r2_mat(*b) for b in s[4]]
+        if s[6]:
+            layer.forward_inplace(bottoms, opt)
+        else:
+            layer.forward(bottoms, s[5], opt)
+    elif op == "mba":  # ["r2", "mba", [kind, ...]]: only float32 weights of the right count load
+        mats = []
+        for kind in s[2]:
+            n = 20 if kind != "short" else 19
+            n = 21 if kind == "long" else n
+            if kind == "i8":
+                mats.append(r2_mat([n], 1, 1))
+            elif kind == "f16":
+                mats.append(r2_mat([n], 2, 1))
+            elif kind == "pack4":
+                mats.append(r2_mat([5], 4, 4))
+            elif kind != "none":
+                mats.append(r2_mat([n], 4, 1))
+        layer = r2_inner_product(10)
+        mb = ncnn_mp.ModelBin(from_mat_array=mats)
+        if s[2] and s[2][0] == "f32":
+            layer.load_model(mb)
+            out = layer.forward(r2_mat([10], 4, 1), opt)
+            if (out[0], out[1]) != (0.0, 0.0):
+                fail("r2 mba: zero weights gave %s, %s" % (out[0], out[1]))
+        else:
+            r2_expect("mba %s" % s[2], lambda: layer.load_model(mb), ValueError)
+    elif op == "close":  # ["r2", "close", what]: close() of what a read() serves is refused
+        r = R2Reader(s[2])
+        mb = ncnn_mp.ModelBin(from_datareader=r)
+        if s[2] != "dr_in_read":
+            r.target = mb
+        if s[2] == "mb_in_layer_load":
+            r2_inner_product(5).load_model(mb)
+        else:
+            mb.load(10, 1)
+        if r.raised != "RuntimeError":
+            fail("r2 close %s: close() in read() gave %s (expected RuntimeError)" % (s[2], r.raised))
+        mb.close()
+        r.close()
+    elif op == "view":  # ["r2", "view", kind]: copy=False only over memory that stays
+        net = ncnn_mp.Net()
+        over = ncnn_mp.Mat(4, 4, data=bytes(64))
+        if s[2] == "own":
+            src = memoryview(r2_mat([16], 4, 1))
+        elif s[2] == "border":
+            src = memoryview(over.copy_make_border(1, 1, 1, 1, ncnn_mp.Mat.BORDER_CONSTANT, 0.0, opt))
+        elif s[2] == "mid":
+            src = memoryview(ncnn_mp.Mat(4, data=memoryview(bytes(256))[64:80]))
+        elif s[2] == "bytes":
+            src = bytes(64)
+        else:
+            src = memoryview(bytes(256))[64:128]
+        stays = s[2] in ("bytes", "bytes_slice")
+        try:
+            net.load_model(src, copy=False)
+        except ValueError as e:
+            if stays and "stays" in str(e):
+                fail("r2 view %s: refused: %s" % (s[2], e))
+            elif not stays and "copy=False" not in str(e):
+                fail("r2 view %s: %s (expected copy=False refused)" % (s[2], e))
+        except Exception as e:
+            fail("r2 view %s: %s %s" % (s[2], type(e).__name__, e))
+        else:
+            if not stays:
+                fail("r2 view %s: loaded in place" % s[2])
+        net.close()
+    elif op == "huge":  # ["r2", "huge", what, side]: ValueError or MemoryError, never ncnn's abort
+        side = s[3]
+        if not hasattr(ncnn_mp.Mat, "from_pixels"):
+            return
+        M = ncnn_mp.Mat
+        if s[2] == "font":
+            r2_expect("font", lambda: M.draw_text(bytearray(64), 8, 8, 1, "A", 0, 0, side, 255), ValueError, MemoryError)
+        elif side < 16384:  # (may fit the heap: any outcome but a crash)
+            M.from_pixels_resize(bytes(48), M.PIXEL_GRAY, 4, 4, side // 64, side // 64)
+        elif s[2] == "resize":  # (more than ncnn_mp lets ncnn allocate at once)
+            r2_expect("resize", lambda: M.from_pixels_resize(bytes(48), M.PIXEL_RGB, 4, 4, side, side), MemoryError)
+        elif s[2] == "resize_roi":
+            r2_expect("roi", lambda: M.from_pixels_roi_resize(bytes(48), M.PIXEL_RGB, 4, 4, 0, 0, 2, 2, side, side),
+                      MemoryError)
+        else:
+            small = r2_mat([4, 4, 3], 4, 1)
+            r2_expect("to_pixels", lambda: small.to_pixels_resize(M.PIXEL_RGB, side, side), MemoryError)
 
 
 def creator(v):
