@@ -46,6 +46,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_seam.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
@@ -57,6 +58,11 @@ $(NCNN_MP_LIBS_VAR) += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
 endif
 LDFLAGS_USERMOD += $(NCNN_MP_LDFLAGS)
 ifeq ($(notdir $(CURDIR)),unix)
+# The C++ seam catches what desktop ncnn throws (std::bad_alloc): that one file is built with
+# exceptions, and the C files with unwind tables, so an exception crosses ncnn_mp's C frames
+# between the seam and ncnn (ncnn_mp/cxx_seam.cpp).
+$(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_seam.o: CXXFLAGS += -fexceptions
+CFLAGS_USERMOD += -funwind-tables
 # The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
 # safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.
 CFLAGS_USERMOD += -DNCNN_MP_DEFER_SIGINT=1

@@ -1,8 +1,19 @@
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
 // (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL.
 #include "ncnn_mp.h"
+#include "net_cxx.h"
 
 #if NCNN_PIXEL
+
+// A call into ncnn's pixel and drawing code through the C++ seam (net_cxx.h): what it
+// threw (desktop std::bad_alloc) becomes MemoryError naming `where`.
+static void ncnn_mp_pixels_seam(void (*fn)(void *), void *arg, const char *where) {
+    int caught = ncnn_mp_cxx_catch(fn, arg);
+    if (caught != 0) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate what it needed%s"), where,
+            caught == NCNN_MP_CAUGHT_BAD_ALLOC ? "" : " (it threw a C++ exception)");
+    }
+}
 
 // Channels of ncnn's pixel formats (NCNN_MAT_PIXEL_RGB = 1 .. BGRA = 5).
 static int ncnn_mp_pixel_channels(int format) {
@@ -72,6 +83,30 @@ static const int ncnn_mp_max_side = 1 << 15;
 //   -> Mat (classmethods)   ncnn_mat_from_pixels / _resize / _roi / _roi_resize
 typedef enum { NCNN_MP_PLAIN, NCNN_MP_RESIZE, NCNN_MP_ROI, NCNN_MP_ROI_RESIZE } ncnn_mp_from_kind_t;
 
+typedef struct {
+    ncnn_mp_from_kind_t kind;
+    const uint8_t *px;
+    int type, w, h, stride, tw, th, roi[4];
+    ncnn_allocator_t a;
+    ncnn_mat_t m;  // the result
+} ncnn_mp_from_call_t;
+
+static void ncnn_mp_from_pixels_call(void *arg) {
+    ncnn_mp_from_call_t *c = arg;
+    const int *roi = c->roi;
+    switch (c->kind) {
+        case NCNN_MP_PLAIN: c->m = ncnn_mat_from_pixels(c->px, c->type, c->w, c->h, c->stride, c->a); break;
+        case NCNN_MP_RESIZE: c->m = ncnn_mat_from_pixels_resize(c->px, c->type, c->w, c->h, c->stride, c->tw, c->th, c->a); break;
+        case NCNN_MP_ROI:
+            c->m = ncnn_mat_from_pixels_roi(c->px, c->type, c->w, c->h, c->stride, roi[0], roi[1], roi[2], roi[3], c->a);
+            break;
+        default:
+            c->m = ncnn_mat_from_pixels_roi_resize(c->px, c->type, c->w, c->h, c->stride, roi[0], roi[1], roi[2], roi[3],
+                c->tw, c->th, c->a);
+            break;
+    }
+}
+
 static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncnn_mp_from_kind_t kind, const char *where) {
     // args[0] is the class; then pixels, type, w, h, [roi x4], [target w, h], [stride], [allocator]
     // (how many: checked by the method object)
@@ -103,15 +138,10 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     int out_w = tw ? tw : roi[2], out_h = th ? th : roi[3];
     unsigned long long pixels = (unsigned long long)out_w * out_h * out_channels;
     ncnn_mp_check_alloc(pixels * 4 + (tw ? pixels : 0), where, "the Mat");
-    ncnn_allocator_t a = r.allocator ? r.allocator->handle : NULL;
-    int type = mp_obj_get_int(args[2]);
-    ncnn_mat_t m;
-    switch (kind) {
-        case NCNN_MP_PLAIN: m = ncnn_mat_from_pixels(px, type, w, h, stride, a); break;
-        case NCNN_MP_RESIZE: m = ncnn_mat_from_pixels_resize(px, type, w, h, stride, tw, th, a); break;
-        case NCNN_MP_ROI: m = ncnn_mat_from_pixels_roi(px, type, w, h, stride, roi[0], roi[1], roi[2], roi[3], a); break;
-        default: m = ncnn_mat_from_pixels_roi_resize(px, type, w, h, stride, roi[0], roi[1], roi[2], roi[3], tw, th, a); break;
-    }
+    ncnn_mp_from_call_t call = { kind, px, mp_obj_get_int(args[2]), w, h, stride, tw, th,
+        { roi[0], roi[1], roi[2], roi[3] }, r.allocator ? r.allocator->handle : NULL, NULL };
+    ncnn_mp_pixels_seam(ncnn_mp_from_pixels_call, &call, where);
+    ncnn_mat_t m = call.m;
     if (m && ncnn_mat_get_dims(m) == 0) {
         ncnn_mat_destroy(m);
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not make the Mat"), where);
@@ -146,6 +176,23 @@ MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_roi_resize_obj, MP_ROM_P
 // Mat.to_pixels(type, pixels=None, stride=0) -> bytearray
 // Mat.to_pixels_resize(type, target_w, target_h, pixels=None, stride=0) -> bytearray
 //   ncnn_mat_to_pixels / _resize; into `pixels` when given (and returned), else a new bytearray.
+typedef struct {
+    ncnn_mat_t m;
+    uint8_t *px;
+    int type;
+    bool resize;
+    int w, h, stride;
+} ncnn_mp_to_call_t;
+
+static void ncnn_mp_to_pixels_call(void *arg) {
+    ncnn_mp_to_call_t *c = arg;
+    if (c->resize) {
+        ncnn_mat_to_pixels_resize(c->m, c->px, c->type, c->w, c->h, c->stride);
+    } else {
+        ncnn_mat_to_pixels(c->m, c->px, c->type, c->stride);
+    }
+}
+
 static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
     ncnn_mat_t m = self->handle;
@@ -176,11 +223,8 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
     if (resize) {  // (ncnn's temporary: the Mat's pixels at their own size)
         ncnn_mp_check_alloc((unsigned long long)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * cin, where, "the pixels");
     }
-    if (resize) {
-        ncnn_mat_to_pixels_resize(m, px, type, w, h, stride);
-    } else {
-        ncnn_mat_to_pixels(m, px, type, stride);
-    }
+    ncnn_mp_to_call_t call = { m, px, type, resize, w, h, stride };
+    ncnn_mp_pixels_seam(ncnn_mp_to_pixels_call, &call, where);
     return out;
 }
 
@@ -204,6 +248,18 @@ NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, Mat, to_pixe
 // ncnn clips every shape to the image, so only the buffer's size needs checking.
 typedef enum { NCNN_MP_RECT, NCNN_MP_CIRCLE, NCNN_MP_LINE, NCNN_MP_TEXT } ncnn_mp_shape_t;
 
+typedef struct {
+    ncnn_mp_shape_t shape;
+    int channels;
+    unsigned char *px;
+    int w, h, v[5];
+    unsigned int color;
+    int thickness;
+    const char *text;
+} ncnn_mp_draw_call_t;
+
+static void ncnn_mp_draw_call(void *arg);
+
 static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_t shape, const char *where) {
     (void)n_args;
     int w = ncnn_mp_get_int_in(args[1], 1, ncnn_mp_max_side, where, "w");
@@ -211,7 +267,7 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
     int ch = ncnn_mp_get_int_in(args[3], 1, 4, where, "channels");
     int stride = 0;
     uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(args[0], w, h, ch, &stride, true, where);
-    int v[5];
+    int v[5] = { 0 };
     size_t n = shape == NCNN_MP_CIRCLE ? 3 : shape == NCNN_MP_TEXT ? 3 : 4;
     size_t first = shape == NCNN_MP_TEXT ? 5 : 4;
     for (size_t i = 0; i < n; i++) {
@@ -221,9 +277,30 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
     if (!mp_obj_is_int(color_in)) {
         ncnn_mp_raise_type(where, "color must be an int (0xAABBGGRR, one byte per channel)");
     }
-    unsigned int color = (unsigned int)mp_obj_int_get_truncated(color_in);
-    int thickness = shape == NCNN_MP_TEXT ? 0 : ncnn_mp_get_int_in(args[first + n + 1], -1, 1024, where, "thickness");
-    switch (shape) {
+    ncnn_mp_draw_call_t call = { shape, ch, px, w, h, { v[0], v[1], v[2], v[3], v[4] },
+        (unsigned int)mp_obj_int_get_truncated(color_in),
+        shape == NCNN_MP_TEXT ? 0 : ncnn_mp_get_int_in(args[first + n + 1], -1, 1024, where, "thickness"), NULL };
+    if (shape == NCNN_MP_TEXT) {
+        // A glyph is fontpixelsize wide and twice as tall; ncnn scales the font into a
+        // buffer of that size per call (new[], unchecked: 2 MiB at the cap).
+        if (v[2] < 1 || v[2] > NCNN_MP_MAX_FONT) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: fontpixelsize must be 1 to %d, not %d"),
+                where, NCNN_MP_MAX_FONT, v[2]);
+        }
+        ncnn_mp_check_alloc((unsigned long long)v[2] * v[2] * 2, where, "the scaled font");
+        call.text = mp_obj_str_get_str(args[4]);
+    }
+    ncnn_mp_pixels_seam(ncnn_mp_draw_call, &call, where);
+    return mp_const_none;
+}
+
+static void ncnn_mp_draw_call(void *arg) {
+    ncnn_mp_draw_call_t *c = arg;
+    int ch = c->channels, w = c->w, h = c->h, *v = c->v;
+    unsigned char *px = c->px;
+    unsigned int color = c->color;
+    int thickness = c->thickness;
+    switch (c->shape) {
         case NCNN_MP_RECT: {
             void (*f[])(unsigned char *, int, int, int, int, int, int, unsigned int, int) = {
                 ncnn_draw_rectangle_c1, ncnn_draw_rectangle_c2, ncnn_draw_rectangle_c3, ncnn_draw_rectangle_c4 };
@@ -243,20 +320,12 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
             break;
         }
         default: {
-            // A glyph is fontpixelsize wide and twice as tall; ncnn scales the font into a
-            // buffer of that size per call (new[], unchecked: 2 MiB at the cap).
-            if (v[2] < 1 || v[2] > NCNN_MP_MAX_FONT) {
-                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: fontpixelsize must be 1 to %d, not %d"),
-                    where, NCNN_MP_MAX_FONT, v[2]);
-            }
-            ncnn_mp_check_alloc((unsigned long long)v[2] * v[2] * 2, where, "the scaled font");
             void (*f[])(unsigned char *, int, int, const char *, int, int, int, unsigned int) = {
                 ncnn_draw_text_c1, ncnn_draw_text_c2, ncnn_draw_text_c3, ncnn_draw_text_c4 };
-            f[ch - 1](px, w, h, mp_obj_str_get_str(args[4]), v[0], v[1], v[2], color);
+            f[ch - 1](px, w, h, c->text, v[0], v[1], v[2], color);
             break;
         }
     }
-    return mp_const_none;
 }
 
 static mp_obj_t ncnn_mp_Mat_draw_rectangle(size_t n_args, const mp_obj_t *args) {

@@ -255,6 +255,22 @@ static bool ncnn_mp_memory_stays(mp_obj_t src, const mp_buffer_info_t *info) {
     return false;
 }
 
+// One load, as the C++ seam calls it (net_cxx.h: what ncnn throws is caught there).
+typedef struct {
+    ncnn_net_t net;
+    ncnn_mp_load_kind_t kind;
+    const char *path;
+    ncnn_datareader_t dr;
+    ncnn_mp_reader_t *in_place;  // load_model(copy=False): the reader ncnn keeps weights through
+    int ret;
+} ncnn_mp_load_call_t;
+
+static void ncnn_mp_net_load_call(void *arg) {
+    ncnn_mp_load_call_t *c = arg;
+    c->ret = c->in_place ? ncnn_mp_cxx_load_model_in_place(c->net, c->in_place)
+        : ncnn_mp_net_run_loader(c->net, c->kind, c->path, c->dr);
+}
+
 // The checks a buffer passes before ncnn may keep weights in it (load_model(copy=False)).
 static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
     if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
@@ -350,8 +366,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     if (kind == NCNN_MP_LOAD_MODEL && n->pipelines) {
         ncnn_mp_cxx_destroy_pipelines(n->handle);  // (ncnn would create them over the old ones)
     }
-    int ret = in_place ? ncnn_mp_cxx_load_model_in_place(n->handle, &reader)
-        : ncnn_mp_net_run_loader(n->handle, kind, path, dr);
+    ncnn_mp_load_call_t load = { n->handle, kind, path, dr, in_place ? &reader : NULL, 0 };
+    int caught = ncnn_mp_cxx_catch(ncnn_mp_net_load_call, &load);  // (a param's layer list too large: bad_alloc)
+    int ret = caught ? NCNN_MP_OUT_OF_MEMORY : load.ret;
     // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
     bool ran_out = kind == NCNN_MP_LOAD_MODEL && counted != NULL && counted->counts.short_read;
     if (kind == NCNN_MP_LOAD_MODEL) {
@@ -386,6 +403,10 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     if (ran_out) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
             "the model needs (truncated, or another model's)"), where);
+    }
+    if (caught) {
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s"),
+            where, ncnn_mp_load_what[kind]);
     }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),

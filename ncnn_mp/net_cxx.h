@@ -62,6 +62,12 @@ ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void);
 void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak);
 void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
 
+// fn(arg), which calls into ncnn, with ncnn's C++ exceptions caught (cxx_seam.cpp): 0, or
+// what was caught. C frames between the seam and ncnn need unwind tables (micropython.mk).
+#define NCNN_MP_CAUGHT_BAD_ALLOC (-1)
+#define NCNN_MP_CAUGHT_OTHER (-2)
+int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg);
+
 #ifdef __cplusplus
 }
 #endif

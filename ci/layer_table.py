@@ -1,0 +1,149 @@
+"""docs/layers.md: every layer type in ncnn's registry (the built ncnn's layer_type_enum.h), and
+what ncnn_mp checks before ncnn runs it.
+
+    python3 ci/layer_table.py [--write]     print the table (or write docs/layers.md)
+
+Which types a Net wraps is read from ncnn_mp/shape_guard.cpp's guarded(); what each check
+is, from the table below. tests/test_layer_table.py keeps docs/layers.md equal to what this
+prints, and fails when ncnn's registry gains a type this table does not describe.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DOC = REPO / "docs" / "layers.md"
+GUARD = REPO / "ncnn_mp" / "shape_guard.cpp"
+
+ANY = "any input: each element on its own, or a shape the layer derives from its input"
+# What the guard checks per type (shape_guard.cpp, shape_rules.cpp), or why a type needs no check.
+CHECKS: dict[str, str] = {
+    "AbsVal": ANY, "BNLL": ANY, "Dropout": ANY, "ELU": ANY, "Exp": ANY, "Log": ANY, "Power": ANY,
+    "ReLU": ANY, "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
+    "HardSigmoid": ANY, "SELU": ANY, "HardSwish": ANY, "Mish": ANY, "Swish": ANY, "Softplus": ANY,
+    "GELU": ANY, "Erf": ANY, "CELU": ANY, "Shrink": ANY, "Cast": ANY, "Quantize": ANY, "Dequantize": ANY,
+    "Requantize": ANY, "Packing": ANY, "DeepCopy": ANY, "Input": ANY, "Split": ANY, "Flatten": ANY,
+    "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Padding": ANY, "Squeeze": ANY,
+    "ExpandDims": ANY, "Permute": ANY, "Tile": ANY, "Reorg": ANY, "PixelShuffle": ANY, "GLU": ANY,
+    "Fold": ANY, "Unfold": ANY, "CumulativeSum": ANY, "Diag": ANY, "Flip": ANY, "StatisticsPooling": ANY,
+    "Spectrogram": ANY, "InverseSpectrogram": ANY, "MemoryData": "no input; its size from its parameters "
+    "(reads of no or negative size refused at load, standalone)",
+    "ArgMax": "not built in this ncnn (no creator): Layer() refuses it",
+    "SPP": "not built in this ncnn (no creator): Layer() refuses it",
+    "Convolution": "input channels its weights imply (or a vector of them, 1x1); an image; the dilated kernel "
+    "fits the padded input; int8 weights only with int8 scales; dynamic weights: the weight and bias inputs "
+    "fit the input",
+    "ConvolutionDepthWise": "as Convolution, per group",
+    "Deconvolution": "input channels its weights imply; an image; dynamic weights as Convolution",
+    "DeconvolutionDepthWise": "as Deconvolution, per group",
+    "Convolution1D": "rows (dims 1 or 2) of the channels its weights imply; the kernel fits the padded length; "
+    "dynamic weights fit",
+    "ConvolutionDepthWise1D": "as Convolution1D, per group",
+    "Deconvolution1D": "rows of the channels its weights imply; dynamic weights fit",
+    "DeconvolutionDepthWise1D": "as Deconvolution1D, per group",
+    "Convolution3D": "a volume (dims 3 or 4) of the channels its weights imply",
+    "ConvolutionDepthWise3D": "as Convolution3D, per group",
+    "Deconvolution3D": "a volume of the channels its weights imply",
+    "DeconvolutionDepthWise3D": "as Deconvolution3D, per group",
+    "DeformableConv2D": "input channels its weights imply",
+    "InnerProduct": "as many values as its weights take (or rows of them); int8 weights only with int8 scales",
+    "BatchNorm": "one parameter per channel (w, h or c by dims)",
+    "Scale": "one parameter per channel; a second input of scales covers them (and no bias asked for then)",
+    "Bias": "one parameter per channel",
+    "PReLU": "one slope per channel (or a single slope)",
+    "InstanceNorm": "its channels",
+    "GroupNorm": "the channels its parameter names (normalised in place)",
+    "LayerNorm": "affine_size values at a time: w, w*h or w*h*d",
+    "RMSNorm": "as LayerNorm",
+    "Normalize": "one scale per channel, unless shared",
+    "Concat": "inputs that match outside the axis",
+    "Eltwise": "two or more inputs of one shape",
+    "BinaryOp": "two inputs that broadcast",
+    "Pooling": "the window fits the padded input",
+    "Pooling1D": "rows; the window fits the padded length",
+    "Pooling3D": "a volume; the window fits the padded input",
+    "Slice": "its pieces, cut as ncnn cuts them, lie in the input; as many outputs as pieces",
+    "Gemm": "with one constant operand, the input's inner size (K) is the constant's",
+    "MatMul": "A's width is B's inner size; batches equal or 1",
+    "Embed": "a table as large as num_output * input_dim (at load)",
+    "RNN": "steps as wide as a weight row; states of num_output per direction",
+    "GRU": "as RNN",
+    "LSTM": "as RNN; the cell state as wide as hidden_size",
+    "MultiHeadAttention": "the query as wide as the q projection (key, value, mask and caches: not checked)",
+    "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys (mask, caches: not checked)",
+    "GridSample": "an image or volume, and a grid of its dims with a point's components along w (or in channels)",
+    "Proposal": "score, bbox and im_info sized for ncnn's 9 anchors",
+    "CopyTo": "the source lies inside the destination at its offsets",
+    "DetectionOutput": "a priorbox of 4 values a prior with variances; location and confidence cover the priors; "
+    "top_k not negative",
+    "ShuffleChannel": "channels a multiple of the groups",
+    "RotaryEmbed": "blob counts only (cos/sin widths: not checked)",
+    "Noop": "blob counts only",
+    "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
+    "Interp": "not checked beyond blob counts: its output size comes from parameters or a reference",
+    "Reshape": "not checked: a -1 that resolves to 0 divides by zero in ncnn (a malformed model)",
+    "Einsum": "blob counts only (each input's dims against its term: not checked)",
+    "PriorBox": "blob counts only",
+    "PSROIPooling": "blob counts only (ncnn checks its channels)",
+    "ROIAlign": "blob counts only",
+    "ROIPooling": "blob counts only",
+    "YoloDetectionOutput": "blob counts only (ncnn checks the channels)",
+    "Yolov3DetectionOutput": "blob counts only",
+}
+
+
+def registry(include: Path) -> list[str]:
+    """The layer types of the built ncnn, in typeindex order."""
+    text = (include / "ncnn" / "layer_type_enum.h").read_text()
+    return re.findall(r"^(\w+) = \d+,", text, re.M)
+
+
+def net_guarded() -> set[str]:
+    """The types ncnn_mp's Nets wrap (shape_guard.cpp's guarded())."""
+    src = GUARD.read_text()
+    body = src[src.index("bool guarded(int typeindex)"):]
+    body = body[:body.index("\n}\n")]
+    return set(re.findall(r"case ncnn::LayerType::(\w+):", body))
+
+
+def table(types: list[str]) -> str:
+    guarded = net_guarded()
+    lines = [
+        "# Layer types and what ncnn_mp checks before ncnn runs them",
+        "",
+        "Generated by `python3 ci/layer_table.py --write` from the built ncnn's layer registry",
+        "(`layer_type_enum.h`) and `ncnn_mp/shape_guard.cpp`; `tests/test_layer_table.py` keeps it current.",
+        "",
+        "- **In a Net**: the Net wraps the layer (`GuardLayer`): an extract refuses a forward that does not",
+        "  fit with ValueError naming the layer. Other layers run as ncnn runs them.",
+        "- **Standalone** (`Layer(type)`): every layer is wrapped, and every forward's blob counts are checked",
+        "  against `ncnn_mp/arity.cpp` (a one-blob layer takes one input and gives one output).",
+        "- A layer from the model file is trusted where it says \"not checked\": load only models from a",
+        "  trusted exporter there (README, Known limits).",
+        "",
+        "| typeindex | type | in a Net | what is checked |",
+        "|---:|---|---|---|",
+    ]
+    for i, name in enumerate(types):
+        lines.append(f"| {i} | {name} | {'wrapped' if name in guarded else '-'} | {CHECKS.get(name, '(undescribed)')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(REPO / "ci"))
+    from ncnn_build import ncnn_prefix
+
+    text = table(registry(ncnn_prefix("unix") / "include"))
+    if "--write" in argv:
+        DOC.parent.mkdir(exist_ok=True)
+        DOC.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
