@@ -10,6 +10,8 @@
 #   make fuzz-loader     the loader fuzzer: CASES mutated models (default 100000), SEED (1)
 #   make fuzz-api        the API-sequence fuzzer: SEQUENCES random call sequences (default 20000);
 #                        THREADS=3: its threaded mode, 3 threads per process
+#   make fuzz-zoo        the layer zoo: every layer type standalone, default and random parameters,
+#                        SEEDS seeds (default 200) of TRIALS (10) tries a type
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU,
 #                        Cortex-M3 and RISC-V side by side)
@@ -35,10 +37,12 @@ SECONDS ?= 1800
 CASES ?= 100000
 SEQUENCES ?= 20000
 SEED ?= 1
+SEEDS ?= 200
+TRIALS ?= 10
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: photos preflight compare demo test test-mcu sanitize fuzz-loader fuzz-api soak bench-layers bench-models bench-binding mcu-report run firmware firmware-path
+.PHONY: photos preflight compare demo test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak bench-layers bench-models bench-binding mcu-report run firmware firmware-path
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 test:
@@ -55,6 +59,13 @@ fuzz-loader:
 fuzz-api:
 	@$(TOOL) firmware >/dev/null && $(TOOL) firmware --profile memcheck >/dev/null && \
 	NCNN_MP_DIGITS=build/models/digits $$($(TOOL) venv) tests/fuzz/api_fuzz.py --sequences $(SEQUENCES) --seed $(SEED) --threads $(THREADS)
+# (A seed whose process dies is named with the step it died in: tests/fuzz/layer_zoo.py SEED TRIALS trace.)
+fuzz-zoo:
+	@fw=$$($(TOOL) firmware | tail -n 1) && cd tests/fuzz && failed=0 && \
+	for seed in $$(seq 1 $(SEEDS)); do \
+		if ! $$fw layer_zoo.py $$seed $(TRIALS) trace > /tmp/ncnn_mp_zoo.$$$$ 2>/dev/null; then \
+			failed=$$((failed + 1)); echo "seed $$seed: $$(tail -1 /tmp/ncnn_mp_zoo.$$$$)"; fi; \
+	done; rm -f /tmp/ncnn_mp_zoo.$$$$; echo "layer zoo: $(SEEDS) seeds, $$failed died"; [ $$failed -eq 0 ]
 soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:

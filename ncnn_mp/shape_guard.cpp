@@ -197,8 +197,10 @@ public:
         return refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottom, top, opt);
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
-        int n = static_cast<int>(blobs.size());
-        return refuses_count(n, n) || refuses(blobs.empty() ? nullptr : &blobs[0], n)
+        // (In a Net, ncnn hands the blobs back as the layer's tops, one for one: as many
+        // tops as the param gives it are read from this vector.)
+        int n = static_cast<int>(blobs.size()), n_top = tops.empty() ? n : static_cast<int>(tops.size());
+        return refuses_count(n, n_top) || refuses(blobs.empty() ? nullptr : &blobs[0], n)
                ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blobs, opt);
     }
     int forward_inplace(ncnn::Mat &blob, const ncnn::Option &opt) const override {

@@ -111,7 +111,7 @@ def test_ci_budget_has_every_round_two_attack() -> None:
                 seen.update(("mba", kind) for kind in step[2])
             else:
                 seen.add((step[1], step[2]))
-    assert ops["zoo"] > 200 and ops["mba"] > 30, ops
+    assert ops["zoo"] > 150 and ops["mba"] > 30, ops
     assert len(types) > 80, sorted(types)
     want = {("mba", k) for k in api_fuzz.R2_MBA} | {("close", k) for k in api_fuzz.R2_CLOSES}
     want |= {("view", k) for k in api_fuzz.R2_VIEWS} | {("huge", k) for k in api_fuzz.R2_HUGE}

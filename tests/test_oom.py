@@ -342,3 +342,45 @@ def test_custom_layers_out_of_memory(micropython: MicroPython) -> None:
             assert ln.endswith("-> MemoryError | then [1.0, 2.0]"), r.stdout
     assert lines[-1].startswith("custom layers alive"), r.stdout
     assert_no_layer_left(r.stdout)
+
+
+SIZES = """
+import ncnn_mp
+M = ncnn_mp.Mat
+cases = [
+    ("resize 4x4 to 16384x16384", lambda: M.from_pixels_resize(bytes(16), M.PIXEL_GRAY, 4, 4, 16384, 16384)),
+    ("roi resize to 16384x16384", lambda: M.from_pixels_roi_resize(bytes(48), M.PIXEL_RGB, 4, 4, 0, 0, 2, 2, 16384, 16384)),
+    ("to_pixels_resize 16384x16384", lambda: M(4, 4, 1).to_pixels_resize(M.PIXEL_GRAY, 16384, 16384)),
+    ("font 1024 on 64x64", lambda: M.draw_text(bytearray(64 * 64), 64, 64, 1, "A", 0, 0, 1024, 255)),
+]
+for label, f in cases:
+    try:
+        f()
+        print(label, "ok")
+    except MemoryError:
+        print(label, "MemoryError")
+print("still works", M.from_pixels(bytes(4), M.PIXEL_GRAY, 2, 2).w)
+"""
+
+
+def test_sizes_checked_before_ncnn_allocates(micropython: MicroPython, tmp_path: Path) -> None:
+    """Issue 21's case 7: the pixel helpers' buffers come from the caller's numbers, and ncnn
+    allocates some without checking (then writes through NULL). Under an address-space limit,
+    as on any device, those larger than what is left raise MemoryError; the process goes on."""
+    import resource
+    import subprocess
+
+    script = tmp_path / "sizes.py"
+    script.write_text(SIZES)
+    limit = 768 << 20
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    p = subprocess.run([str(micropython.binary), str(script)], capture_output=True, text=True, timeout=120,
+                       preexec_fn=limited, env=micropython.env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[:3] == ["resize 4x4 to 16384x16384 MemoryError", "roi resize to 16384x16384 MemoryError",
+                         "to_pixels_resize 16384x16384 MemoryError"], p.stdout
+    assert lines[3:] == ["font 1024 on 64x64 ok", "still works 2"], p.stdout

@@ -477,7 +477,8 @@ class Generator:
         if self.sweep is not None:
             pairs = [(c, n) for c in sorted(stub.classes) for n in sorted(stub.classes[c])]
             cls, name = pairs[self.sweep % len(pairs)]
-            self.sweep = None
+            if cls in self.made or "__init__" not in stub.classes[cls]:
+                self.sweep = None  # (else this step makes one, and the next calls the member)
         elif rng.random() < 0.5:
             cls = rng.choice(sorted(stub.classes))
             name = rng.choice(sorted(stub.classes[cls]))
@@ -751,6 +752,8 @@ def make_sequence(stub: Stub, seed: int, sid: int) -> list[list[Any]]:
             steps.append(["with", cls, rng.randrange(8), gen.random_step()])
         else:
             steps.append(gen.random_step())
+    while gen.sweep is not None:  # (every member is reached whatever the chunks above draw)
+        steps.append(gen.random_step())
     return steps
 
 

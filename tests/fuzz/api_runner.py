@@ -1726,7 +1726,8 @@ def do_r2(s):
                 mats.append(r2_mat([n], 4, 1))
         layer = r2_inner_product(10)
         mb = ncnn_mp.ModelBin(from_mat_array=mats)
-        if s[2] and s[2][0] == "f32":
+        given = [k for k in s[2] if k != "none"]  # (the Mats the array holds, in order)
+        if given and given[0] == "f32":
             layer.load_model(mb)
             out = layer.forward(r2_mat([10], 4, 1), opt)
             if (out[0], out[1]) != (0.0, 0.0):
