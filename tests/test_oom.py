@@ -9,6 +9,8 @@ import re
 import struct
 from pathlib import Path
 
+import pytest
+
 from conftest import MP_TESTS, REPO, MicroPython
 
 # A chain of CHAIN Python layers (the digits model's Standardize, each subtracting 0.01),
@@ -370,6 +372,8 @@ def test_sizes_checked_before_ncnn_allocates(micropython: MicroPython, tmp_path:
     import resource
     import subprocess
 
+    if os.environ.get("NCNN_MP_PROFILE") == "asan":
+        pytest.skip("ASan reserves its shadow memory up front: it cannot run under an address-space limit")
     script = tmp_path / "sizes.py"
     script.write_text(SIZES)
     limit = 768 << 20
