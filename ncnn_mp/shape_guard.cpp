@@ -531,6 +531,9 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::ShuffleChannel:
         case ncnn::LayerType::Pooling1D:
         case ncnn::LayerType::Pooling3D:
+        case ncnn::LayerType::Quantize:
+        case ncnn::LayerType::Dequantize:
+        case ncnn::LayerType::Requantize:
         case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
             return true;

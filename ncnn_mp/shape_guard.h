@@ -101,15 +101,17 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_WIDTH, NCNN_MP_MORE_NORM, NCNN_MP_MORE_GEMM, NCNN_MP_MORE_MATMUL, NCNN_MP_MORE_SDPA,
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
+    NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
     ncnn_mp_more_kind_t kind;
     int expected;
     int extent;       // ROWS: the dilated kernel less the padding (0: fits any length); SLICE: the axis
-    bool transposed;  // GEMM: K along h (or c), not w; MATMUL: B transposed
+    bool transposed;  // GEMM: K along h (or c), not w; MATMUL, GEMM2: B transposed (GEMM2: group, A's)
     union {  // (one kind's data at a time: a guarded layer on a board keeps one of these)
-        struct {  // SLICE: its slices (or, `indices`, its cut points), the first NCNN_MP_MORE_LIST of list_n
+        struct {  // SLICE: its slices (or, `indices`, its cut points), the first NCNN_MP_MORE_LIST of list_n;
+                  // QUANT: the sizes of its per-channel scales and biases
             int list[NCNN_MP_MORE_LIST], list_n;
             bool indices;
         };

@@ -246,6 +246,10 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.kind = NCNN_MP_MORE_GEMM;
                 m.expected = pd.get(9, 0);                                 // constantK
                 m.transposed = constant_b ? pd.get(2, 0) != 0 : pd.get(3, 0) == 0;  // K along h/c, not w
+            } else if (!constant_a) {  // both inputs: A's K is B's (as MatMul)
+                m.kind = NCNN_MP_MORE_GEMM2;
+                m.group = pd.get(2, 0);  // transA
+                m.transposed = pd.get(3, 0) != 0;
             }
             break;
         }
@@ -286,6 +290,15 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             }
             break;
         }
+        case T::Quantize:
+        case T::Dequantize:
+        case T::Requantize:  // scales (and biases) per row or channel, where there is more than one
+            m.kind = NCNN_MP_MORE_QUANT;
+            m.list_n = typeindex == T::Requantize ? 3 : typeindex == T::Dequantize ? 2 : 1;
+            for (int i = 0; i < m.list_n; i++) {
+                m.list[i] = pd.get(i, i == 0 || (typeindex == T::Requantize && i == 1) ? 1 : 0);  // (defaults: 1 scale, 0 biases)
+            }
+            break;
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
             m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
@@ -391,6 +404,15 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             int k = !m.transposed || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
             return k != m.expected && refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
         }
+        case NCNN_MP_MORE_GEMM2: {
+            if (n < 2) {
+                return false;
+            }
+            ncnn_mp_blob_shape_t b = unpacked(blobs[1]);
+            int ka = m.group == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+            int kb = m.transposed || b.dims == 1 ? b.w : b.dims == 2 ? b.h : b.c;
+            return ka != kb && refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
+        }
         case NCNN_MP_MORE_MATMUL: {  // A's w is B's K (B's h, or w transposed), reading B's rows
             if (n < 2) {
                 return false;
@@ -465,6 +487,15 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             long long values = capped(capped(static_cast<long long>(info.w) * (info.dims >= 2 ? info.h : 1)) *
                                       (info.dims >= 3 ? info.c : 1));
             return values < 3 && refuse(r, NCNN_MP_VALUES, 3, static_cast<int>(values), 2, info);
+        }
+        case NCNN_MP_MORE_QUANT: {
+            int along = s.dims == 2 ? s.h : s.c;
+            for (int i = 0; i < m.list_n && s.dims >= 2; i++) {
+                if (m.list[i] > 1 && m.list[i] != along) {
+                    return refuse(r, NCNN_MP_CHANNELS, m.list[i], along, 0, s);
+                }
+            }
+            return false;
         }
         case NCNN_MP_MORE_GROUPS: {
             int c = s.dims >= 3 ? s.c : 1;
