@@ -292,10 +292,10 @@ private:
         if (reads > weight_data_size_ || (!depthwise && num_output_ % group != 0)) {
             return -1;
         }
-        ncnn::Mat input_ws;
+        ncnn::Mat input_ws;  // (one input scale for every channel: ncnn's depthwise repeats it per group)
         Planes<signed char> in8 = {};
         Planes<float> in32 = {};
-        int ret = int8 ? input_int8(bottom, bottom_scales_, channels / group, p, input_ws, in8, opt)
+        int ret = int8 ? input_int8(bottom, bottom_scales_, channels, p, input_ws, in8, opt)
                        : input_fp32(bottom, p, input_ws, in32, opt);
         if (ret != 0) {
             return ret;
