@@ -1,7 +1,8 @@
 // fp32 convolutions (kernels.h), laid out as the int8 ones (kernel_conv_int8.cpp). Each
 // sum starts at its bias and adds val * weight in ncnn's order, one multiply and one add
-// at a time: the same floats as ncnn's generic code. On a soft-float core those two calls
-// are most of the cost; the blocking saves the offset-table walk and the loads around them.
+// at a time: the same floats as ncnn's generic code. On a soft-float core those two steps
+// are most of the cost; the blocking saves the offset-table walk and the loads around them,
+// and on soft-float RISC-V the steps are kernel_float.h's inlined integer ones.
 #include "kernels.h"
 
 #if NCNN_MP_KERNELS
@@ -13,6 +14,10 @@
 namespace ncnn_mp_kernels {
 
 namespace {
+
+NCNN_MP_OUTLINE void put(const Fp32Out &out, int p, int i, float sum) {
+    out.put(p, i, sum);
+}
 
 void gather(const Planes<float> &in, int q0, int inch, const ConvShape &s, int pix, float *cols, int stride) {
     int i = pix / s.outw, j = pix - i * s.outw;
@@ -30,10 +35,10 @@ void dot2x2(const float *c, const float *w0, const float *w1, int n, float sums[
     float s00 = sums[0], s01 = sums[1], s10 = sums[2], s11 = sums[3];
     for (int k = 0; k < n; k++, c += 2) {
         float x0 = c[0], x1 = c[1], y0 = w0[k], y1 = w1[k];
-        s00 += x0 * y0;
-        s01 += x1 * y0;
-        s10 += x0 * y1;
-        s11 += x1 * y1;
+        s00 = add_ff(s00, mul_ff(x0, y0));
+        s01 = add_ff(s01, mul_ff(x1, y0));
+        s10 = add_ff(s10, mul_ff(x0, y1));
+        s11 = add_ff(s11, mul_ff(x1, y1));
     }
     sums[0] = s00;
     sums[1] = s01;
@@ -43,7 +48,7 @@ void dot2x2(const float *c, const float *w0, const float *w1, int n, float sums[
 
 float dot(float sum, const float *c, int stride, const float *w, int n) {
     for (int k = 0; k < n; k++, c += stride) {
-        sum += *c * w[k];
+        sum = add_ff(sum, mul_ff(*c, w[k]));
     }
     return sum;
 }
@@ -66,21 +71,21 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
             if (two) {
                 float sums[4] = { b0, b0, b1, b1 };
                 dot2x2(cols, w0, w0 + n, n, sums);
-                out.put(out_p0 + p, pix, sums[0]);
-                out.put(out_p0 + p, pix + 1, sums[1]);
-                out.put(out_p0 + p + 1, pix, sums[2]);
-                out.put(out_p0 + p + 1, pix + 1, sums[3]);
+                put(out, out_p0 + p, pix, sums[0]);
+                put(out, out_p0 + p, pix + 1, sums[1]);
+                put(out, out_p0 + p + 1, pix, sums[2]);
+                put(out, out_p0 + p + 1, pix + 1, sums[3]);
             } else {
-                out.put(out_p0 + p, pix, dot(b0, cols, 2, w0, n));
-                out.put(out_p0 + p + 1, pix, dot(b1, cols, 2, w0 + n, n));
+                put(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
+                put(out, out_p0 + p + 1, pix, dot(b1, cols, 2, w0 + n, n));
             }
         }
         if (p < outch) {
             const float *w0 = weights + p * n;
             float b0 = bias != NULL ? bias[out_p0 + p] : 0.f;
-            out.put(out_p0 + p, pix, dot(b0, cols, 2, w0, n));
+            put(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
             if (two) {
-                out.put(out_p0 + p, pix + 1, dot(b0, cols + 1, 2, w0, n));
+                put(out, out_p0 + p, pix + 1, dot(b0, cols + 1, 2, w0, n));
             }
         }
     }
@@ -99,9 +104,9 @@ void depthwise_fp32(const Planes<float> &in, const float *weights, const float *
             for (int j = 0; j < s.outw; j++, p += sw) {
                 float sum = b;
                 for (int m = 0; m < s.maxk; m++) {
-                    sum += p[s.ofs[m]] * k[m];
+                    sum = add_ff(sum, mul_ff(p[s.ofs[m]], k[m]));
                 }
-                out.put(g, pix++, sum);
+                put(out, g, pix++, sum);
             }
         }
     }

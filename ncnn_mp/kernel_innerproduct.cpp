@@ -11,6 +11,18 @@
 
 namespace ncnn_mp_kernels {
 
+namespace {
+
+NCNN_MP_OUTLINE void put(const Int8Out &out, int p, int i, int sum) {
+    out.put(p, i, sum);
+}
+
+NCNN_MP_OUTLINE void put(const Fp32Out &out, int p, int i, float sum) {
+    out.put(p, i, sum);
+}
+
+}  // namespace
+
 void rows_int8(const signed char *x, int n, const signed char *weights, int outch, const Int8Out &out, int i) {
     int p = 0;
     for (; p + 1 < outch; p += 2) {
@@ -25,8 +37,8 @@ void rows_int8(const signed char *x, int n, const signed char *weights, int outc
             s0 += x[k] * w0[k];
             s1 += x[k] * w1[k];
         }
-        out.put(p, i, s0);
-        out.put(p + 1, i, s1);
+        put(out, p, i, s0);
+        put(out, p + 1, i, s1);
     }
     if (p < outch) {
         const signed char *w0 = weights + p * n;
@@ -34,7 +46,7 @@ void rows_int8(const signed char *x, int n, const signed char *weights, int outc
         for (int k = 0; k < n; k++) {
             s0 += x[k] * w0[k];
         }
-        out.put(p, i, s0);
+        put(out, p, i, s0);
     }
 }
 
@@ -45,19 +57,19 @@ void rows_fp32(const float *x, int n, const float *weights, const float *bias, i
         float s0 = bias != NULL ? bias[p] : 0.f, s1 = bias != NULL ? bias[p + 1] : 0.f;
         for (int k = 0; k < n; k++) {
             float v = x[k];
-            s0 += v * w0[k];
-            s1 += v * w1[k];
+            s0 = add_ff(s0, mul_ff(v, w0[k]));
+            s1 = add_ff(s1, mul_ff(v, w1[k]));
         }
-        out.put(p, i, s0);
-        out.put(p + 1, i, s1);
+        put(out, p, i, s0);
+        put(out, p + 1, i, s1);
     }
     if (p < outch) {
         const float *w0 = weights + p * n;
         float s0 = bias != NULL ? bias[p] : 0.f;
         for (int k = 0; k < n; k++) {
-            s0 += x[k] * w0[k];
+            s0 = add_ff(s0, mul_ff(x[k], w0[k]));
         }
-        out.put(p, i, s0);
+        put(out, p, i, s0);
     }
 }
 

@@ -81,7 +81,7 @@ int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, 
             float scale = scales[q / channels_per_scale];
             pad_channel(d, src, b.w, rows, p, e, value, [scale](signed char *dst, const float *s, int n) {
                 for (int i = 0; i < n; i++) {
-                    dst[i] = float2int8(s[i] * scale);
+                    dst[i] = float2int8(mul_ff(s[i], scale));  // (s[i] * scale, kernel_float.h)
                 }
             });
         } else {

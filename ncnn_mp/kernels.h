@@ -26,6 +26,8 @@
 #include <ncnn/mat.h>
 #include <ncnn/option.h>
 
+#include "kernel_float.h"
+
 // One of ncnn_mp's layers for a built-in type it implements, else NULL (ncnn's own is made
 // then). Always NULL without NCNN_MP_KERNELS. shape_guard.cpp's Net asks this first and
 // wraps what it gets in the guard as it wraps ncnn's layers.
@@ -36,10 +38,15 @@ namespace ncnn_mp_kernels {
 // ncnn's fused activation (its fused_activation.h, activation_ss: not an installed header),
 // the same float operations and libm calls: 0 none, 1 ReLU, 2 leaky ReLU, 3 clip,
 // 4 sigmoid, 5 mish, 6 hard swish.
-static inline float activate(float v, int type, const float *params) {
+static NCNN_MP_INLINE float activate(float v, int type, const float *params) {
     switch (type) {
-        case 1:
+        case 1: {  // fmaxf(v, 0.f) from the bits where that is plain (zeros and NaN: fmaxf's own)
+            uint32_t b = float_bits(v);
+            if ((b & 0x7fffffffu) != 0 && (b & 0x7fffffffu) < 0x7f800001u) {
+                return b >> 31 ? 0.f : v;
+            }
             return fmaxf(v, 0.f);
+        }
         case 2:
             return v > 0.f ? v : v * params[0];
         case 3:
@@ -73,7 +80,7 @@ static inline float activate(float v, int type, const float *params) {
 // ncnn's float2int8 (round() half away from zero, then [-127, 127]) from the float's bits:
 // libm's round() is a soft-double call on these cores. NaN goes through round() as ncnn's
 // does (what (int) of NaN gives is the platform's).
-static inline signed char float2int8(float v) {
+static NCNN_MP_INLINE signed char float2int8(float v) {
     unsigned int bits;
     memcpy(&bits, &v, 4);
     unsigned int a = bits & 0x7fffffffu;
@@ -123,14 +130,15 @@ struct Int8Out {
     void *data;
     size_t cstep;
 
-    void put(int p, int i, int sum) const {
-        float v = sum * scale_in[p];
+    // (the float steps through kernel_float.h: the same roundings, without libgcc's calls)
+    NCNN_MP_INLINE void put(int p, int i, int sum) const {
+        float v = mul_if(sum, scale_in[p]);
         if (bias != NULL) {
-            v += bias[p];
+            v = add_ff(v, bias[p]);
         }
         v = activate(v, activation_type, activation_params);
         if (scale_out != NULL) {
-            static_cast<signed char *>(data)[p * cstep + i] = float2int8(v * scale_out[p]);
+            static_cast<signed char *>(data)[p * cstep + i] = float2int8(mul_ff(v, scale_out[p]));
         } else {
             static_cast<float *>(data)[p * cstep + i] = v;
         }
@@ -144,7 +152,7 @@ struct Fp32Out {
     float *data;
     size_t cstep;
 
-    void put(int p, int i, float sum) const {
+    NCNN_MP_INLINE void put(int p, int i, float sum) const {
         data[p * cstep + i] = activate(sum, activation_type, activation_params);
     }
 };

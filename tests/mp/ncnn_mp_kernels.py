@@ -80,15 +80,15 @@ def text(params):
     return " ".join(out)
 
 
-def int8_weights(n, into):
-    """n int8 weights, ncnn's tagged form (tag 0x000D4B38, padded to 4 bytes)."""
-    into.extend(rand(255) - 127 for _ in range(n))
-    return struct.pack("<I", 0x000D4B38) + struct.pack("<%db" % n, *into) + bytes((4 - n % 4) % 4)
+def int8_weights(n):
+    """n int8 weights: ncnn's tagged form (tag 0x000D4B38, padded to 4 bytes), and the values."""
+    vals = array("b", (rand(255) - 127 for _ in range(n)))
+    return struct.pack("<I", 0x000D4B38) + bytes(vals) + bytes((4 - n % 4) % 4), vals
 
 
-def fp32_weights(n, into):
-    into.extend(f32(v) for v in floats(n))
-    return struct.pack("<I", 0) + struct.pack("<%df" % n, *into)
+def fp32_weights(n):
+    vals = array("f", (uniform(-1.0, 1.0) for _ in range(n)))
+    return struct.pack("<I", 0) + bytes(vals), vals
 
 
 def raw(xs):
@@ -145,11 +145,11 @@ def make_case(kind, int8):
     activation(params)
     size = params[6] if kind != "InnerProduct" else params[2]
     quantized_at_load = int8 and rand(3) == 0
-    model = {"w": [], "bias": None, "ws": None, "quantized_at_load": quantized_at_load}
-    weights = int8_weights(size, model["w"]) if int8 and not quantized_at_load else fp32_weights(size, model["w"])
+    model = {"bias": None, "ws": None, "quantized_at_load": quantized_at_load}
+    weights, model["w"] = int8_weights(size) if int8 and not quantized_at_load else fp32_weights(size)
     if params.get(5 if kind != "InnerProduct" else 1):
-        model["bias"] = [f32(v) for v in floats(outch, -2.0, 2.0)]
-        weights += raw(model["bias"])
+        model["bias"] = array("f", floats(outch, -2.0, 2.0))
+        weights += bytes(model["bias"])
     if int8:
         term = 1
         if kind == "ConvolutionDepthWise" and rand(3) == 0:

@@ -1,0 +1,178 @@
+// float32 multiply and add in integer arithmetic, rounded exactly as IEEE 754 rounds them
+// (to nearest, ties to even), for the kernels' float steps (kernels.h) on soft-float RISC-V:
+// there each float operation is a call into libgcc's generic C soft-fp (about 110
+// instructions a multiply, 75 an add, measured), which unpacks, classifies, computes and
+// packs. Here the common case (normal operands, a normal result) is a 64-bit product or
+// sum and one rounding, inlined; zeros, subnormals, infinities, NaN and a result outside
+// the normal range go to the compiler's float operation, so every result is that
+// operation's own. tests/kernels/float_steps_check.cpp checks them bit for bit against the
+// hardware's float arithmetic. Elsewhere (NCNN_MP_SOFT_STEPS 0) they are the plain float
+// operations: an FPU, or on the Cortex-M3 libgcc's hand-written Thumb-2 routines, which
+// measured faster than these there (RetinaFace int8's convolutions: 141 instructions per
+// output element against 218).
+#ifndef NCNN_MP_KERNEL_FLOAT_H
+#define NCNN_MP_KERNEL_FLOAT_H
+
+#include <stdint.h>
+#include <string.h>
+
+// Inlined into the kernels' loops, which are built -O2 (kernel_*.cpp): a call would cost
+// what these save, and at the MCU builds' -Os GCC keeps them out of line.
+// NCNN_MP_OUTLINE: one copy of an inlined epilogue per file, called from each block.
+#if defined(__GNUC__)
+#define NCNN_MP_INLINE inline __attribute__((always_inline))
+#define NCNN_MP_OUTLINE __attribute__((noinline))
+#else
+#define NCNN_MP_INLINE inline
+#define NCNN_MP_OUTLINE
+#endif
+
+#ifndef NCNN_MP_SOFT_STEPS
+#if defined(__riscv) && !defined(__riscv_flen)
+#define NCNN_MP_SOFT_STEPS 1
+#else
+#define NCNN_MP_SOFT_STEPS 0
+#endif
+#endif
+
+namespace ncnn_mp_kernels {
+
+static NCNN_MP_INLINE uint32_t float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static NCNN_MP_INLINE float bits_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+// Position of the highest set bit of v (v != 0).
+static NCNN_MP_INLINE int top_bit(uint64_t v) {
+    uint32_t hi = static_cast<uint32_t>(v >> 32);
+    return hi != 0 ? 63 - __builtin_clz(hi) : 31 - __builtin_clz(static_cast<uint32_t>(v));
+}
+
+// The float of sign | m * 2^(e - 150), m != 0 rounded to 24 bits (ties to even; `sticky`:
+// nonzero bits below m were dropped), or false where that is not a normal float.
+static NCNN_MP_INLINE bool pack_rounded(uint32_t sign, uint64_t m, int e, bool sticky, float &out) {
+    int n = top_bit(m);
+    int shift = n - 23;
+    uint32_t q;
+    if (shift > 0) {
+        uint64_t rest = m & ((static_cast<uint64_t>(1) << shift) - 1);
+        uint64_t half = static_cast<uint64_t>(1) << (shift - 1);
+        q = static_cast<uint32_t>(m >> shift);
+        if (rest > half || (rest == half && (sticky || (q & 1u)))) {
+            q++;
+            if (q == (1u << 24)) {
+                q >>= 1;
+                shift++;
+            }
+        }
+    } else {
+        q = static_cast<uint32_t>(m) << -shift;  // (exact: sticky is only set with shift > 0)
+    }
+    int biased = e + shift;
+    if (biased < 1 || biased > 254) {
+        return false;
+    }
+    out = bits_float(sign | (static_cast<uint32_t>(biased) << 23) | (q & 0x7fffffu));
+    return true;
+}
+
+static NCNN_MP_INLINE bool normal_float(uint32_t b) {
+    uint32_t e = (b >> 23) & 0xffu;
+    return e != 0 && e != 0xffu;
+}
+
+// a * b (float * float).
+static NCNN_MP_INLINE float mul_ff(float a, float b) {
+#if !NCNN_MP_SOFT_STEPS
+    return a * b;
+#endif
+    uint32_t ua = float_bits(a), ub = float_bits(b);
+    float out;
+    if (normal_float(ua) && normal_float(ub)) {
+        uint64_t m = static_cast<uint64_t>((ua & 0x7fffffu) | 0x800000u) * ((ub & 0x7fffffu) | 0x800000u);
+        int e = static_cast<int>((ua >> 23) & 0xffu) + static_cast<int>((ub >> 23) & 0xffu) - 150;
+        if (pack_rounded((ua ^ ub) & 0x80000000u, m, e, false, out)) {
+            return out;
+        }
+    } else if ((ua & 0x7fffffffu) == 0 && normal_float(ub)) {
+        return bits_float((ua ^ ub) & 0x80000000u);  // (a zero times a finite number)
+    }
+    return a * b;
+}
+
+// sum * b (int * float: ncnn's sum * scale_in, the int converted to float first).
+static NCNN_MP_INLINE float mul_if(int sum, float b) {
+#if !NCNN_MP_SOFT_STEPS
+    return sum * b;
+#endif
+    uint32_t ub = float_bits(b);
+    if (normal_float(ub) && sum > -(1 << 24) && sum < (1 << 24)) {  // (the int converts exactly)
+        uint32_t sign = (ub & 0x80000000u) ^ (sum < 0 ? 0x80000000u : 0u);
+        if (sum == 0) {
+            return bits_float(ub & 0x80000000u);  // (+0.f * b)
+        }
+        uint32_t mag = static_cast<uint32_t>(sum < 0 ? -sum : sum);
+        float out;
+        uint64_t m = static_cast<uint64_t>(mag) * ((ub & 0x7fffffu) | 0x800000u);
+        if (pack_rounded(sign, m, static_cast<int>((ub >> 23) & 0xffu), false, out)) {
+            return out;
+        }
+    }
+    return static_cast<float>(sum) * b;
+}
+
+// a + b.
+static NCNN_MP_INLINE float add_ff(float a, float b) {
+#if !NCNN_MP_SOFT_STEPS
+    return a + b;
+#endif
+    uint32_t ua = float_bits(a), ub = float_bits(b);
+    if (normal_float(ua) && normal_float(ub)) {
+        if ((ua & 0x7fffffffu) < (ub & 0x7fffffffu)) {  // |a| >= |b| from here
+            uint32_t t = ua;
+            ua = ub;
+            ub = t;
+        }
+        int ea = static_cast<int>((ua >> 23) & 0xffu), d = ea - static_cast<int>((ub >> 23) & 0xffu);
+        // 39 bits below the mantissas: exact for d <= 39; beyond, what falls off is sticky
+        uint64_t ma = static_cast<uint64_t>((ua & 0x7fffffu) | 0x800000u) << 39;
+        uint64_t mb = static_cast<uint64_t>((ub & 0x7fffffu) | 0x800000u) << 39;
+        bool sticky = false;
+        if (d >= 64) {
+            mb = 0;
+            sticky = true;
+        } else if (d > 0) {
+            sticky = (mb & ((static_cast<uint64_t>(1) << d) - 1)) != 0;
+            mb >>= d;
+        }
+        uint64_t m;
+        if ((ua ^ ub) & 0x80000000u) {
+            m = ma - mb - (sticky ? 1 : 0);  // (the dropped bits borrow: m then lies below, sticky)
+            if (m == 0) {
+                return 0.f;  // (x - x is +0 when rounding to nearest)
+            }
+        } else {
+            m = ma + mb;
+        }
+        float out;
+        if (pack_rounded(ua & 0x80000000u, m, ea - 39, sticky, out)) {
+            return out;
+        }
+    } else if ((ua & 0x7fffffffu) == 0 && normal_float(ub)) {
+        return b;
+    } else if ((ub & 0x7fffffffu) == 0 && normal_float(ua)) {
+        return a;
+    }
+    return a + b;
+}
+
+}  // namespace ncnn_mp_kernels
+
+#endif  // NCNN_MP_KERNEL_FLOAT_H
