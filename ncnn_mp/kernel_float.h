@@ -88,7 +88,34 @@ static NCNN_MP_INLINE bool normal_float(uint32_t b) {
     return e != 0 && e != 0xffu;
 }
 
-// a * b (float * float).
+// sign | s * 2^(e - 150), s's highest set bit at n, rounded to 24 bits (ties to even), or
+// false where that is no normal float. Bit 0 of s may be "jammed" (ORed with whatever
+// nonzero bits fell off below it): that rounds right where n - 23 >= 2, as in both uses.
+static NCNN_MP_INLINE bool pack32(uint32_t sign, uint32_t s, int n, int e, float &out) {
+    int shift = n - 23;
+    uint32_t q;
+    if (shift > 0) {
+        uint32_t rest = s & ((1u << shift) - 1), half = 1u << (shift - 1);
+        q = s >> shift;
+        if (rest > half || (rest == half && (q & 1u))) {
+            q++;
+            if (q == (1u << 24)) {
+                q >>= 1;
+                shift++;
+            }
+        }
+    } else {
+        q = s << -shift;
+    }
+    int biased = e + shift;
+    if (biased < 1 || biased > 254) {
+        return false;
+    }
+    out = bits_float(sign | (static_cast<uint32_t>(biased) << 23) | (q & 0x7fffffu));
+    return true;
+}
+
+// a * b (float * float): the 48-bit product's top 32 bits, the rest jammed into bit 0.
 static NCNN_MP_INLINE float mul_ff(float a, float b) {
 #if !NCNN_MP_SOFT_STEPS
     return a * b;
@@ -96,9 +123,10 @@ static NCNN_MP_INLINE float mul_ff(float a, float b) {
     uint32_t ua = float_bits(a), ub = float_bits(b);
     float out;
     if (normal_float(ua) && normal_float(ub)) {
-        uint64_t m = static_cast<uint64_t>((ua & 0x7fffffu) | 0x800000u) * ((ub & 0x7fffffu) | 0x800000u);
-        int e = static_cast<int>((ua >> 23) & 0xffu) + static_cast<int>((ub >> 23) & 0xffu) - 150;
-        if (pack_rounded((ua ^ ub) & 0x80000000u, m, e, false, out)) {
+        uint64_t m = static_cast<uint64_t>(((ua & 0x7fffffu) | 0x800000u) << 8) * (((ub & 0x7fffffu) | 0x800000u) << 8);
+        uint32_t hi = static_cast<uint32_t>(m >> 32), s = hi | (static_cast<uint32_t>(m) != 0 ? 1u : 0u);
+        int e = static_cast<int>((ua >> 23) & 0xffu) + static_cast<int>((ub >> 23) & 0xffu) - 134;
+        if (pack32((ua ^ ub) & 0x80000000u, s, 30 + static_cast<int>(hi >> 31), e, out)) {
             return out;
         }
     } else if ((ua & 0x7fffffffu) == 0 && normal_float(ub)) {
@@ -128,7 +156,7 @@ static NCNN_MP_INLINE float mul_if(int sum, float b) {
     return static_cast<float>(sum) * b;
 }
 
-// a + b.
+// a + b: the mantissas 7 bits up in 32 bits, the smaller one's dropped bits jammed.
 static NCNN_MP_INLINE float add_ff(float a, float b) {
 #if !NCNN_MP_SOFT_STEPS
     return a + b;
@@ -141,28 +169,30 @@ static NCNN_MP_INLINE float add_ff(float a, float b) {
             ub = t;
         }
         int ea = static_cast<int>((ua >> 23) & 0xffu), d = ea - static_cast<int>((ub >> 23) & 0xffu);
-        // 39 bits below the mantissas: exact for d <= 39; beyond, what falls off is sticky
-        uint64_t ma = static_cast<uint64_t>((ua & 0x7fffffu) | 0x800000u) << 39;
-        uint64_t mb = static_cast<uint64_t>((ub & 0x7fffffu) | 0x800000u) << 39;
-        bool sticky = false;
-        if (d >= 64) {
-            mb = 0;
-            sticky = true;
+        uint32_t ma = ((ua & 0x7fffffu) | 0x800000u) << 7, mb = ((ub & 0x7fffffu) | 0x800000u) << 7;
+        if (d >= 31) {
+            mb = 1;
         } else if (d > 0) {
-            sticky = (mb & ((static_cast<uint64_t>(1) << d) - 1)) != 0;
-            mb >>= d;
+            mb = (mb >> d) | ((mb << (32 - d)) != 0 ? 1u : 0u);
         }
-        uint64_t m;
+        uint32_t m;
+        int n;
         if ((ua ^ ub) & 0x80000000u) {
-            m = ma - mb - (sticky ? 1 : 0);  // (the dropped bits borrow: m then lies below, sticky)
+            m = ma - mb;
             if (m == 0) {
                 return 0.f;  // (x - x is +0 when rounding to nearest)
             }
+            if (d >= 2) {
+                n = 29 + static_cast<int>(m >> 30);  // (m > 2^30 - 2^29)
+            } else {
+                n = 31 - __builtin_clz(m);  // (cancellation: exact, d <= 1 drops no bit)
+            }
         } else {
             m = ma + mb;
+            n = 30 + static_cast<int>(m >> 31);
         }
         float out;
-        if (pack_rounded(ua & 0x80000000u, m, ea - 39, sticky, out)) {
+        if (pack32(ua & 0x80000000u, m, n, ea - 7, out)) {
             return out;
         }
     } else if ((ua & 0x7fffffffu) == 0 && normal_float(ub)) {
