@@ -34,6 +34,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_int8.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_fp32.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_innerproduct.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_epilogue.cpp
 )
 
 # NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct

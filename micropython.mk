@@ -48,6 +48,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_int8.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_fp32.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_innerproduct.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_epilogue.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 # NCNN_MP_KERNELS=1: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct

@@ -15,10 +15,6 @@ namespace ncnn_mp_kernels {
 
 namespace {
 
-NCNN_MP_OUTLINE void put(const Fp32Out &out, int p, int i, float sum) {
-    out.put(p, i, sum);
-}
-
 void gather(const Planes<float> &in, int q0, int inch, const ConvShape &s, int pix, float *cols, int stride) {
     int i = pix / s.outw, j = pix - i * s.outw;
     const float *base = in.data + q0 * in.cstep + (i * s.stride_h) * in.w + j * s.stride_w;
@@ -71,21 +67,21 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
             if (two) {
                 float sums[4] = { b0, b0, b1, b1 };
                 dot2x2(cols, w0, w0 + n, n, sums);
-                put(out, out_p0 + p, pix, sums[0]);
-                put(out, out_p0 + p, pix + 1, sums[1]);
-                put(out, out_p0 + p + 1, pix, sums[2]);
-                put(out, out_p0 + p + 1, pix + 1, sums[3]);
+                store_fp32(out, out_p0 + p, pix, sums[0]);
+                store_fp32(out, out_p0 + p, pix + 1, sums[1]);
+                store_fp32(out, out_p0 + p + 1, pix, sums[2]);
+                store_fp32(out, out_p0 + p + 1, pix + 1, sums[3]);
             } else {
-                put(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
-                put(out, out_p0 + p + 1, pix, dot(b1, cols, 2, w0 + n, n));
+                store_fp32(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
+                store_fp32(out, out_p0 + p + 1, pix, dot(b1, cols, 2, w0 + n, n));
             }
         }
         if (p < outch) {
             const float *w0 = weights + p * n;
             float b0 = bias != NULL ? bias[out_p0 + p] : 0.f;
-            put(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
+            store_fp32(out, out_p0 + p, pix, dot(b0, cols, 2, w0, n));
             if (two) {
-                put(out, out_p0 + p, pix + 1, dot(b0, cols + 1, 2, w0, n));
+                store_fp32(out, out_p0 + p, pix + 1, dot(b0, cols + 1, 2, w0, n));
             }
         }
     }
@@ -106,7 +102,7 @@ void depthwise_fp32(const Planes<float> &in, const float *weights, const float *
                 for (int m = 0; m < s.maxk; m++) {
                     sum = add_ff(sum, mul_ff(p[s.ofs[m]], k[m]));
                 }
-                put(out, g, pix++, sum);
+                store_fp32(out, g, pix++, sum);
             }
         }
     }

@@ -11,17 +11,6 @@
 
 namespace ncnn_mp_kernels {
 
-namespace {
-
-NCNN_MP_OUTLINE void put(const Int8Out &out, int p, int i, int sum) {
-    out.put(p, i, sum);
-}
-
-NCNN_MP_OUTLINE void put(const Fp32Out &out, int p, int i, float sum) {
-    out.put(p, i, sum);
-}
-
-}  // namespace
 
 void rows_int8(const signed char *x, int n, const signed char *weights, int outch, const Int8Out &out, int i) {
     int p = 0;
@@ -37,8 +26,8 @@ void rows_int8(const signed char *x, int n, const signed char *weights, int outc
             s0 += x[k] * w0[k];
             s1 += x[k] * w1[k];
         }
-        put(out, p, i, s0);
-        put(out, p + 1, i, s1);
+        store_int8(out, p, i, s0);
+        store_int8(out, p + 1, i, s1);
     }
     if (p < outch) {
         const signed char *w0 = weights + p * n;
@@ -46,7 +35,7 @@ void rows_int8(const signed char *x, int n, const signed char *weights, int outc
         for (int k = 0; k < n; k++) {
             s0 += x[k] * w0[k];
         }
-        put(out, p, i, s0);
+        store_int8(out, p, i, s0);
     }
 }
 
@@ -60,8 +49,8 @@ void rows_fp32(const float *x, int n, const float *weights, const float *bias, i
             s0 = add_ff(s0, mul_ff(v, w0[k]));
             s1 = add_ff(s1, mul_ff(v, w1[k]));
         }
-        put(out, p, i, s0);
-        put(out, p + 1, i, s1);
+        store_fp32(out, p, i, s0);
+        store_fp32(out, p + 1, i, s1);
     }
     if (p < outch) {
         const float *w0 = weights + p * n;
@@ -69,7 +58,7 @@ void rows_fp32(const float *x, int n, const float *weights, const float *bias, i
         for (int k = 0; k < n; k++) {
             s0 = add_ff(s0, mul_ff(x[k], w0[k]));
         }
-        put(out, p, i, s0);
+        store_fp32(out, p, i, s0);
     }
 }
 

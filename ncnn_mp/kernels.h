@@ -157,6 +157,11 @@ struct Fp32Out {
     }
 };
 
+// One output element through Int8Out::put / Fp32Out::put, compiled once (kernel_epilogue.cpp):
+// the activation's libm calls and the float steps are one copy, called from every kernel.
+void store_int8(const Int8Out &out, int p, int i, int sum);
+void store_fp32(const Fp32Out &out, int p, int i, float sum);
+
 // A convolution of `inch` input planes with outch output channels (one group), output
 // channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.
 // cols: workspace of 2 * inch * maxk elements. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
