@@ -161,7 +161,7 @@ def real_models(elves: dict[str, Path]) -> int:
                      "inputs": [given], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
             files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
-            (r,) = probe(elves[board], board, config, files, timeout=1800)
+            (r,) = probe(board, elves[board], config, files, timeout=1800)
             if "failed" in r:
                 print(f"{name} {precision} failed on the {board} board:\n{r['failed']}", file=sys.stderr)
                 return 1
