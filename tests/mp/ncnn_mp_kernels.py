@@ -8,7 +8,8 @@
 #
 # On the boards ncnn's own layer is its generic code, what the kernels replace: every
 # output must be equal, bit for bit (int8: the same int32 sums and float steps; fp32: the
-# same sums in the same order). On Unix ncnn's own layer is its x86 code (other sum orders,
+# same sums in the same order). On Unix (the memcheck and asan firmwares: the plain unix one
+# has no kernels and prints SKIP) ncnn's own layer is its x86 code (other sum orders,
 # and it differs from the generic code: a Convolution with pad value -1 and pads 1/2/1/1
 # gave 0.0 where the generic code gives 0.184, and its dilated path segfaults on small
 # inputs); there the reference is model_layer below, the generic code's arithmetic in
