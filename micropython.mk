@@ -43,6 +43,12 @@ SRC_USERMOD_C += \
 SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
+
+CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
+# ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (ncnn_mp/kernels.h), used
+# in place of ncnn's with NCNN_MP_KERNELS=1 (the profiles in ci/profiles.toml set it; without
+# it these build to one function that makes none).
+SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_layers.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_input.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_int8.cpp \
@@ -50,9 +56,6 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_innerproduct.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_epilogue.cpp \
 
-CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
-# NCNN_MP_KERNELS=1: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct
-# (ncnn_mp/kernels.h) in place of ncnn's; the profiles in ci/profiles.toml set it.
 ifeq ($(NCNN_MP_KERNELS),1)
 CFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
 CXXFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
