@@ -132,8 +132,7 @@ private:
         group_ = typeindex == ncnn::LayerType::ConvolutionDepthWise ? pd.get(7, 1) : 1;
     }
 
-    // Weights, bias, scales as ncnn's load_model reads them; fp32 weights of an int8 layer
-    // quantized at load as ncnn does (its quantize_to_int8, the same values).
+    // Weights, bias, scales as ncnn's load_model reads them.
     int load_weights(const ncnn::ModelBin &mb) {
         weight_ = mb.load(weight_data_size_, 0);
         if (weight_.empty()) {
@@ -159,7 +158,7 @@ private:
             bottom_scales_ = mb.load(1, 1);
             int8_ready_ = weight_scales_.w >= num_output_ && !bottom_scales_.empty();
             if (weight_.elemsize == 4u && int8_ready_) {
-                ret = quantize_weights(weight_.reshape(weight_data_size_ / num_output_, num_output_), weight_scales_);
+                ret = quantize_rows(num_output_, weight_scales_);
             }
         }
 #endif
@@ -191,13 +190,7 @@ private:
             int8_ready_ = scales > 0 && weight_scales_.w >= scales && !bottom_scales_.empty() &&
                           (int8_scale_term_ <= 100 || !top_scales_.empty());
             if (weight_.elemsize == 4u && int8_ready_) {
-                int maxk = kernel_w_ * kernel_h_;
-                if (!depthwise) {
-                    ret = quantize_weights(weight_.reshape(maxk, weight_data_size_ / num_output_ / maxk, num_output_),
-                                           weight_scales_);
-                } else {
-                    ret = quantize_groups();
-                }
+                ret = quantize_rows(depthwise ? group_ : num_output_, weight_scales_);
             }
         }
 #endif
@@ -205,38 +198,24 @@ private:
     }
 
 #if NCNN_INT8
-    int quantize_weights(const ncnn::Mat &rows, const ncnn::Mat &scales) {
-        ncnn::Option opt_q;
-        opt_q.num_threads = 1;
-        opt_q.blob_allocator = weight_.allocator;
-        opt_q.use_packing_layout = false;
-        ncnn::Mat q;
-        ncnn::quantize_to_int8(rows, q, scales, opt_q);
+    // fp32 weights of an int8 layer, quantized at load as ncnn's load_model does it (its
+    // quantize_to_int8: float2int8(w * scale)), in `rows` rows of weight_data_size_ / rows,
+    // row r with scales[r] (or scales[0] for all). Done here, not through quantize_to_int8:
+    // ncnn quantizes a depthwise layer's groups into unaligned ranges of one Mat, where its
+    // x86 Quantize stores 8 bytes at a time (UBSan: a misaligned store).
+    int quantize_rows(int rows, const ncnn::Mat &scales) {
+        ncnn::Mat q(weight_data_size_, static_cast<size_t>(1u), weight_.allocator);
         if (q.empty()) {
             return -100;
         }
-        weight_ = q.reshape(weight_data_size_);
-        return weight_.empty() ? -100 : 0;
-    }
-
-    int quantize_groups() {
-        ncnn::Mat q(weight_data_size_, static_cast<size_t>(1u));
-        if (q.empty()) {
-            return -100;
-        }
-        const int per_group = weight_data_size_ / group_;
-        for (int g = 0; g < group_; g++) {
-            ncnn::Option opt_q;
-            opt_q.num_threads = 1;
-            opt_q.blob_allocator = q.allocator;
-            opt_q.use_packing_layout = false;
-            ncnn::Mat scale(1, static_cast<size_t>(4u));
-            if (scale.empty()) {
-                return -100;
+        const int per_row = weight_data_size_ / rows;
+        const float *w = weight_;
+        signed char *out = static_cast<signed char *>(q.data);
+        for (int r = 0; r < rows; r++) {
+            float scale = scales.w == 1 ? scales[0] : scales[r];
+            for (int i = 0; i < per_row; i++) {
+                out[r * per_row + i] = float2int8(mul_ff(w[r * per_row + i], scale));
             }
-            scale[0] = weight_scales_.w == 1 ? weight_scales_[0] : weight_scales_[g];
-            ncnn::Mat qg = q.range(per_group * g, per_group);
-            ncnn::quantize_to_int8(weight_.range(per_group * g, per_group), qg, scale, opt_q);
         }
         weight_ = q;
         return 0;
