@@ -35,6 +35,22 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_seam.cpp
 )
 
+# NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct
+# (ncnn_mp/kernels.h) in place of ncnn's generic ones, as the board profiles build it
+# (without it the sources build to one function that makes none).
+target_sources(usermod_ncnn_mp INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_layers.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_input.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_int8.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_fp32.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_innerproduct.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_epilogue.cpp
+)
+option(NCNN_MP_KERNELS "ncnn_mp's own convolution and inner-product kernels" ON)
+if(NCNN_MP_KERNELS)
+    target_compile_definitions(usermod_ncnn_mp INTERFACE NCNN_MP_KERNELS=1)
+endif()
+
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
 
 set(NCNN_DIR "" CACHE PATH "ncnn install prefix for ncnn_mp (empty: find_package(ncnn))")

@@ -49,6 +49,21 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_seam.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
+# ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (ncnn_mp/kernels.h), used
+# in place of ncnn's with NCNN_MP_KERNELS=1 (the profiles in ci/profiles.toml set it; without
+# it these build to one function that makes none).
+SRC_USERMOD_CXX += \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_layers.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_input.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_int8.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_fp32.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_innerproduct.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_epilogue.cpp \
+
+ifeq ($(NCNN_MP_KERNELS),1)
+CFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
+CXXFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
+endif
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
 # ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.

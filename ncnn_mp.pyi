@@ -18,7 +18,8 @@ def version_number() -> int:
     """ncnn's version as a number (ncnn_version_number)."""
 
 def build_info() -> dict[str, bool]:
-    """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...)."""
+    """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...),
+    and NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct in its Nets."""
 
 def live_custom_layers() -> int:
     """How many Python custom-layer instances ncnn holds now (leak checks)."""

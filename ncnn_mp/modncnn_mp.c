@@ -21,11 +21,17 @@ static NCNN_MP_DEFINE_FUNCTION_0(ncnn_mp_version_number_obj, "ncnn_mp.version_nu
     X(NCNN_PIXEL) X(NCNN_PIXEL_ROTATE) X(NCNN_PIXEL_AFFINE) X(NCNN_PIXEL_DRAWING) \
     X(NCNN_VULKAN) X(NCNN_RUNTIME_CPU) X(NCNN_INT8) X(NCNN_BF16) X(NCNN_FORCE_INLINE) X(NCNN_BATCH)
 
+#ifndef NCNN_MP_KERNELS
+#define NCNN_MP_KERNELS 0
+#endif
+
 static mp_obj_t ncnn_mp_build_info(void) {
     mp_obj_t info = mp_obj_new_dict(0);
     #define NCNN_MP_STORE_FLAG(flag) \
     mp_obj_dict_store(info, MP_OBJ_NEW_QSTR(MP_QSTR_##flag), mp_obj_new_bool(flag));
     NCNN_MP_BUILD_FLAGS(NCNN_MP_STORE_FLAG)
+    // ncnn_mp's own: its kernels in place of ncnn's Convolution, ConvolutionDepthWise, InnerProduct
+    NCNN_MP_STORE_FLAG(NCNN_MP_KERNELS)
     #undef NCNN_MP_STORE_FLAG
     return info;
 }

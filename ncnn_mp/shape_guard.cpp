@@ -8,6 +8,7 @@
 #include <ncnn/modelbin.h>
 #include <ncnn/net.h>
 
+#include "kernels.h"
 #include "shape_guard.h"
 
 namespace {
@@ -552,7 +553,8 @@ protected:
         if (layer != nullptr || !guarded(typeindex)) {
             return layer;
         }
-        ncnn::Layer *inner = ncnn::create_layer_cpu(typeindex);
+        ncnn::Layer *inner = ncnn_mp_kernel_create(typeindex);  // (ncnn_mp's own kernels, kernels.h)
+        inner = inner != nullptr ? inner : ncnn::create_layer_cpu(typeindex);
         if (inner == nullptr) {
             return nullptr;  // (not in this build: ncnn's own lookup fails the same way)
         }

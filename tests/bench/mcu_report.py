@@ -10,7 +10,8 @@ of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385) and RISC-V r
   (QEMU -icount), ncnn's C heap (in use, and the most ever taken from the system),
   the MicroPython heap live with the model loaded and allocated per extract.
 - Real models (ci/preflight_probe.py on each board, a fresh boot each): weights copied into
-  RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions.
+  RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions, the
+  model's multiply-accumulates (tests/bench/model_macs.py) and instructions per MAC.
 
     python tests/bench/mcu_report.py
 """
@@ -51,6 +52,8 @@ def part_of(path: str) -> str:
         return "ncnn (libncnn.a)"
     if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|nosys)\.a", path):
         return "C/C++ runtime (newlib + libstdc++, or picolibc; libgcc)"
+    if "/ncnn_mp/ncnn_mp/kernel_" in path:
+        return "ncnn_mp kernels (kernel_*.cpp, NCNN_MP_KERNELS)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"
     if "/ci/mcu/" in path or "/ci/rv32/" in path:
@@ -129,6 +132,8 @@ def real_models(elves: dict[str, Path]) -> int:
 
     from real_models import NANODET_SIDE, SIZE, mnist_int8, nanodet_model, retinaface_models, shared_models
 
+    from model_macs import count_macs
+
     mnist = shared_models("mnist", "mnist.param", "mnist.bin")
     with tempfile.TemporaryDirectory() as tmp:
         retina = retinaface_models(Path(tmp))
@@ -146,20 +151,24 @@ def real_models(elves: dict[str, Path]) -> int:
                 ("NanoDet-m %dx%d" % nanodet_shape[:2], "fp32", False, nanodet, ("input.1", nanodet_shape))]
         print("\n### Real models on the boards: weights copied into RAM, or in place in flash (ROMFS)\n")
         print("| board | model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
-              "| Python heap | instructions / extract |")
-        print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+              "| Python heap | instructions / extract | MACs | instructions / MAC |")
+        print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        macs = {}  # (tests/bench/model_macs.py: from the wheel's blob shapes)
         for (name, precision, copy, (param, weights), given), board in [(r, b) for r in runs for b in elves]:
+            if (name, precision) not in macs:
+                macs[(name, precision)] = count_macs(param, weights, given[0], given[1])[0]
             model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
                      "inputs": [given], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
             files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
-            (r,) = probe(elves[board], board, config, files, timeout=1800)
+            (r,) = probe(board, elves[board], config, files, timeout=1800)
             if "failed" in r:
                 print(f"{name} {precision} failed on the {board} board:\n{r['failed']}", file=sys.stderr)
                 return 1
             print(f"| {board} | {name} | {precision} | {'copied' if copy else 'in place'} | {len(files['m.bin']):,} | "
                   f"{r['weights']['ram']:,} | {r['blob_peak']:,} | {r['c_heap_high_water']:,} | "
-                  f"{r['py_heap_extract']:,} | {r['instructions']:,} |")
+                  f"{r['py_heap_extract']:,} | {r['instructions']:,} | {macs[(name, precision)]:,} | "
+                  f"{r['instructions'] / macs[(name, precision)]:.1f} |")
     print("\nWeights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
           "bytes of blobs and workspace at once in one extract (a counting Allocator); C heap high-water: "
           "the most the C library ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "

@@ -1,0 +1,138 @@
+// int8 convolutions (kernels.h): int32 sums, no float operation inside the sums.
+//
+// conv_int8: two output pixels' receptive fields gathered once, interleaved (cols[2k] the
+// first pixel's k-th value, cols[2k+1] the second's), in the weights' order (input channel,
+// then kernel position); then for each pair of output channels four sums at once: per k
+// two loads of inputs, two of weights, four multiply-accumulates. The gather costs
+// 2 * inch * maxk copies per two pixels, shared by every output channel.
+// depthwise_int8: one plane per channel, 3x3 unrolled with its weights in locals.
+#include "kernels.h"
+
+#if NCNN_MP_KERNELS
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O2")  // (the MCU builds are -Os, which neither unrolls nor schedules loads)
+#endif
+
+namespace ncnn_mp_kernels {
+
+namespace {
+
+// Pixel pix's receptive field: n = inch * maxk values, `stride` apart in cols.
+void gather(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, signed char *cols,
+            int stride) {
+    int i = pix / s.outw, j = pix - i * s.outw;
+    const signed char *base = in.data + q0 * in.cstep + (i * s.stride_h) * in.w + j * s.stride_w;
+    for (int q = 0; q < inch; q++) {
+        const signed char *src = base + q * in.cstep;
+        for (int k = 0; k < s.maxk; k++) {
+            *cols = src[s.ofs[k]];
+            cols += stride;
+        }
+    }
+}
+
+// Two pixels (interleaved cols) x two weight rows.
+void dot2x2(const signed char *c, const signed char *w0, const signed char *w1, int n, int sums[4]) {
+    int s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    const signed char *end = w0 + n;
+    for (; w0 + 4 <= end; w0 += 4, w1 += 4, c += 8) {
+        int x0 = c[0], x1 = c[1], y0 = w0[0], y1 = w1[0];
+        s00 += x0 * y0; s01 += x1 * y0; s10 += x0 * y1; s11 += x1 * y1;
+        x0 = c[2]; x1 = c[3]; y0 = w0[1]; y1 = w1[1];
+        s00 += x0 * y0; s01 += x1 * y0; s10 += x0 * y1; s11 += x1 * y1;
+        x0 = c[4]; x1 = c[5]; y0 = w0[2]; y1 = w1[2];
+        s00 += x0 * y0; s01 += x1 * y0; s10 += x0 * y1; s11 += x1 * y1;
+        x0 = c[6]; x1 = c[7]; y0 = w0[3]; y1 = w1[3];
+        s00 += x0 * y0; s01 += x1 * y0; s10 += x0 * y1; s11 += x1 * y1;
+    }
+    for (; w0 < end; w0++, w1++, c += 2) {
+        int x0 = c[0], x1 = c[1], y0 = w0[0], y1 = w1[0];
+        s00 += x0 * y0; s01 += x1 * y0; s10 += x0 * y1; s11 += x1 * y1;
+    }
+    sums[0] = s00;
+    sums[1] = s01;
+    sums[2] = s10;
+    sums[3] = s11;
+}
+
+// n values `stride` apart in c, with one weight row.
+int dot(const signed char *c, int stride, const signed char *w, int n) {
+    int s = 0;
+    for (int k = 0; k < n; k++, c += stride) {
+        s += *c * w[k];
+    }
+    return s;
+}
+
+}  // namespace
+
+void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
+               const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
+    const int n = inch * s.maxk, npix = s.outw * s.outh;
+    for (int pix = 0; pix < npix; pix += 2) {
+        bool two = pix + 1 < npix;
+        gather(in, q0, inch, s, pix, cols, 2);
+        if (two) {
+            gather(in, q0, inch, s, pix + 1, cols + 1, 2);
+        }
+        int p = 0;
+        for (; p + 1 < outch; p += 2) {
+            const signed char *w0 = weights + p * n;
+            if (two) {
+                int sums[4];
+                dot2x2(cols, w0, w0 + n, n, sums);
+                store_int8(out, out_p0 + p, pix, sums[0]);
+                store_int8(out, out_p0 + p, pix + 1, sums[1]);
+                store_int8(out, out_p0 + p + 1, pix, sums[2]);
+                store_int8(out, out_p0 + p + 1, pix + 1, sums[3]);
+            } else {
+                store_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
+                store_int8(out, out_p0 + p + 1, pix, dot(cols, 2, w0 + n, n));
+            }
+        }
+        if (p < outch) {
+            const signed char *w0 = weights + p * n;
+            store_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
+            if (two) {
+                store_int8(out, out_p0 + p, pix + 1, dot(cols + 1, 2, w0, n));
+            }
+        }
+    }
+}
+
+void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, const Int8Out &out) {
+    const int sw = s.stride_w, row = s.stride_h * in.w;
+    for (int g = 0; g < in.c; g++) {
+        const signed char *plane = in.data + g * in.cstep;
+        const signed char *k = weights + g * s.maxk;
+        int pix = 0;
+        if (s.kernel_w == 3 && s.kernel_h == 3) {
+            const int d1 = s.dilation_w, d2 = 2 * s.dilation_w, r1 = s.dilation_h * in.w, r2 = 2 * r1;
+            const int k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
+            for (int i = 0; i < s.outh; i++) {
+                const signed char *p = plane + i * row;
+                for (int j = 0; j < s.outw; j++, p += sw) {
+                    int sum = p[0] * k0 + p[d1] * k1 + p[d2] * k2 + p[r1] * k3 + p[r1 + d1] * k4 + p[r1 + d2] * k5 +
+                              p[r2] * k6 + p[r2 + d1] * k7 + p[r2 + d2] * k8;
+                    store_int8(out, g, pix++, sum);
+                }
+            }
+            continue;
+        }
+        for (int i = 0; i < s.outh; i++) {
+            const signed char *p = plane + i * row;
+            for (int j = 0; j < s.outw; j++, p += sw) {
+                int sum = 0;
+                for (int m = 0; m < s.maxk; m++) {
+                    sum += p[s.ofs[m]] * k[m];
+                }
+                store_int8(out, g, pix++, sum);
+            }
+        }
+    }
+}
+
+}  // namespace ncnn_mp_kernels
+
+#endif  // NCNN_MP_KERNELS

@@ -1,0 +1,501 @@
+// ncnn_mp's Convolution, ConvolutionDepthWise and InnerProduct layers (kernels.h): ncnn's
+// parameters and weights as its generic layers load them, forwards on ncnn_mp's kernels.
+//
+// The parameters are judged by ncnn itself: load_param hands them to a generic layer of
+// the same type first (ncnn's validation, as the loader fuzzer knows it), and takes its
+// flags. A layer whose weights come as a second input (dynamic_weight) keeps that generic
+// layer and hands it every call: the kernels read weights from the model only.
+//
+// What these refuse where ncnn's code would read or write out of bounds (the forward
+// returns -1): int8 weights without use_int8_inference (ncnn reads them as floats), int8
+// weights without their scales (a short .bin: ncnn reads past the empty Mats), SAME
+// padding that comes out negative on one side and positive on the other (ncnn's Padding
+// writes past its output), packed or 4-D inputs (the guard refuses 4-D; the layer says it
+// packs nothing, so ncnn unpacks before the call).
+#include <ncnn/layer_type.h>
+#include <ncnn/modelbin.h>
+#include <ncnn/paramdict.h>
+
+#include "kernels.h"
+
+#if NCNN_MP_KERNELS
+
+using namespace ncnn_mp_kernels;
+
+namespace {
+
+class KernelLayer : public ncnn::Layer {
+public:
+    explicit KernelLayer(int type) {
+        typeindex = type;
+        one_blob_only = true;
+        support_inplace = false;
+    }
+    ~KernelLayer() override {
+        delete generic_;
+    }
+
+    int load_param(const ncnn::ParamDict &pd) override {
+        delete generic_;
+        generic_ = ncnn::create_layer_naive(typeindex);
+        if (generic_ == nullptr) {
+            return -1;
+        }
+        int ret = generic_->load_param(pd);
+        one_blob_only = generic_->one_blob_only;
+        support_inplace = generic_->support_inplace;
+        support_int8_storage = generic_->support_int8_storage;
+        bool dynamic = ret == 0 && typeindex != ncnn::LayerType::InnerProduct && pd.get(19, 0) != 0;
+        if (ret != 0 || !dynamic) {
+            delete generic_;
+            generic_ = nullptr;
+        }
+        if (ret != 0 || dynamic) {
+            return ret;
+        }
+        read_params(pd);
+        return 0;
+    }
+
+    int load_model(const ncnn::ModelBin &mb) override {
+        if (generic_ != nullptr) {
+            return generic_->load_model(mb);
+        }
+        return typeindex == ncnn::LayerType::InnerProduct ? load_innerproduct(mb) : load_conv(mb);
+    }
+
+    int create_pipeline(const ncnn::Option &opt) override {
+        return generic_ != nullptr ? generic_->create_pipeline(opt) : 0;
+    }
+    int destroy_pipeline(const ncnn::Option &opt) override {
+        return generic_ != nullptr ? generic_->destroy_pipeline(opt) : 0;
+    }
+
+    int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops,
+                const ncnn::Option &opt) const override {
+        return generic_ != nullptr ? generic_->forward(bottoms, tops, opt) : -1;
+    }
+
+    int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
+        if (generic_ != nullptr) {
+            return generic_->forward(bottom, top, opt);
+        }
+        if (bottom.elempack != 1 || bottom.dims < 1 || bottom.dims > 3) {
+            return -1;
+        }
+        bool int8 = weight_.elemsize == 1;
+        if ((int8 && !opt.use_int8_inference) || (int8_scale_term_ && !int8_ready_)) {
+            return -1;
+        }
+        if (typeindex == ncnn::LayerType::InnerProduct) {
+            return int8 ? innerproduct_int8(bottom, top, opt) : innerproduct_fp32(bottom, top, opt);
+        }
+        // ncnn's deprecated path: a 1x1 Convolution of a vector is an InnerProduct (fp32 only)
+        if (!int8 && typeindex == ncnn::LayerType::Convolution && bottom.dims == 1 && kernel_w_ == 1 &&
+            kernel_h_ == 1 && bottom.w == weight_data_size_ / num_output_) {
+            return innerproduct_fp32(bottom, top, opt);
+        }
+        return conv(bottom, top, int8, opt);
+    }
+
+private:
+    void read_params(const ncnn::ParamDict &pd) {
+        bool ip = typeindex == ncnn::LayerType::InnerProduct;
+        num_output_ = pd.get(0, 0);
+        bias_term_ = pd.get(ip ? 1 : 5, 0);
+        weight_data_size_ = pd.get(ip ? 2 : 6, 0);
+        int8_scale_term_ = pd.get(8, 0);
+        activation_type_ = pd.get(9, 0);
+        activation_params_ = pd.get(10, ncnn::Mat());
+        if (pd.type(10) == 5 && !activation_params_.empty()) {  // integers in a text param
+            ncnn::Mat converted(activation_params_.w);
+            const int *p = activation_params_;
+            for (int i = 0; i < activation_params_.w && !converted.empty(); i++) {
+                converted[i] = static_cast<float>(p[i]);
+            }
+            activation_params_ = converted;
+        }
+        if (ip) {
+            return;
+        }
+        kernel_w_ = pd.get(1, 0);
+        kernel_h_ = pd.get(11, kernel_w_);
+        dilation_w_ = pd.get(2, 1);
+        dilation_h_ = pd.get(12, dilation_w_);
+        stride_w_ = pd.get(3, 1);
+        stride_h_ = pd.get(13, stride_w_);
+        pad_left_ = pd.get(4, 0);
+        pad_right_ = pd.get(15, pad_left_);
+        pad_top_ = pd.get(14, pad_left_);
+        pad_bottom_ = pd.get(16, pad_top_);
+        pad_value_ = pd.get(18, 0.f);
+        group_ = typeindex == ncnn::LayerType::ConvolutionDepthWise ? pd.get(7, 1) : 1;
+    }
+
+    // Weights, bias, scales as ncnn's load_model reads them.
+    int load_weights(const ncnn::ModelBin &mb) {
+        weight_ = mb.load(weight_data_size_, 0);
+        if (weight_.empty()) {
+            return -100;
+        }
+        if (bias_term_) {
+            bias_ = mb.load(num_output_, 1);
+            if (bias_.empty()) {
+                return -100;
+            }
+        }
+        return 0;
+    }
+
+    int load_innerproduct(const ncnn::ModelBin &mb) {
+        int ret = load_weights(mb);
+        if (ret != 0) {
+            return ret;
+        }
+#if NCNN_INT8
+        if (int8_scale_term_) {
+            weight_scales_ = mb.load(num_output_, 1);
+            bottom_scales_ = mb.load(1, 1);
+            int8_ready_ = weight_scales_.w >= num_output_ && !bottom_scales_.empty();
+            if (weight_.elemsize == 4u && int8_ready_) {
+                ret = quantize_rows(num_output_, weight_scales_);
+            }
+        }
+#endif
+        return ret;
+    }
+
+    int load_conv(const ncnn::ModelBin &mb) {
+        int ret = load_weights(mb);
+        if (ret != 0) {
+            return ret;
+        }
+#if NCNN_INT8
+        bool depthwise = typeindex == ncnn::LayerType::ConvolutionDepthWise;
+        if (int8_scale_term_) {
+            // ConvolutionDepthWise: one weight scale per group (terms 1, 101) or one for all
+            // (2, 102); Convolution: one per output channel. One input scale; with a term
+            // above 100, one output scale: the output is requantized to int8.
+            int scales = !depthwise ? num_output_ : (int8_scale_term_ == 2 || int8_scale_term_ == 102) ? 1 : group_;
+            if (depthwise && int8_scale_term_ % 100 != 1 && int8_scale_term_ % 100 != 2) {
+                scales = 0;  // (ncnn loads no scales for other terms, and reads them anyway)
+            }
+            if (scales > 0) {
+                weight_scales_ = mb.load(scales, 1);
+                bottom_scales_ = mb.load(1, 1);
+            }
+            if (int8_scale_term_ > 100 && scales > 0) {
+                top_scales_ = mb.load(1, 1);
+            }
+            int8_ready_ = scales > 0 && weight_scales_.w >= scales && !bottom_scales_.empty() &&
+                          (int8_scale_term_ <= 100 || !top_scales_.empty());
+            if (weight_.elemsize == 4u && int8_ready_) {
+                ret = quantize_rows(depthwise ? group_ : num_output_, weight_scales_);
+            }
+        }
+#endif
+        return ret;
+    }
+
+#if NCNN_INT8
+    // fp32 weights of an int8 layer, quantized at load as ncnn's load_model does it (its
+    // quantize_to_int8: float2int8(w * scale)), in `rows` rows of weight_data_size_ / rows,
+    // row r with scales[r] (or scales[0] for all). Done here, not through quantize_to_int8:
+    // ncnn quantizes a depthwise layer's groups into unaligned ranges of one Mat, where its
+    // x86 Quantize stores 8 bytes at a time (UBSan: a misaligned store).
+    int quantize_rows(int rows, const ncnn::Mat &scales) {
+        ncnn::Mat q(weight_data_size_, static_cast<size_t>(1u), weight_.allocator);
+        if (q.empty()) {
+            return -100;
+        }
+        const int per_row = weight_data_size_ / rows;
+        const float *w = weight_;
+        signed char *out = static_cast<signed char *>(q.data);
+        for (int r = 0; r < rows; r++) {
+            float scale = scales.w == 1 ? scales[0] : scales[r];
+            for (int i = 0; i < per_row; i++) {
+                out[r * per_row + i] = float2int8(mul_ff(w[r * per_row + i], scale));
+            }
+        }
+        weight_ = q;
+        return 0;
+    }
+#endif
+
+    // ncnn's make_padding: explicit pads, or -233 / -234 (SAME, the odd pixel after or
+    // before). 0, or -1 for pads ncnn's Padding would write past its output with.
+    int pads(const ncnn::Mat &bottom, Pads &p) const {
+        p.top = p.bottom = p.left = p.right = 0;
+        p.value = pad_value_;
+        int w = bottom.w, h = bottom.h;
+        int extent_w = dilation_w_ * (kernel_w_ - 1) + 1, extent_h = dilation_h_ * (kernel_h_ - 1) + 1;
+        if (pad_left_ > 0 || pad_right_ > 0 || pad_top_ > 0 || pad_bottom_ > 0) {
+            p.top = pad_top_;
+            p.bottom = pad_bottom_;
+            p.left = pad_left_;
+            p.right = pad_right_;
+        } else if ((pad_left_ == -233 || pad_left_ == -234) && pad_right_ == pad_left_ && pad_top_ == pad_left_ &&
+                   pad_bottom_ == pad_left_) {
+            int wpad = extent_w + (w - 1) / stride_w_ * stride_w_ - w;
+            int hpad = extent_h + (h - 1) / stride_h_ * stride_h_ - h;
+            if (wpad > 0 || hpad > 0) {
+                bool lower = pad_left_ == -234;
+                p.top = lower ? hpad - hpad / 2 : hpad / 2;
+                p.bottom = hpad - p.top;
+                p.left = lower ? wpad - wpad / 2 : wpad / 2;
+                p.right = wpad - p.left;
+            }
+        }
+        if (bottom.dims == 1) {
+            p.top = p.bottom = 0;
+        }
+        return p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0 ? -1 : 0;
+    }
+
+    int conv(const ncnn::Mat &bottom, ncnn::Mat &top, bool int8, const ncnn::Option &opt) const {
+        Pads p;
+        if (pads(bottom, p) != 0) {
+            return -1;
+        }
+        const int channels = bottom.dims >= 3 ? bottom.c : 1;
+        const int group = group_ > 0 ? group_ : 1;
+        const int maxk = kernel_w_ * kernel_h_;
+        bool depthwise = typeindex == ncnn::LayerType::ConvolutionDepthWise && channels == group && group == num_output_;
+        if (typeindex == ncnn::LayerType::ConvolutionDepthWise && int8 &&
+            (channels % group != 0 || num_output_ % group != 0)) {
+            return -100;  // (ncnn's int8 forward: "reject invalid group")
+        }
+        // the weights this input makes the loops read, against what the model has
+        long long reads = depthwise ? static_cast<long long>(channels) * maxk
+                                    : static_cast<long long>(channels / group) * maxk * (num_output_ / group) * group;
+        if (reads > weight_data_size_ || (!depthwise && num_output_ % group != 0)) {
+            return -1;
+        }
+        ncnn::Mat input_ws;  // (one input scale for every channel: ncnn's depthwise repeats it per group)
+        Planes<signed char> in8 = {};
+        Planes<float> in32 = {};
+        int ret = int8 ? input_int8(bottom, bottom_scales_, channels, p, input_ws, in8, opt)
+                       : input_fp32(bottom, p, input_ws, in32, opt);
+        if (ret != 0) {
+            return ret;
+        }
+        int w = int8 ? in8.w : in32.w, h = int8 ? in8.h : in32.h;
+        ConvShape s;
+        s.kernel_w = kernel_w_;
+        s.kernel_h = kernel_h_;
+        s.dilation_w = dilation_w_;
+        s.dilation_h = dilation_h_;
+        s.stride_w = stride_w_;
+        s.stride_h = stride_h_;
+        s.outw = (w - (dilation_w_ * (kernel_w_ - 1) + 1)) / stride_w_ + 1;
+        s.outh = (h - (dilation_h_ * (kernel_h_ - 1) + 1)) / stride_h_ + 1;
+        s.maxk = maxk;
+        if (s.outw <= 0 || s.outh <= 0) {
+            return -100;
+        }
+        ncnn::Mat ofs(maxk, static_cast<size_t>(4u), opt.workspace_allocator);
+        if (ofs.empty()) {
+            return -100;
+        }
+        int *o = static_cast<int *>(ofs.data);
+        for (int i = 0, k = 0; i < kernel_h_; i++) {
+            for (int j = 0; j < kernel_w_; j++) {
+                o[k++] = i * dilation_h_ * w + j * dilation_w_;
+            }
+        }
+        s.ofs = o;
+        const int inch_g = channels / group, outch_g = num_output_ / group;
+        ncnn::Mat cols;
+        if (!depthwise) {
+            cols.create(2 * inch_g * maxk, static_cast<size_t>(int8 ? 1u : 4u), opt.workspace_allocator);
+            if (cols.empty()) {
+                return -100;
+            }
+        }
+        bool requantize = int8 && int8_scale_term_ > 100;
+        top.create(s.outw, s.outh, num_output_, static_cast<size_t>(requantize ? 1u : 4u), opt.blob_allocator);
+        if (top.empty()) {
+            return -100;
+        }
+        if (!int8) {
+            Fp32Out out = { activation_type_, activation_params_, static_cast<float *>(top.data), top.cstep };
+            const float *weights = weight_;
+            if (depthwise) {
+                depthwise_fp32(in32, weights, bias_term_ ? static_cast<const float *>(bias_) : NULL, s, out);
+                return 0;
+            }
+            for (int g = 0; g < group; g++) {
+                conv_fp32(in32, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g,
+                          bias_term_ ? static_cast<const float *>(bias_) : NULL, outch_g, s, cols, out, g * outch_g);
+            }
+            return 0;
+        }
+        ncnn::Mat scales;
+        ret = int8_scales(scales, group, requantize, opt);
+        if (ret != 0) {
+            return ret;
+        }
+        Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL,
+                        requantize ? static_cast<const float *>(scales) + num_output_ : NULL, activation_type_,
+                        activation_params_, top.data, top.cstep };
+        const signed char *weights = weight_;
+        if (depthwise) {
+            depthwise_int8(in8, weights, s, out);
+            return 0;
+        }
+        for (int g = 0; g < group; g++) {
+            conv_int8(in8, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g, outch_g, s, cols, out,
+                      g * outch_g);
+        }
+        return 0;
+    }
+
+    // Per output channel: ncnn's scale_in (1 / (input scale * weight scale), 0 where the
+    // weight scale is 0; the same two float operations), then with `requantize` the output
+    // scale. ncnn computes scale_in per output element; once per channel gives the same.
+    int int8_scales(ncnn::Mat &scales, int group, bool requantize, const ncnn::Option &opt) const {
+        scales.create(num_output_ * (requantize ? 2 : 1), static_cast<size_t>(4u), opt.workspace_allocator);
+        if (scales.empty()) {
+            return -100;
+        }
+        bool per_group = typeindex == ncnn::LayerType::ConvolutionDepthWise;
+        const int outch_g = num_output_ / group;
+        for (int p = 0; p < num_output_; p++) {
+            int i = !per_group ? p : weight_scales_.w == 1 ? 0 : p / outch_g;
+            float ws = weight_scales_[i];
+            scales[p] = ws == 0 ? 0.f : 1.f / (bottom_scales_[0] * ws);
+            if (requantize) {
+                scales[num_output_ + p] = top_scales_[0];
+            }
+        }
+        return 0;
+    }
+
+    // The input as one vector (a 2-D input as rows of num_input when it has that width),
+    // as ncnn's InnerProduct reads it.
+    // gemm: rows of a 2-D input, and a 2-D output.
+    int innerproduct_rows(const ncnn::Mat &bottom, int &rows, int &n, bool &gemm) const {
+        const int num_input = weight_data_size_ / num_output_;
+        gemm = bottom.dims == 2 && bottom.w == num_input;
+        if (gemm) {
+            rows = bottom.h;
+            n = num_input;
+            return 0;
+        }
+        rows = 1;
+        n = bottom.w * bottom.h * bottom.d * bottom.c;
+        return n == num_input ? 0 : -1;
+    }
+
+    int innerproduct_fp32(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        int rows, n;
+        bool gemm;
+        if (innerproduct_rows(bottom, rows, n, gemm) != 0 || bottom.elemsize != 4u) {
+            return -1;
+        }
+        const float *x = bottom;
+        ncnn::Mat flat;
+        size_t plane = static_cast<size_t>(bottom.w) * bottom.h * bottom.d;
+        if (bottom.dims >= 3 && bottom.cstep != plane) {  // channels padded apart: made one vector
+            flat.create(n, static_cast<size_t>(4u), opt.workspace_allocator);
+            if (flat.empty()) {
+                return -100;
+            }
+            for (int q = 0; q < bottom.c; q++) {
+                memcpy(static_cast<float *>(flat.data) + q * plane, bottom.channel(q).data, plane * sizeof(float));
+            }
+            x = flat;
+        }
+        if (gemm) {
+            top.create(num_output_, rows, static_cast<size_t>(4u), opt.blob_allocator);
+        } else {
+            top.create(num_output_, static_cast<size_t>(4u), opt.blob_allocator);
+        }
+        if (top.empty()) {
+            return -100;
+        }
+        Fp32Out out = { activation_type_, activation_params_, static_cast<float *>(top.data), 1 };
+        for (int r = 0; r < rows; r++) {
+            rows_fp32(x + r * n, n, weight_, bias_term_ ? static_cast<const float *>(bias_) : NULL, num_output_, out,
+                      r * num_output_);
+        }
+        return 0;
+    }
+
+    int innerproduct_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        int rows, n;
+        bool gemm;
+        if (innerproduct_rows(bottom, rows, n, gemm) != 0) {
+            return -1;
+        }
+        // quantized (or copied) into one vector: a 2-D input's rows are already one
+        Pads none = { 0, 0, 0, 0, 0.f };
+        ncnn::Mat ws;
+        Planes<signed char> in = {};
+        int ret = input_int8(bottom, bottom_scales_, bottom.dims >= 3 ? bottom.c : 1, none, ws, in, opt);
+        if (ret != 0) {
+            return ret;
+        }
+        const signed char *x = in.data;
+        ncnn::Mat flat;
+        size_t plane = static_cast<size_t>(in.w) * in.h;
+        if (in.c > 1 && in.cstep != plane) {  // an int8 input whose channels are padded apart
+            flat.create(n, static_cast<size_t>(1u), opt.workspace_allocator);
+            if (flat.empty()) {
+                return -100;
+            }
+            for (int q = 0; q < in.c; q++) {
+                memcpy(static_cast<signed char *>(flat.data) + q * plane, in.data + q * in.cstep, plane);
+            }
+            x = flat;
+        }
+        if (gemm) {
+            top.create(num_output_, rows, static_cast<size_t>(4u), opt.blob_allocator);
+        } else {
+            top.create(num_output_, static_cast<size_t>(4u), opt.blob_allocator);
+        }
+        if (top.empty()) {
+            return -100;
+        }
+        ncnn::Mat scales;
+        ret = int8_scales(scales, 1, false, opt);
+        if (ret != 0) {
+            return ret;
+        }
+        Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL, NULL, activation_type_,
+                        activation_params_, top.data, 1 };
+        for (int r = 0; r < rows; r++) {
+            rows_int8(x + r * n, n, weight_, num_output_, out, r * num_output_);
+        }
+        return 0;
+    }
+
+    ncnn::Layer *generic_ = nullptr;  // ncnn's generic layer: weights as an input (dynamic_weight)
+    int num_output_ = 0, bias_term_ = 0, weight_data_size_ = 0, int8_scale_term_ = 0, activation_type_ = 0;
+    int kernel_w_ = 1, kernel_h_ = 1, dilation_w_ = 1, dilation_h_ = 1, stride_w_ = 1, stride_h_ = 1;
+    int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, group_ = 1;
+    float pad_value_ = 0.f;
+    bool int8_ready_ = false;  // int8 weights have every scale the forward reads
+    ncnn::Mat activation_params_, weight_, bias_, weight_scales_, bottom_scales_, top_scales_;
+};
+
+}  // namespace
+
+ncnn::Layer *ncnn_mp_kernel_create(int typeindex) {
+    switch (typeindex) {
+        case ncnn::LayerType::Convolution:
+        case ncnn::LayerType::ConvolutionDepthWise:
+        case ncnn::LayerType::InnerProduct:
+            return new KernelLayer(typeindex);
+        default:
+            return nullptr;
+    }
+}
+
+#else  // !NCNN_MP_KERNELS
+
+ncnn::Layer *ncnn_mp_kernel_create(int) {
+    return nullptr;
+}
+
+#endif  // NCNN_MP_KERNELS

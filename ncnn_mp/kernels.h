@@ -1,0 +1,201 @@
+// ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (kernel_*.cpp), built
+// with NCNN_MP_KERNELS=1 (the board profiles and the Unix ones: README "Kernels").
+//
+// Why: on a core without SIMD, ncnn's generic layers (what the MCU builds run) walk every
+// output element's kernel through an offset table and a Mat view per input channel, and
+// their int8 forward divides once per output element. These compute the same numbers:
+// - int8: the same int32 sums (exact), then ncnn's dequantize, bias, activation and
+//   requantize as the same float operations in the same order, so the outputs are equal;
+// - fp32: each output's sum starts at its bias and adds val * weight in ncnn's order
+//   (input channel, then kernel position), one float multiply and one add at a time, so
+//   the outputs are equal too (where the compiler contracts neither side into an FMA).
+// The speed comes from the loops: each output pixel's receptive field gathered once
+// (im2col, two pixels at a time) and a 2x2 register block (two output channels x two
+// pixels: each load feeds two multiply-accumulates), which fits the Cortex-M3's 13 usable
+// registers; depthwise 3x3 unrolled; quantize and padding in one pass.
+//
+// Plain C++ on ncnn's C++ API (as shape_guard.cpp): nothing here raises into MicroPython.
+#ifndef NCNN_MP_KERNELS_H
+#define NCNN_MP_KERNELS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <ncnn/layer.h>
+#include <ncnn/mat.h>
+#include <ncnn/option.h>
+
+#include "kernel_float.h"
+
+// One of ncnn_mp's layers for a built-in type it implements, else NULL (ncnn's own is made
+// then). Always NULL without NCNN_MP_KERNELS. shape_guard.cpp's Net asks this first and
+// wraps what it gets in the guard as it wraps ncnn's layers.
+ncnn::Layer *ncnn_mp_kernel_create(int typeindex);
+
+namespace ncnn_mp_kernels {
+
+// ncnn's fused activation (its fused_activation.h, activation_ss: not an installed header),
+// the same float operations and libm calls: 0 none, 1 ReLU, 2 leaky ReLU, 3 clip,
+// 4 sigmoid, 5 mish, 6 hard swish.
+static NCNN_MP_INLINE float activate(float v, int type, const float *params) {
+    switch (type) {
+        case 1: {  // fmaxf(v, 0.f) from the bits where that is plain (zeros and NaN: fmaxf's own)
+            uint32_t b = float_bits(v);
+            if ((b & 0x7fffffffu) != 0 && (b & 0x7fffffffu) < 0x7f800001u) {
+                return b >> 31 ? 0.f : v;
+            }
+            return fmaxf(v, 0.f);
+        }
+        case 2:
+            return v > 0.f ? v : v * params[0];
+        case 3:
+            if (v < params[0]) {
+                v = params[0];
+            }
+            if (v > params[1]) {
+                v = params[1];
+            }
+            return v;
+        case 4:
+            v = 88.3762626647949f < v ? 88.3762626647949f : v;  // (std::min, std::max: NaN kept)
+            v = v < -88.3762626647949f ? -88.3762626647949f : v;
+            return 1.f / (1.f + expf(-v));
+        case 5:
+            return v * tanhf(logf(expf(v) + 1.f));
+        case 6: {
+            float alpha = params[0], beta = params[1];
+            float lower = -beta / alpha;
+            float upper = (1.f / alpha) + lower;
+            if (v < lower) {
+                return 0.f;
+            }
+            return v > upper ? v : v * (v * alpha + beta);
+        }
+        default:
+            return v;
+    }
+}
+
+// ncnn's float2int8 (round() half away from zero, then [-127, 127]) from the float's bits:
+// libm's round() is a soft-double call on these cores. NaN goes through round() as ncnn's
+// does (what (int) of NaN gives is the platform's).
+static NCNN_MP_INLINE signed char float2int8(float v) {
+    unsigned int bits;
+    memcpy(&bits, &v, 4);
+    unsigned int a = bits & 0x7fffffffu;
+    int r;
+    if (a > 0x7f800000u) {
+        r = static_cast<int>(round(v));
+        return static_cast<signed char>(r > 127 ? 127 : r < -127 ? -127 : r);
+    }
+    if (a >= 0x42ff0000u) {  // |v| >= 127.5 (and inf): rounds to 128 or more
+        r = 127;
+    } else if (a < 0x3f000000u) {  // |v| < 0.5
+        r = 0;
+    } else {  // 0.5 <= |v| < 127.5: mantissa m, |v| = m * 2^(e - 150), e in 126..133
+        int shift = 150 - static_cast<int>(a >> 23);
+        unsigned int m = (a & 0x7fffffu) | 0x800000u;
+        r = static_cast<int>((m + (1u << (shift - 1))) >> shift);
+    }
+    return static_cast<signed char>(bits >> 31 ? -r : r);
+}
+
+// A layer's input as the kernels read it: channel q's row y starts at
+// data + q * cstep + y * w (elements); padding already applied.
+template<typename T>
+struct Planes {
+    const T *data;
+    int w, h, c;
+    size_t cstep;
+};
+
+// The kernel's shape and the output's size; ofs[k]: kernel position k's offset in a plane
+// (ncnn's space_ofs), maxk of them.
+struct ConvShape {
+    int kernel_w, kernel_h, dilation_w, dilation_h, stride_w, stride_h;
+    int outw, outh;
+    const int *ofs;
+    int maxk;
+};
+
+// Where int8 sums go: ncnn's dequantize (sum * scale_in[p], + bias[p]), the activation,
+// then the float stored, or requantized to int8 with scale_out[p].
+struct Int8Out {
+    const float *scale_in;   // per output channel: 1 / (input scale * weight scale), or 0
+    const float *bias;       // NULL: no bias
+    const float *scale_out;  // NULL: a float output
+    int activation_type;
+    const float *activation_params;
+    void *data;
+    size_t cstep;
+
+    // (the float steps through kernel_float.h: the same roundings, without libgcc's calls)
+    NCNN_MP_INLINE void put(int p, int i, int sum) const {
+        float v = mul_if(sum, scale_in[p]);
+        if (bias != NULL) {
+            v = add_ff(v, bias[p]);
+        }
+        v = activate(v, activation_type, activation_params);
+        if (scale_out != NULL) {
+            static_cast<signed char *>(data)[p * cstep + i] = float2int8(mul_ff(v, scale_out[p]));
+        } else {
+            static_cast<float *>(data)[p * cstep + i] = v;
+        }
+    }
+};
+
+// Where fp32 sums go (they started at the bias): the activation, stored.
+struct Fp32Out {
+    int activation_type;
+    const float *activation_params;
+    float *data;
+    size_t cstep;
+
+    NCNN_MP_INLINE void put(int p, int i, float sum) const {
+        data[p * cstep + i] = activate(sum, activation_type, activation_params);
+    }
+};
+
+// One output element through Int8Out::put / Fp32Out::put, compiled once (kernel_epilogue.cpp):
+// the activation's libm calls and the float steps are one copy, called from every kernel.
+void store_int8(const Int8Out &out, int p, int i, int sum);
+void store_fp32(const Fp32Out &out, int p, int i, float sum);
+
+// A convolution of `inch` input planes with outch output channels (one group), output
+// channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.
+// cols: workspace of 2 * inch * maxk elements. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
+void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
+               const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0);
+void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, const float *bias, int outch,
+               const ConvShape &s, float *cols, const Fp32Out &out, int out_p0);
+
+// One output channel per input channel (a depthwise convolution): channel g of `in`
+// with weights + g * maxk into output channel g. (Same files.)
+void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, const Int8Out &out);
+void depthwise_fp32(const Planes<float> &in, const float *weights, const float *bias, const ConvShape &s,
+                    const Fp32Out &out);
+
+// Dot products of one input vector (n values) with outch weight rows (n each, row p at
+// weights + p * n): ncnn's InnerProduct for one row. (kernel_innerproduct.cpp)
+void rows_int8(const signed char *x, int n, const signed char *weights, int outch, const Int8Out &out, int i);
+void rows_fp32(const float *x, int n, const float *weights, const float *bias, int outch, const Fp32Out &out,
+               int i);
+
+// The input padded as ncnn's make_padding pads it (copy_make_border, BORDER_CONSTANT):
+// pads top, bottom, left, right (a 1-D blob is padded sideways only). int8: quantized
+// with scales[q / channels_per_scale] first unless already int8. The planes point into
+// `bottom` where nothing needs doing, else into `ws` (made with opt's workspace allocator).
+// 0, or -100 out of memory. (kernel_input.cpp)
+struct Pads {
+    int top, bottom, left, right;
+    float value;
+};
+int input_int8(const ncnn::Mat &bottom, const float *scales, int channels_per_scale, const Pads &pads,
+               ncnn::Mat &ws, Planes<signed char> &out, const ncnn::Option &opt);
+int input_fp32(const ncnn::Mat &bottom, const Pads &pads, ncnn::Mat &ws, Planes<float> &out,
+               const ncnn::Option &opt);
+
+}  // namespace ncnn_mp_kernels
+
+#endif  // NCNN_MP_KERNELS_H
