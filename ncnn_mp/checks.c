@@ -29,6 +29,16 @@ void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char
     free(p);
 }
 
+void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi) {
+    if (hi == -1) {
+        mp_printf(print, "%d or more", lo);
+    } else if (lo == hi) {
+        mp_printf(print, "%d", lo);
+    } else {
+        mp_printf(print, "%d to %d", lo, hi);
+    }
+}
+
 static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
     static const char *const names[] = { "w=%d", " h=%d", " d=%d", " c=%d" };
     const int extents[] = { s->w, s->h, s->d, s->c };
@@ -50,13 +60,7 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
         case NCNN_MP_TOPS:
             mp_printf(&print, "%s: the blobs do not fit the %s: %s %s ", where, what, layer,
                 r->rule == NCNN_MP_BOTTOMS ? "reads" : "writes");
-            if (r->axis == -1) {
-                mp_printf(&print, "%d or more", r->expected);
-            } else if (r->axis == r->expected) {
-                mp_printf(&print, "%d", r->expected);
-            } else {
-                mp_printf(&print, "%d to %d", r->expected, r->axis);
-            }
+            ncnn_mp_print_count(&print, r->expected, r->axis);
             mp_printf(&print, r->rule == NCNN_MP_BOTTOMS ? " input(s), it was given %d" : " output(s), %d were asked for",
                 r->got);
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));

@@ -51,6 +51,17 @@ void pad_channel(T *d, const S *src, int src_w, int rows, const Pads &p, const E
     fill(d, e.bottom * e.w, value);
 }
 
+// The planes a kernel reads: `data`, e's extents, channels cstep apart.
+template<typename T>
+int planes_over(Planes<T> &out, const T *data, const Extents &e, size_t cstep) {
+    out.data = data;
+    out.w = e.w;
+    out.h = e.h;
+    out.c = e.c;
+    out.cstep = cstep;
+    return 0;
+}
+
 }  // namespace
 
 int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, const Pads &p, ncnn::Mat &ws,
@@ -60,12 +71,8 @@ int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, 
     bool padded = e.w != b.w || e.top != 0 || e.bottom != 0;
     int rows = b.dims == 1 ? 1 : b.h;
     if (!quantize && !padded) {
-        out.data = static_cast<const signed char *>(b.data);
-        out.w = e.w;
-        out.h = e.h;
-        out.c = e.c;
-        out.cstep = b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h;
-        return 0;
+        return planes_over(out, static_cast<const signed char *>(b.data), e,
+                           b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h);
     }
     size_t plane = static_cast<size_t>(e.w) * e.h;
     ws.create(static_cast<int>(plane * e.c), static_cast<size_t>(1u), opt.workspace_allocator);
@@ -91,24 +98,14 @@ int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, 
             });
         }
     }
-    out.data = static_cast<const signed char *>(ws.data);
-    out.w = e.w;
-    out.h = e.h;
-    out.c = e.c;
-    out.cstep = plane;
-    return 0;
+    return planes_over(out, static_cast<const signed char *>(ws.data), e, plane);
 }
 
 int input_fp32(const ncnn::Mat &b, const Pads &p, ncnn::Mat &ws, Planes<float> &out, const ncnn::Option &opt) {
     Extents e = extents(b, p);
     int rows = b.dims == 1 ? 1 : b.h;
     if (e.w == b.w && e.top == 0 && e.bottom == 0) {
-        out.data = static_cast<const float *>(b.data);
-        out.w = e.w;
-        out.h = e.h;
-        out.c = e.c;
-        out.cstep = b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h;
-        return 0;
+        return planes_over(out, static_cast<const float *>(b.data), e, b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h);
     }
     size_t plane = static_cast<size_t>(e.w) * e.h;
     ws.create(static_cast<int>(plane * e.c), static_cast<size_t>(4u), opt.workspace_allocator);
@@ -122,12 +119,7 @@ int input_fp32(const ncnn::Mat &b, const Pads &p, ncnn::Mat &ws, Planes<float> &
             memcpy(dst, s, n * sizeof(float));
         });
     }
-    out.data = static_cast<const float *>(ws.data);
-    out.w = e.w;
-    out.h = e.h;
-    out.c = e.c;
-    out.cstep = plane;
-    return 0;
+    return planes_over(out, static_cast<const float *>(ws.data), e, plane);
 }
 
 }  // namespace ncnn_mp_kernels

@@ -406,12 +406,7 @@ private:
             }
             x = flat;
         }
-        if (gemm) {
-            top.create(num_output_, rows, static_cast<size_t>(4u), opt.blob_allocator);
-        } else {
-            top.create(num_output_, static_cast<size_t>(4u), opt.blob_allocator);
-        }
-        if (top.empty()) {
+        if (create_top(top, gemm, rows, opt) != 0) {
             return -100;
         }
         Fp32Out out = { activation_type_, activation_params_, static_cast<float *>(top.data), 1 };
@@ -420,6 +415,16 @@ private:
                       r * num_output_);
         }
         return 0;
+    }
+
+    // An InnerProduct's float32 output: a row of num_output per input row (gemm), or one vector.
+    int create_top(ncnn::Mat &top, bool gemm, int rows, const ncnn::Option &opt) const {
+        if (gemm) {
+            top.create(num_output_, rows, static_cast<size_t>(4u), opt.blob_allocator);
+        } else {
+            top.create(num_output_, static_cast<size_t>(4u), opt.blob_allocator);
+        }
+        return top.empty() ? -100 : 0;
     }
 
     int innerproduct_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
@@ -449,12 +454,7 @@ private:
             }
             x = flat;
         }
-        if (gemm) {
-            top.create(num_output_, rows, static_cast<size_t>(4u), opt.blob_allocator);
-        } else {
-            top.create(num_output_, static_cast<size_t>(4u), opt.blob_allocator);
-        }
-        if (top.empty()) {
+        if (create_top(top, gemm, rows, opt) != 0) {
             return -100;
         }
         ncnn::Mat scales;

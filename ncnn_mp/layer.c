@@ -292,20 +292,6 @@ static const char *ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, 
     return NULL;
 }
 
-// "2", "2 to 3", "2 or more" (max -1), "at most N" where max_tops is -2 (no more than the inputs)
-static void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi, int inputs) {
-    if (hi == -2) {
-        hi = inputs;
-    }
-    if (hi == -1) {
-        mp_printf(print, "%d or more", lo);
-    } else if (lo == hi) {
-        mp_printf(print, "%d", lo);
-    } else {
-        mp_printf(print, "%d to %d", lo, hi);
-    }
-}
-
 // ValueError unless the ready layer reads n inputs and writes n_top outputs: ncnn's layers
 // index their blob lists without checking their size (arity.cpp).
 static void ncnn_mp_layer_check_arity(ncnn_layer_t layer, size_t n, int n_top, const char *where) {
@@ -323,10 +309,10 @@ static void ncnn_mp_layer_check_arity(ncnn_layer_t layer, size_t n, int n_top, c
     bool inputs = (int)n < a.min_bottoms || (a.max_bottoms >= 0 && (int)n > a.max_bottoms);
     mp_printf(&print, "%s: this layer %s ", where, inputs ? "reads" : "writes");
     if (inputs) {
-        ncnn_mp_print_count(&print, a.min_bottoms, a.max_bottoms, (int)n);
+        ncnn_mp_print_count(&print, a.min_bottoms, a.max_bottoms);
         mp_printf(&print, " input(s) with these parameters, got %d", (int)n);
     } else {
-        ncnn_mp_print_count(&print, a.min_tops, a.max_tops, (int)n);
+        ncnn_mp_print_count(&print, a.min_tops, a.max_tops == -2 ? (int)n : a.max_tops);  // (-2: no more than the inputs)
         mp_printf(&print, " output(s) with these parameters (and %d input(s)), n_top was %d", (int)n, n_top);
     }
     mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));

@@ -694,6 +694,8 @@ NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
 // the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r);
+// A count of blobs as the refusals print it: "2", "2 to 3", "2 or more" (hi -1).
+void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi);
 // Sizes MicroPython's message buffer past every real message (why: checks.c).
 mp_rom_error_text_t ncnn_mp_longest_message(void);
 

@@ -10,47 +10,9 @@
 
 #include "kernels.h"
 #include "shape_guard.h"
+#include "shape_math.h"
 
 namespace {
-
-// Parameters come from the model file, any int: the guard's arithmetic is 64-bit, each
-// step capped, so a hostile value cannot overflow it (UBSan: signed overflow).
-const long long CAP = 1LL << 31;  // (a product of two capped values fits in 63 bits)
-
-long long capped(long long v) {
-    return v > CAP ? CAP : v < -CAP ? -CAP : v;
-}
-
-long long product(long long a, long long b) {
-    return capped(capped(a) * capped(b));
-}
-
-int to_int(long long v) {
-    return v > 0x7fffffff ? 0x7fffffff : v < -0x7fffffff ? -0x7fffffff : static_cast<int>(v);
-}
-
-// size / (a * b * c) when that is exact and positive, else 0 (no rule: ncnn's own
-// load_param refuses such parameters, or the layer takes its weights as an input).
-int quotient(int size, int a, int b, int c) {
-    if (a <= 0 || b <= 0 || c <= 0 || size <= 0) {
-        return 0;
-    }
-    long long q = product(product(a, b), c);
-    return size % q == 0 ? static_cast<int>(size / q) : 0;
-}
-
-ncnn_mp_blob_shape_t unpacked(const ncnn::Mat &m) {
-    ncnn_mp_blob_shape_t s = { m.dims, m.w, m.h, m.d, m.c };
-    int pack = m.elempack > 0 ? m.elempack : 1;
-    if (m.dims == 1) {
-        s.w = to_int(product(s.w, pack));
-    } else if (m.dims == 2) {
-        s.h = to_int(product(s.h, pack));
-    } else {
-        s.c = to_int(product(s.c, pack));
-    }
-    return s;
-}
 
 // The extents in ncnn's axis order (axis 0 first): c, d, h, w as the dims have them.
 int extents(const ncnn_mp_blob_shape_t &s, int *out) {
@@ -125,7 +87,7 @@ public:
 
 private:
     static bool sized(long long w, long long h, long long c) {
-        return w > 0 && h > 0 && c > 0 && product(product(w, h), c) < CAP;
+        return w > 0 && h > 0 && c > 0 && product(product(w, h), c) < NCNN_MP_CAP;
     }
     ncnn::Mat none() const {
         short_ = true;
@@ -409,7 +371,7 @@ private:
                 break;
             case READS_VALUES:
                 r.rule = NCNN_MP_VALUES;
-                r.got = s.dims == 2 && s.w == expected_ ? expected_ : total(s);
+                r.got = s.dims == 2 && s.w == expected_ ? expected_ : to_int(values(s));
                 break;
             case READS_BROADCAST:
                 return n >= 2 && refuses_broadcast(blobs, r);
@@ -417,10 +379,6 @@ private:
                 return refuses_matching(blobs, n, r);
         }
         return r.got != r.expected && refused(r);
-    }
-
-    static int total(const ncnn_mp_blob_shape_t &s) {
-        return to_int(product(product(s.w, s.dims >= 2 ? s.h : 1), product(s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1)));
     }
 
     bool refuses_matching(const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) const {

@@ -10,41 +10,9 @@
 #include <ncnn/paramdict.h>
 
 #include "shape_guard.h"
+#include "shape_math.h"
 
 namespace {
-
-const long long CAP = 1LL << 31;
-
-long long capped(long long v) {
-    return v > CAP ? CAP : v < -CAP ? -CAP : v;
-}
-
-// a / (b * c * d) when exact and positive, else 0 (no rule)
-int exact(long long a, long long b, long long c = 1, long long d = 1) {
-    if (a <= 0 || b <= 0 || c <= 0 || d <= 0) {
-        return 0;
-    }
-    long long q = capped(capped(b * c) * capped(d));
-    return a % q == 0 ? static_cast<int>(a / q) : 0;
-}
-
-ncnn_mp_blob_shape_t unpacked(const ncnn::Mat &m) {
-    ncnn_mp_blob_shape_t s = { m.dims, m.w, m.h, m.d, m.c };
-    long long pack = m.elempack > 0 ? m.elempack : 1;
-    if (m.dims == 1) {
-        s.w = static_cast<int>(capped(s.w * pack));
-    } else if (m.dims == 2) {
-        s.h = static_cast<int>(capped(s.h * pack));
-    } else {
-        s.c = static_cast<int>(capped(s.c * pack));
-    }
-    return s;
-}
-
-long long values(const ncnn_mp_blob_shape_t &s) {
-    return capped(capped(static_cast<long long>(s.w) * (s.dims >= 2 ? s.h : 1)) *
-                  capped(static_cast<long long>(s.dims == 4 ? s.d : 1) * (s.dims >= 3 ? s.c : 1)));
-}
 
 bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected, int got, int input,
             const ncnn_mp_blob_shape_t &s) {
@@ -165,7 +133,7 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             }
             int group = depthwise ? pd.get(7, 1) : 1;
             m.kind = NCNN_MP_MORE_ROWS;  // (w: the length, h: the channels)
-            m.expected = group > 0 ? static_cast<int>(capped(static_cast<long long>(exact(size, n, kw)) * group)) : 0;
+            m.expected = group > 0 ? static_cast<int>(capped(static_cast<long long>(quotient(size, n, kw)) * group)) : 0;
             if (!deconv) {  // the dilated kernel must fit the padded length
                 int left = pd.get(4, 0), right = pd.get(15, left), dilation = pd.get(2, 1);
                 if (left >= 0 && right >= 0 && kw > 0 && dilation > 0) {
@@ -181,12 +149,12 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             bool depthwise = typeindex == T::ConvolutionDepthWise3D || typeindex == T::DeconvolutionDepthWise3D;
             int group = depthwise ? pd.get(7, 1) : 1, kh = pd.get(11, kw), kd = pd.get(21, kw);
             m.kind = NCNN_MP_MORE_VOLUME;
-            m.expected = group > 0 ? static_cast<int>(capped(static_cast<long long>(exact(size, n, capped(static_cast<long long>(kw) * kh), kd)) * group)) : 0;
+            m.expected = group > 0 ? static_cast<int>(capped(static_cast<long long>(quotient(size, n, capped(static_cast<long long>(kw) * kh), kd)) * group)) : 0;
             break;
         }
         case T::DeformableConv2D:
             m.kind = NCNN_MP_MORE_CHANNELS;
-            m.expected = exact(size, n, kw, pd.get(11, kw));
+            m.expected = quotient(size, n, kw, pd.get(11, kw));
             break;
         case T::RNN:
         case T::GRU:
@@ -194,7 +162,7 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             int dirs = pd.get(2, 0) == 2 ? 2 : 1, gates = typeindex == T::RNN ? 1 : typeindex == T::GRU ? 3 : 4;
             int units = typeindex == T::LSTM ? pd.get(3, n) : n;
             m.kind = NCNN_MP_MORE_WIDTH;
-            m.expected = n > 0 ? exact(pd.get(1, 0), capped(static_cast<long long>(dirs) * gates), units) : 0;
+            m.expected = n > 0 ? quotient(pd.get(1, 0), capped(static_cast<long long>(dirs) * gates), units) : 0;
             m.expected = m.expected > 0 ? m.expected : -1;  // (no width fits parameters that do not divide)
             m.group = dirs;
             m.pad_w = n;      // the hidden state's width
@@ -220,7 +188,7 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
         }
         case T::MultiHeadAttention: {  // the query's width: the q projection's rows
             m.kind = NCNN_MP_MORE_WIDTH;
-            m.expected = exact(pd.get(2, 0), n);
+            m.expected = quotient(pd.get(2, 0), n);
             break;
         }
         case T::LayerNorm:
