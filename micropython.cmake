@@ -45,6 +45,8 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_fp32.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_innerproduct.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_epilogue.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_requant.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_pass.cpp
 )
 option(NCNN_MP_KERNELS "ncnn_mp's own convolution and inner-product kernels" ON)
 if(NCNN_MP_KERNELS)

@@ -59,6 +59,8 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_fp32.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_innerproduct.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/kernel_epilogue.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_requant.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernel_pass.cpp \
 
 ifeq ($(NCNN_MP_KERNELS),1)
 CFLAGS_USERMOD += -DNCNN_MP_KERNELS=1

@@ -24,6 +24,17 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
 
   Every other layer stays fp32 and keeps its weights, in the order ncnn reads them. Run the
   result with `opt.use_int8_inference` on (ncnn's default).
+- int8 between layers (`--chain`, `chain=True`): where int8 layers write blobs that only
+  int8 layers read, directly or through Split, Concat, Slice, ShuffleChannel, ReLU (no slope),
+  max Pooling or Noop (`chains()`), the activation stays int8: each Convolution /
+  ConvolutionDepthWise writing into such a group gets `8=` + 100 and one more float32 after
+  its bottom scale, the output scale (ncnn's own format: its top_blob_int8_scales), and
+  every layer reading the group takes the same scale as its input scale (the widest range
+  of the group's blobs). ncnn_mp's kernels requantize with an integer multiplier and shift
+  per channel (ncnn_mp/kernels.h); a Net refuses at load a param that gives an int8 blob to
+  a layer that cannot read it, so run such a model on a firmware built with
+  NCNN_MP_KERNELS=1 (the boards; ncnn's own x86 and generic Concat, ReLU and Pooling read
+  int8 as floats). The result is an ordinary ncnn int8 model otherwise.
 - fp16 (`--fp16` / `convert_fp16`): every weight ncnn reads as tagged data (ModelBin::load
   type 0: the weights of the convolutions, deconvolutions and InnerProduct) is written with
   tag 0x01306B47 as IEEE half floats, zero-padded to 4 bytes; ncnn converts it back to fp32
@@ -39,7 +50,7 @@ quantized, a .bin that does not match the .param (short, or with bytes left over
 
 Command line (numpy and the `ncnn` wheel, as in the project's venv):
 
-    python quantize_int8.py in.param in.bin out.param out.bin --calib samples.npy [--method kl]
+    python quantize_int8.py in.param in.bin out.param out.bin --calib samples.npy [--method kl] [--chain]
     python quantize_int8.py in.param in.bin out.param out.bin --fp16
     python quantize_int8.py in.param in.bin out.param out.bin --fp32
 
@@ -548,10 +559,76 @@ def int8_layers(model: Model, skip: Iterable[str] = ()) -> list[Layer]:
     return [layer for layer in model.layers if layer.name not in skipped and quantizable(layer) is None]
 
 
-def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = ()) -> Model:
+def passes_int8(layer: Layer) -> bool:
+    """Whether ncnn_mp passes an int8 blob through this layer unchanged in scale (its
+    kernel_pass.cpp and Split; the same list as shape_guard.cpp's read_int8_role)."""
+    if layer.type in ("Split", "Concat", "Slice", "ShuffleChannel", "Noop"):
+        return True
+    if layer.type == "ReLU":
+        return layer.get_float(0, 0.0) == 0.0
+    if layer.type == "Pooling":
+        return layer.get_int(0, 0) == 0 and layer.get_int(7, 0) == 0
+    return False
+
+
+@dataclass
+class Chain:
+    """Blobs joined by layers that pass int8 through (passes_int8): int8 from the layers that
+    write into them (`producers`) to the layers that read them (`consumers`)."""
+
+    blobs: list[str]
+    producers: list[str]
+    consumers: list[str]
+
+
+def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
+    """The groups of blobs that can stay int8 between int8 layers: written only by int8
+    Convolution / ConvolutionDepthWise layers (ncnn requantizes only those), read only by int8
+    layers, none of them an output of the network (a blob nothing reads)."""
+    chosen_set = set(chosen)
+    parent: dict[str, str] = {}
+
+    def find(b: str) -> str:
+        while parent.setdefault(b, b) != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        return b
+
+    for layer in model.layers:
+        if passes_int8(layer):
+            for b in layer.bottoms[1:] + layer.tops:
+                parent[find(b)] = find(layer.bottoms[0])
+    read = {b for layer in model.layers for b in layer.bottoms}
+    groups: dict[str, Chain] = {}
+    for layer in model.layers:
+        for b in layer.tops:
+            groups.setdefault(find(b), Chain([], [], [])).blobs.append(b)
+    for layer in model.layers:
+        if passes_int8(layer):
+            continue
+        for b in dict.fromkeys(find(t) for t in layer.tops):
+            groups[b].producers.append(layer.name)
+        for b in dict.fromkeys(find(t) for t in layer.bottoms):
+            if b in groups:
+                groups[b].consumers.append(layer.name)
+    by_name = {layer.name: layer for layer in model.layers}
+    out = []
+    for g in groups.values():
+        writers_ok = bool(g.producers) and all(
+            p in chosen_set and by_name[p].type != "InnerProduct" for p in g.producers)
+        if writers_ok and g.consumers and all(c in chosen_set for c in g.consumers) and all(b in read for b in g.blobs):
+            out.append(g)
+    return out
+
+
+def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = (),
+             top_scales: Mapping[str, float] | None = None) -> Model:
     """The int8 model: every quantizable layer not in `skip` gets int8 weights, weight
-    scales and its bottom scale (bottom_scales, by canonical blob name)."""
+    scales and its bottom scale (bottom_scales, by canonical blob name); a layer named in
+    `top_scales` also its output scale (int8_scale_term + 100: its output requantized to
+    int8 with that scale, for the int8 layers after it)."""
     chosen = {layer.name for layer in int8_layers(model, skip)}
+    top_scales = top_scales or {}
     out = []
     for layer in model.layers:
         if layer.name not in chosen:
@@ -572,8 +649,11 @@ def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[st
         loads = [replace(weight, storage="int8", int8=q, raw=b""), *layer.loads[1:],
                  Load("weight_scales", 1, scales),
                  Load("bottom_scale", 1, np.array([scale], dtype=np.float32))]
-        term = "1" if layer.type == "ConvolutionDepthWise" else "2"
-        params = [(k, v) for k, v in layer.params if k != "8"] + [("8", term)]  # an explicit 8=0 goes
+        term = 1 if layer.type == "ConvolutionDepthWise" else 2
+        if layer.name in top_scales:
+            loads.append(Load("top_scale", 1, np.array([top_scales[layer.name]], dtype=np.float32)))
+            term += 100
+        params = [(k, v) for k, v in layer.params if k != "8"] + [("8", str(term))]  # an explicit 8=0 goes
         out.append(replace(layer, loads=loads, params=params))
     return Model(out, model.blob_count)
 
@@ -698,8 +778,10 @@ class Summary:
 
 def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
                    samples: Sequence[F32], method: str = "maxabs", input_name: str | None = None,
-                   skip: Iterable[str] = (), layouts: Mapping[str, Layout] | None = None) -> Summary:
-    """fp32 model in, int8 model out (see the module docstring)."""
+                   skip: Iterable[str] = (), layouts: Mapping[str, Layout] | None = None,
+                   chain: bool = False) -> Summary:
+    """fp32 model in, int8 model out (see the module docstring); chain: int8 between int8
+    layers where chains() finds it."""
     model = read_model(param_in, bin_in, layouts)
     skip = list(skip)
     missing = set(skip) - {layer.name for layer in model.layers}
@@ -710,16 +792,27 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
         raise QuantizeError("the model has no layer ncnn can run in int8 (Convolution, "
                             "ConvolutionDepthWise, InnerProduct)")
     blobs = [canonical_blob(model, layer.bottoms[0]) for layer in chosen]
-    scales = calibrate(param_in, bin_in, samples, blobs, input_name, method)
-    out = quantize(model, scales, skip)
+    groups = chains(model, (layer.name for layer in chosen)) if chain else []
+    scales = calibrate(param_in, bin_in, samples, blobs + [b for g in groups for b in g.blobs], input_name, method)
+    # A chain's blobs share one scale, its widest range: each int8 layer writing into it
+    # requantizes with that scale, and each reading it takes it as its input scale.
+    top_scales: dict[str, float] = {}
+    for g in groups:
+        shared = min(scales[b] for b in g.blobs)
+        for b in g.blobs:
+            scales[b] = shared
+        top_scales.update(dict.fromkeys(g.producers, shared))
+    out = quantize(model, scales, skip, top_scales)
     write_model(out, param_out, bin_out)
     summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
     for layer in out.layers:
         if layer.name in {c.name for c in chosen}:
-            ws = layer.loads[-2].values
+            chained = layer.name in top_scales
+            ws = layer.loads[-3 if chained else -2].values
+            bottom = layer.loads[-2 if chained else -1].values[0]
             summary.int8.append(f"int8  {layer.where()}: input {canonical_blob(model, layer.bottoms[0])!r} "
-                                f"scale {layer.loads[-1].values[0]:.6g}, weight scales "
-                                f"{float(ws.min()):.4g}..{float(ws.max()):.4g}")
+                                f"scale {bottom:.6g}, weight scales {float(ws.min()):.4g}..{float(ws.max()):.4g}"
+                                + (f", output int8 with scale {top_scales[layer.name]:.6g}" if chained else ""))
         elif layer.loads:
             why = "skipped" if layer.name in skip else (quantizable(layer) or "")
             summary.kept.append(f"fp32  {layer.where()}: {why}")
@@ -751,6 +844,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--input", help="input blob name (default: the model's one Input layer)")
     ap.add_argument("--method", choices=METHODS, default="maxabs", help="activation scale choice")
     ap.add_argument("--skip", action="append", default=[], metavar="LAYER", help="keep this layer fp32")
+    ap.add_argument("--chain", action="store_true",
+                    help="int8 between int8 layers (needs ncnn_mp's kernels: NCNN_MP_KERNELS=1)")
     ap.add_argument("--fp16", action="store_true", help="store weights as fp16 instead (no calibration)")
     ap.add_argument("--fp32", action="store_true",
                     help="store weights as fp32 (widen fp16 weights so that they can stay in flash)")
@@ -769,7 +864,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise QuantizeError("int8 needs --calib samples.npy (or give --fp16)")
             samples = np.load(args.calib).astype(np.float32)
             summary = quantize_files(args.param_in, args.bin_in, args.param_out, args.bin_out, list(samples),
-                                     args.method, args.input, args.skip, layouts)
+                                     args.method, args.input, args.skip, layouts, args.chain)
     except (QuantizeError, OSError) as e:
         print(f"quantize_int8: {e}", file=sys.stderr)
         return 1

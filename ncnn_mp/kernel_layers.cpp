@@ -84,7 +84,8 @@ public:
             return -1;
         }
         bool int8 = weight_.elemsize == 1;
-        if ((int8 && !opt.use_int8_inference) || (int8_scale_term_ && !int8_ready_)) {
+        if ((int8 && !opt.use_int8_inference) || (int8_scale_term_ && !int8_ready_) ||
+            (!int8 && bottom.elemsize != 4u)) {  // (an int8 blob into fp32 weights: read as floats)
             return -1;
         }
         if (typeindex == ncnn::LayerType::InnerProduct) {
@@ -330,14 +331,18 @@ private:
             }
             return 0;
         }
-        ncnn::Mat scales;
+        ncnn::Mat scales, requant;
         ret = int8_scales(scales, group, requantize, opt);
+        if (ret == 0 && requantize) {
+            ret = requants(requant, scales, group, opt);
+        }
         if (ret != 0) {
             return ret;
         }
         Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL,
                         requantize ? static_cast<const float *>(scales) + num_output_ : NULL, activation_type_,
-                        activation_params_, top.data, top.cstep };
+                        activation_params_, top.data, top.cstep,
+                        requantize ? static_cast<const Requant *>(requant.data) : NULL };
         const signed char *weights = weight_;
         if (depthwise) {
             depthwise_int8(in8, weights, s, out);
@@ -358,15 +363,37 @@ private:
         if (scales.empty()) {
             return -100;
         }
-        bool per_group = typeindex == ncnn::LayerType::ConvolutionDepthWise;
-        const int outch_g = num_output_ / group;
         for (int p = 0; p < num_output_; p++) {
-            int i = !per_group ? p : weight_scales_.w == 1 ? 0 : p / outch_g;
-            float ws = weight_scales_[i];
+            float ws = weight_scale(p, group);
             scales[p] = ws == 0 ? 0.f : 1.f / (bottom_scales_[0] * ws);
             if (requantize) {
                 scales[num_output_ + p] = top_scales_[0];
             }
+        }
+        return 0;
+    }
+
+    // Output channel p's weight scale: a Convolution's own, a ConvolutionDepthWise's group's
+    // (or the one for all).
+    float weight_scale(int p, int group) const {
+        if (typeindex != ncnn::LayerType::ConvolutionDepthWise) {
+            return weight_scales_[p];
+        }
+        return weight_scales_[weight_scales_.w == 1 ? 0 : p / (num_output_ / group)];
+    }
+
+    // Per output channel, the fixed-point requantization of an int8 output (kernels.h's
+    // Requant) from `scales` (int8_scales with requantize).
+    int requants(ncnn::Mat &requant, const ncnn::Mat &scales, int group, const ncnn::Option &opt) const {
+        requant.create(num_output_, sizeof(Requant), opt.workspace_allocator);
+        if (requant.empty()) {
+            return -100;
+        }
+        Requant *r = static_cast<Requant *>(requant.data);
+        for (int p = 0; p < num_output_; p++) {
+            float d = mul_ff(bottom_scales_[0], weight_scale(p, group));
+            r[p] = make_requant(scales[p], d, scales[num_output_ + p], bias_term_ ? bias_[p] : 0.f,
+                                activation_type_, activation_params_);
         }
         return 0;
     }
@@ -463,7 +490,7 @@ private:
             return ret;
         }
         Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL, NULL, activation_type_,
-                        activation_params_, top.data, 1 };
+                        activation_params_, top.data, 1, NULL };
         for (int r = 0; r < rows; r++) {
             rows_int8(x + r * n, n, weight_, num_output_, out, r * num_output_);
         }
@@ -488,7 +515,7 @@ ncnn::Layer *ncnn_mp_kernel_create(int typeindex) {
         case ncnn::LayerType::InnerProduct:
             return new KernelLayer(typeindex);
         default:
-            return nullptr;
+            return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, ShuffleChannel)
     }
 }
 

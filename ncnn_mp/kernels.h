@@ -119,8 +119,31 @@ struct ConvShape {
     int maxk;
 };
 
+// A channel's fixed-point requantization, for an int8 output made from int8 sums with no
+// float operation (int8 from layer to layer: README "int8 between layers"):
+//   q = clamp(round((sum + bias) * mult / 2^shift), lo, hi)
+// rounding half up; a negative sum + bias takes neg_mult / neg_shift (a leaky ReLU's slope
+// folded in). mult / 2^shift is the float32 output scale / (input scale * weight scale) as
+// ncnn computes it (1 / (input scale * weight scale), times the output scale), its 24-bit
+// mantissa and exponent: make_requant (kernel_requant.cpp) derives it, the ReLU or clip
+// bounds and the bias in units of the sum, or mult 0 where a channel keeps ncnn's float
+// steps (a zero weight scale, a sigmoid, mish or hard swish, a scale out of range).
+struct Requant {
+    int32_t bias, mult, neg_mult;
+    int8_t shift, neg_shift, lo, hi;
+
+    NCNN_MP_INLINE signed char apply(int sum) const {
+        int64_t x = static_cast<int64_t>(sum) + bias;
+        bool neg = x < 0;
+        int s = neg ? neg_shift : shift;
+        int64_t q = (x * (neg ? neg_mult : mult) + (static_cast<int64_t>(1) << (s - 1))) >> s;
+        return static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
+    }
+};
+
 // Where int8 sums go: ncnn's dequantize (sum * scale_in[p], + bias[p]), the activation,
-// then the float stored, or requantized to int8 with scale_out[p].
+// then the float stored, or requantized to int8 with scale_out[p]; or, where `requant` has
+// the channel (mult != 0), its fixed-point requantization.
 struct Int8Out {
     const float *scale_in;   // per output channel: 1 / (input scale * weight scale), or 0
     const float *bias;       // NULL: no bias
@@ -129,9 +152,14 @@ struct Int8Out {
     const float *activation_params;
     void *data;
     size_t cstep;
+    const Requant *requant;  // NULL: every channel through the float steps
 
     // (the float steps through kernel_float.h: the same roundings, without libgcc's calls)
     NCNN_MP_INLINE void put(int p, int i, int sum) const {
+        if (requant != NULL && requant[p].mult != 0) {
+            static_cast<signed char *>(data)[p * cstep + i] = requant[p].apply(sum);
+            return;
+        }
         float v = mul_if(sum, scale_in[p]);
         if (bias != NULL) {
             v = add_ff(v, bias[p]);
@@ -144,6 +172,12 @@ struct Int8Out {
         }
     }
 };
+
+// Channel p's Requant from ncnn's float scales: scale_in (1 / (input scale * weight
+// scale), 0 for a zero weight scale), d (input scale * weight scale), the output scale,
+// the bias (0: none) and the fused activation. (kernel_requant.cpp)
+Requant make_requant(float scale_in, float d, float scale_out, float bias, int activation_type,
+                     const float *activation_params);
 
 // Where fp32 sums go (they started at the bias): the activation, stored.
 struct Fp32Out {
@@ -195,6 +229,11 @@ int input_int8(const ncnn::Mat &bottom, const float *scales, int channels_per_sc
                ncnn::Mat &ws, Planes<signed char> &out, const ncnn::Option &opt);
 int input_fp32(const ncnn::Mat &bottom, const Pads &pads, ncnn::Mat &ws, Planes<float> &out,
                const ncnn::Option &opt);
+
+// The layers int8 passes through between int8 layers (ReLU, Pooling, Concat, Slice,
+// ShuffleChannel): ncnn's own for float input, an int8 forward for int8 input; NULL for
+// another type. (kernel_pass.cpp)
+ncnn::Layer *pass_layer_create(int typeindex);
 
 }  // namespace ncnn_mp_kernels
 

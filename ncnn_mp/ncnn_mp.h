@@ -680,6 +680,8 @@ mp_obj_t ncnn_mp_take_pending(void);
 
 // What ncnn's layers return when an allocation failed (where they check): MemoryError.
 #define NCNN_MP_OUT_OF_MEMORY (-100)
+// A param load's own refusal: a layer would be given an int8 blob it cannot read.
+#define NCNN_MP_INT8_MISFIT (-1001)
 
 // The C stack ncnn runs on (stack.c): bytes a call `depth` layers deep needs, and a
 // RuntimeError naming `where` if this thread has less left.

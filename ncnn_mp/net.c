@@ -301,6 +301,28 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
     }
 }
 
+// Whether the param just loaded gives a layer an int8 blob it cannot read (shape_guard.h:
+// ncnn's layers would read it as floats, past its end); if so, what, in `buf`. Raises
+// nothing (the load's caller holds ncnn's callbacks open).
+static bool ncnn_mp_net_int8_misfit(ncnn_mp_net_native_t *n, char *buf, size_t len) {
+    int layer, blob, why;
+    if (!ncnn_mp_cxx_int8_misfit(n->handle, &layer, &blob, &why)) {
+        return false;
+    }
+    ncnn_mp_layer_info_t l;
+    ncnn_mp_blob_info_t b;
+    ncnn_mp_cxx_layer_info(n->handle, layer, &l);
+    ncnn_mp_cxx_blob_info(n->handle, blob, &b);
+    const char *what = why == 2 ? "takes int8 and float blobs together, int8 from"
+        : "cannot read the int8 blob";
+    #if NCNN_STRING
+    snprintf(buf, len, "layer '%s' (%s) %s '%s'", l.name, l.type, what, b.name);
+    #else
+    snprintf(buf, len, "layer %d (type %d) %s %d", layer, l.typeindex, what, blob);
+    #endif
+    return true;
+}
+
 // Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer (read
 // through a bounded reader: ncnn_net_load_*_memory would read past its end). in_place:
 // a buffer ncnn keeps the weights in, which the net then keeps alive.
@@ -367,6 +389,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
         ncnn_mp_cxx_destroy_pipelines(n->handle);  // (ncnn would create them over the old ones)
     }
     ncnn_mp_load_call_t load = { n->handle, kind, path, dr, in_place ? &reader : NULL, 0 };
+    char misfit[192];
     int caught = ncnn_mp_cxx_catch(ncnn_mp_net_load_call, &load);  // (a param's layer list too large: bad_alloc)
     int ret = caught ? NCNN_MP_OUT_OF_MEMORY : load.ret;
     // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
@@ -385,6 +408,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
             n->weights.stream = counted->python;
         }
     } else {
+        if (ret == 0 && ncnn_mp_net_int8_misfit(n, misfit, sizeof(misfit))) {
+            ret = NCNN_MP_INT8_MISFIT;
+        }
         // Even a failed load may have prepared some layers with the option.
         n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
         n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
@@ -407,6 +433,9 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
     if (caught) {
         mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s"),
             where, ncnn_mp_load_what[kind]);
+    }
+    if (ret == NCNN_MP_INT8_MISFIT) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (README: int8 between layers)"), where, misfit);
     }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),

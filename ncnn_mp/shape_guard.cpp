@@ -105,10 +105,20 @@ class GuardLayer : public ncnn::Layer {
 public:
     GuardLayer(const ncnn::Net *net, ncnn::Layer *inner) : net_(net), inner_(inner) {
         typeindex = inner->typeindex;
+        userdata = &mark;
         copy_flags();
         // (arity_ stays "no count is safe" until load_param, which every forward follows: no
         // ParamDict made here, whose 2 KiB a board's exhausted heap may not have)
     }
+    // The guard's layers, told from others by userdata (no RTTI on the boards).
+    static char mark;
+    static const GuardLayer *of(const ncnn::Layer *l) {
+        return l != nullptr && l->userdata == &mark ? static_cast<const GuardLayer *>(l) : nullptr;
+    }
+    // What it does with an int8 blob (read_int8_role): reads one (an int8 Convolution,
+    // ConvolutionDepthWise, InnerProduct), writes one, or passes one on (int8 in, int8 out).
+    bool int8_reads = false, int8_writes = false, int8_passes = false;
+
     // (standalone layers: whether a forward's counts fit; *out, what does)
     bool arity_fits(int n, int n_top, ncnn_mp_arity_t *out) const {
         *out = arity_;
@@ -120,6 +130,7 @@ public:
 
     int load_param(const ncnn::ParamDict &pd) override {
         read_rule(pd);
+        read_int8_role(pd);
         more_ = ncnn_mp_more_rule(typeindex, pd);
         table_short_ = typeindex == ncnn::LayerType::Embed && ncnn_mp_embed_table_short(pd);
         copy_setting();
@@ -173,12 +184,12 @@ public:
 private:
     // What ncnn sets on this layer and the wrapped one reads: its pipeline chooses kernels
     // by the shape hints, a featmask may matter to it. (None of the guarded kinds reads its
-    // name, type or blob indexes: not copied, a wrapper costs no more heap than itself.)
+    // name, type or blob indexes: not copied, a wrapper costs no more heap than itself.
+    // userdata, which ncnn sets only on layers its registry makes, marks the wrapper.)
     void copy_setting() {
         inner_->bottom_shapes = bottom_shapes;
         inner_->top_shapes = top_shapes;
         inner_->featmask = featmask;
-        inner_->userdata = userdata;
     }
     // What the wrapped layer decides and ncnn reads here: how to call it, what it packs.
     void copy_flags() {
@@ -192,6 +203,33 @@ private:
         for (bool ncnn::Layer::*flag : flags) {
             this->*flag = inner_->*flag;
         }
+    }
+
+    // What the layer does with int8 blobs as this build makes it (ncnn_mp_cxx_int8_misfit).
+    void read_int8_role(const ncnn::ParamDict &pd) {
+        int term = pd.get(8, 0);
+        bool conv = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise;
+        int8_reads = (conv || typeindex == ncnn::LayerType::InnerProduct) && term != 0;
+        int8_writes = (conv && term > 100) || typeindex == ncnn::LayerType::Quantize ||
+                      typeindex == ncnn::LayerType::Requantize;
+        int8_passes = typeindex == ncnn::LayerType::Noop;
+#if NCNN_MP_KERNELS  // (kernel_pass.cpp's int8 forwards)
+        switch (typeindex) {
+            case ncnn::LayerType::Concat:
+            case ncnn::LayerType::Slice:
+            case ncnn::LayerType::ShuffleChannel:
+                int8_passes = true;
+                break;
+            case ncnn::LayerType::ReLU:
+                int8_passes = pd.get(0, 0.f) == 0.f;  // (no slope)
+                break;
+            case ncnn::LayerType::Pooling:
+                int8_passes = pd.get(0, 0) == 0 && pd.get(7, 0) == 0;  // (max, not adaptive)
+                break;
+            default:
+                break;
+        }
+#endif
     }
 
     // A forward given other blob counts than the layer reads and writes (arity.cpp).
@@ -445,6 +483,8 @@ private:
     int tail_stride_w_ = 0, tail_stride_h_ = 0;  // a pad_mode 0 Pooling's strides, else 0
 };
 
+char GuardLayer::mark;
+
 bool guarded(int typeindex) {
     switch (typeindex) {
         case ncnn::LayerType::Convolution:
@@ -495,6 +535,7 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Requantize:
         case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
+        case ncnn::LayerType::ReLU:  // (for its int8 role: GuardLayer::read_int8_role)
             return true;
         default:
             return false;
@@ -537,6 +578,59 @@ extern "C" void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer) {
     // deletes it: the wrapper deletes the layer it wraps)
     ncnn::Layer *inner = static_cast<ncnn::Layer *>(layer->pthis);
     layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner));
+}
+
+// Which blobs hold int8 (the tops of a layer that writes int8, and of a Split or a layer that
+// passes int8 on, given int8), replayed to a fixed point over the layers in any order; then
+// the first layer given an int8 blob it cannot read (why 1), or int8 and float blobs together
+// (why 2: a Concat). A user's custom layer reads its Mats' element size itself.
+extern "C" bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why) {
+    const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
+    const std::vector<ncnn::Layer *> &layers = n->layers();
+    const int blobs = static_cast<int>(n->blobs().size());
+    std::vector<char> int8(static_cast<size_t>(blobs), 0);
+    bool changed = true;
+    for (size_t pass = 0; changed && pass <= layers.size(); pass++) {
+        changed = false;
+        for (size_t i = 0; i < layers.size(); i++) {
+            const ncnn::Layer *l = layers[i];
+            const GuardLayer *g = GuardLayer::of(l);
+            bool any = false;
+            for (size_t k = 0; k < l->bottoms.size(); k++) {
+                int b = l->bottoms[k];
+                any = any || (b >= 0 && b < blobs && int8[b]);
+            }
+            bool out = (g != nullptr && g->int8_writes) ||
+                       (any && (l->typeindex == ncnn::LayerType::Split || (g != nullptr && g->int8_passes)));
+            for (size_t k = 0; out && k < l->tops.size(); k++) {
+                int t = l->tops[k];
+                if (t >= 0 && t < blobs && !int8[t]) {
+                    int8[t] = 1;
+                    changed = true;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < layers.size(); i++) {
+        const ncnn::Layer *l = layers[i];
+        const GuardLayer *g = GuardLayer::of(l);
+        bool reads = l->typeindex == ncnn::LayerType::Split || (l->typeindex & ncnn::LayerType::CustomBit) ||
+                     (g != nullptr && (g->int8_reads || g->int8_passes));
+        int first_int8 = -1, first_float = -1;
+        for (size_t k = 0; k < l->bottoms.size(); k++) {
+            int b = l->bottoms[k];
+            bool is8 = b >= 0 && b < blobs && int8[b];
+            first_int8 = first_int8 < 0 && is8 ? b : first_int8;
+            first_float = first_float < 0 && !is8 ? b : first_float;
+        }
+        if (first_int8 >= 0 && (!reads || (g != nullptr && g->int8_passes && first_float >= 0))) {
+            *layer = static_cast<int>(i);
+            *blob = first_int8;
+            *why = reads ? 2 : 1;
+            return true;
+        }
+    }
+    return false;
 }
 
 extern "C" bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out) {

@@ -4,7 +4,10 @@
 # kernels 1/3/5 (and non-square), strides 1/2, dilation, explicit and SAME (-233, -234)
 # padding with pad values, groups and depthwise, bias on and off, activations 0-6,
 # int8 (int8 weights, fp32 weights quantized at load, scale 0, requantized int8 outputs)
-# and fp32; InnerProduct on vectors, images and rows.
+# and fp32; InnerProduct on vectors, images and rows. A requantized int8 output with a
+# ReLU, leaky ReLU, clip or none is the kernels' fixed-point step (kernels.h Requant): equal
+# to this script's model of it (requant, apply_requant), within one int8 step of ncnn's
+# float steps (on the boards, where ncnn's generic layer is the reference).
 #
 # On the boards ncnn's own layer is its generic code, what the kernels replace: every
 # output must be equal, bit for bit (int8: the same int32 sums and float steps; fp32: the
@@ -210,15 +213,73 @@ def act(v, t, p):
     return v
 
 
+def fixed_point(v):
+    """v > 0 as (mult, shift): v's 24-bit mantissa and 150 - its exponent, if 1 <= shift <= 62."""
+    if not v > 0:
+        return None
+    bits = struct.unpack("<I", struct.pack("<f", v))[0]
+    shift = 150 - (bits >> 23)
+    if bits >> 23 in (0, 255) or not 1 <= shift <= 62:
+        return None
+    return (bits & 0x7FFFFF) | 0x800000, shift
+
+
+def requant(scale_in, d, ts, bias, t, p):
+    """kernel_requant.cpp's make_requant in this script's words: (bias in units of the sum,
+    (mult, shift), (mult, shift) below zero, lo, hi), or None where the float steps stay."""
+    pos = fixed_point(f32(scale_in * ts)) if scale_in != 0 else None
+    v = f32((bias or 0.0) * d)
+    if pos is None or not -(1 << 30) < v < (1 << 30):
+        return None
+    a = abs(v)
+    r = int(a) + (1 if a - int(a) >= 0.5 else 0)
+    neg, lo, hi = pos, -127, 127
+    if t == 1 or (t == 2 and p[0] == 0):
+        lo = 0
+    elif t == 2:
+        neg = fixed_point(f32(f32(scale_in * ts) * p[0]))
+        if neg is None:
+            return None
+    elif t == 3:
+        lo, hi = to_int8(f32(p[0] * ts)), to_int8(f32(p[1] * ts))
+        if lo > hi:
+            return None
+    elif t != 0:
+        return None
+    return (r if v >= 0 else -r), pos, neg, lo, hi
+
+
+def apply_requant(s, rq):
+    """The kernels' fixed-point step: round((sum + bias) * mult / 2^shift) half up, clamped."""
+    x = s + rq[0]
+    mult, shift = rq[2] if x < 0 else rq[1]
+    q = (x * mult + (1 << (shift - 1))) >> shift
+    return rq[3] if q < rq[3] else rq[4] if q > rq[4] else q
+
+
+fixed_cases, fixed_apart = 0, 0
+
+
 def dequantize(s, wscale, m, bias, t, p):
     """ncnn's int8 epilogue: sum * (1 / (input scale * weight scale)), + bias, activation,
-    requantized with the output scale when the layer has one."""
+    requantized with the output scale when the layer has one: by the kernels' fixed-point
+    step where it applies (an int8 output, a piecewise linear activation)."""
+    global fixed_cases, fixed_apart
     scale_in = 0.0 if wscale == 0 else f32(1 / f32(m["bs"] * wscale))
     v = f32(f32(s) * scale_in)
     if bias is not None:
         v = f32(v + bias)
     v = act(v, t, p)
-    return to_int8(f32(v * m["ts"])) if m["ts"] is not None else v
+    if m["ts"] is None:
+        return v
+    q = to_int8(f32(v * m["ts"]))
+    rq = requant(scale_in, f32(m["bs"] * wscale), m["ts"], bias, t, p)
+    if rq is None:
+        return q
+    fixed_cases += 1
+    fq = apply_requant(s, rq)
+    fixed_apart = max(fixed_apart, abs(fq - q))  # (against ncnn's float steps)
+    return fq
 
 
 def model_weights(m, per_row, row_scale):
@@ -388,8 +449,9 @@ for kind in ("Convolution", "ConvolutionDepthWise", "InnerProduct"):
             kind, params, weights, shape, m = make_case(kind, int8)
             x = input_mat(shape)
             got = in_net(kind, params, weights, x)
-            if ON_MCU:  # ncnn's own layer is its generic code
-                why = differs(got, standalone(kind, params, weights, x), False)
+            if ON_MCU:  # ncnn's own layer is its generic code (a fixed-point requantization: one step apart)
+                fixed = int8 and m["ts"] is not None and params.get(9, 0) in (0, 1, 2, 3)
+                why = differs(got, standalone(kind, params, weights, x), "int8" if fixed else False)
             else:  # this script's model of that code
                 loose = params.get(9) in (4, 5) and ("int8" if int8 and m["ts"] is not None else True)
                 why = differs(got, model_layer(kind, params, shape, m, values(x), int8), loose)
@@ -397,3 +459,5 @@ for kind in ("Convolution", "ConvolutionDepthWise", "InnerProduct"):
                 failed += 1
                 print("differs:", kind, "int8" if int8 else "fp32", text(params), shape, why)
         print(kind, "int8" if int8 else "fp32", CASES, "cases:", "failed %d" % failed if failed else "equal")
+assert ON_MCU or fixed_cases > 0, "no case reached the fixed-point requantization"
+assert fixed_apart <= 1, "the fixed-point requantization %d steps from ncnn's float steps" % fixed_apart

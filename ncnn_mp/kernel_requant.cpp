@@ -1,0 +1,82 @@
+// make_requant (kernels.h): a channel's float scales, bias and activation as the integer
+// multiplier, shift and bounds of its fixed-point requantization. Run per channel before a
+// layer's sums, so its float operations cost nothing per element; they are float32
+// operations (kernel_float.h's, IEEE-rounded) so that a model of this in Python
+// (tests/mp/ncnn_mp_kernels.py) derives the same integers.
+#include "kernels.h"
+
+#if NCNN_MP_KERNELS
+
+namespace ncnn_mp_kernels {
+
+namespace {
+
+// v (> 0) as mult * 2^-shift: its 24-bit mantissa and exponent, if 1 <= shift <= 62.
+bool fixed_point(float v, int32_t &mult, int8_t &shift) {
+    uint32_t b = float_bits(v);
+    int e = static_cast<int>(b >> 23);  // (the sign bit included: a negative v fails here)
+    if (!(v > 0.f) || e == 0 || e >= 0xff || 150 - e < 1 || 150 - e > 62) {
+        return false;  // zero, negative, subnormal, inf, NaN, or too large or small
+    }
+    mult = static_cast<int32_t>((b & 0x7fffffu) | 0x800000u);
+    shift = static_cast<int8_t>(150 - e);
+    return true;
+}
+
+// round(v) half away from zero, if |v| < 2^30.
+bool rounded(float v, int32_t &out) {
+    if (!(v > -1073741824.f && v < 1073741824.f)) {
+        return false;
+    }
+    float a = v < 0.f ? -v : v;
+    int32_t r = static_cast<int32_t>(a);  // (truncated; a float this size minus it is exact)
+    if (a - static_cast<float>(r) >= 0.5f) {
+        r++;
+    }
+    out = v < 0.f ? -r : r;
+    return true;
+}
+
+}  // namespace
+
+Requant make_requant(float scale_in, float d, float scale_out, float bias, int activation_type,
+                     const float *activation_params) {
+    Requant r = { 0, 0, 0, 0, 0, -127, 127 };  // (bias, mult, neg_mult, shift, neg_shift, lo, hi)
+    const Requant keep_float = r;              // (mult 0)
+    float m = mul_ff(scale_in, scale_out);
+    if (scale_in == 0.f || !fixed_point(m, r.mult, r.shift) || !rounded(mul_ff(bias, d), r.bias)) {
+        return keep_float;
+    }
+    r.neg_mult = r.mult;
+    r.neg_shift = r.shift;
+    switch (activation_type) {
+        case 0:
+            break;
+        case 1:
+            r.lo = 0;
+            break;
+        case 2: {  // leaky ReLU: v * slope below zero
+            float slope = activation_params[0];
+            if (slope == 0.f) {
+                r.lo = 0;
+            } else if (!fixed_point(mul_ff(m, slope), r.neg_mult, r.neg_shift)) {
+                return keep_float;  // (a negative slope, or one out of range)
+            }
+            break;
+        }
+        case 3:  // clip: ncnn clamps the float, then quantizes it; rounding is monotonic
+            r.lo = static_cast<int8_t>(float2int8(mul_ff(activation_params[0], scale_out)));
+            r.hi = static_cast<int8_t>(float2int8(mul_ff(activation_params[1], scale_out)));
+            if (r.lo > r.hi) {
+                return keep_float;
+            }
+            break;
+        default:  // sigmoid, mish, hard swish: not piecewise linear
+            return keep_float;
+    }
+    return r;
+}
+
+}  // namespace ncnn_mp_kernels
+
+#endif  // NCNN_MP_KERNELS
