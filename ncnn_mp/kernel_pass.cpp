@@ -12,6 +12,7 @@
 #include <ncnn/paramdict.h>
 
 #include "kernels.h"
+#include "shape_guard.h"
 
 #if NCNN_MP_KERNELS
 
@@ -24,15 +25,14 @@ using namespace ncnn_mp_kernels;
 namespace {
 
 bool is_int8(const ncnn::Mat &m) {
-    return m.elemsize == 1u && m.elempack == 1;
+    return m.elempack > 0 && m.elemsize == static_cast<size_t>(m.elempack);  // (a byte an element)
 }
 
 class PassLayer : public ncnn::Layer {
 public:
     PassLayer(int type, ncnn::Layer *native, ncnn::Layer *naive) : native_(native), naive_(naive) {
         typeindex = type;
-        one_blob_only = native->one_blob_only;
-        support_inplace = native->support_inplace;
+        copy_flags();
     }
     ~PassLayer() override {
         delete native_;
@@ -44,11 +44,7 @@ public:
         if (ret == 0 && naive_ != nullptr) {
             ret = naive_->load_param(pd);
         }
-        one_blob_only = native_->one_blob_only;
-        support_inplace = native_->support_inplace;
-        support_int8_storage = true;
-        // (unpacked, fp32 blobs: what the int8 forwards and ncnn's generic layers read)
-        support_packing = support_bf16_storage = support_fp16_storage = false;
+        copy_flags();
         kernel_w_ = pd.get(1, 0);
         kernel_h_ = pd.get(11, kernel_w_);
         stride_w_ = pd.get(2, 1);
@@ -67,6 +63,7 @@ public:
     }
     int create_pipeline(const ncnn::Option &opt) override {
         int ret = native_->create_pipeline(opt);
+        copy_flags();
         return ret == 0 && naive_ != nullptr ? naive_->create_pipeline(opt) : ret;
     }
     int destroy_pipeline(const ncnn::Option &opt) override {
@@ -77,25 +74,32 @@ public:
 
     int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops,
                 const ncnn::Option &opt) const override {
-        bool int8 = !bottoms.empty() && is_int8(bottoms[0]);
-        if (!int8) {
+        if (bottoms.empty() || !is_int8(bottoms[0])) {
             return native_->forward(bottoms, tops, opt);
         }
+        std::vector<ncnn::Mat> unpacked(bottoms.size());
         for (size_t i = 0; i < bottoms.size(); i++) {
             if (!is_int8(bottoms[i])) {
                 return -1;  // (int8 and float together: the param check refuses such a Concat)
             }
+            if (unpack(bottoms[i], unpacked[i], opt) != 0) {
+                return -100;
+            }
         }
-        return naive_ != nullptr ? naive_->forward(bottoms, tops, opt) : -1;
+        return naive_ != nullptr ? naive_->forward(unpacked, tops, opt) : -1;
     }
     int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
         if (!is_int8(bottom)) {
             return native_->forward(bottom, top, opt);
         }
-        if (typeindex == ncnn::LayerType::Pooling) {
-            return max_pool_int8(bottom, top, opt);
+        ncnn::Mat b;
+        if (unpack(bottom, b, opt) != 0) {
+            return -100;
         }
-        return naive_ != nullptr ? naive_->forward(bottom, top, opt) : -1;
+        if (typeindex == ncnn::LayerType::Pooling) {
+            return max_pool_int8(b, top, opt);
+        }
+        return naive_ != nullptr ? naive_->forward(b, top, opt) : -1;
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
         return native_->forward_inplace(blobs, opt);
@@ -104,16 +108,34 @@ public:
         if (!is_int8(blob)) {
             return native_->forward_inplace(blob, opt);
         }
-        return typeindex == ncnn::LayerType::ReLU ? relu_int8(blob) : -1;
+        return typeindex == ncnn::LayerType::ReLU ? relu_int8(blob) : -1;  // (any packing: element-wise)
     }
 
 private:
+    void copy_flags() {
+        ncnn_mp_copy_flags(*this, *native_);
+        support_int8_storage = true;
+    }
+
+    // An int8 blob as the int8 forwards and ncnn's generic layers read it: one element per
+    // byte (ncnn's own int8 layers may write 8 to a byte-group on the desktop).
+    static int unpack(const ncnn::Mat &in, ncnn::Mat &out, const ncnn::Option &opt) {
+        if (in.elempack == 1) {
+            out = in;
+            return 0;
+        }
+        ncnn::Option o = opt;
+        o.blob_allocator = opt.workspace_allocator;
+        ncnn::convert_packing(in, out, 1, o);
+        return out.empty() ? -100 : 0;
+    }
+
     // A ReLU without a slope (the only one the param check lets int8 into): negatives to 0.
     static int relu_int8(ncnn::Mat &blob) {
-        const int size = blob.w * blob.h * blob.d;
+        const size_t size = static_cast<size_t>(blob.w) * blob.h * blob.d * blob.elempack;  // (bytes)
         for (int q = 0; q < blob.c; q++) {
-            signed char *p = static_cast<signed char *>(blob.data) + q * blob.cstep;
-            for (int i = 0; i < size; i++) {
+            signed char *p = static_cast<signed char *>(blob.data) + q * blob.cstep * blob.elemsize;
+            for (size_t i = 0; i < size; i++) {
                 p[i] = p[i] < 0 ? 0 : p[i];
             }
         }

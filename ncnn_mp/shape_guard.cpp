@@ -191,18 +191,8 @@ private:
         inner_->top_shapes = top_shapes;
         inner_->featmask = featmask;
     }
-    // What the wrapped layer decides and ncnn reads here: how to call it, what it packs.
     void copy_flags() {
-        static bool ncnn::Layer::*const flags[] = {
-            &ncnn::Layer::one_blob_only, &ncnn::Layer::support_inplace, &ncnn::Layer::support_vulkan,
-            &ncnn::Layer::support_packing, &ncnn::Layer::support_bf16_storage, &ncnn::Layer::support_fp16_storage,
-            &ncnn::Layer::support_int8_storage, &ncnn::Layer::support_tensor_storage,
-            &ncnn::Layer::support_vulkan_packing, &ncnn::Layer::support_any_packing,
-            &ncnn::Layer::support_vulkan_any_packing, &ncnn::Layer::support_batch,
-        };
-        for (bool ncnn::Layer::*flag : flags) {
-            this->*flag = inner_->*flag;
-        }
+        ncnn_mp_copy_flags(*this, *inner_);
     }
 
     // What the layer does with int8 blobs as this build makes it (ncnn_mp_cxx_int8_misfit).
@@ -485,6 +475,7 @@ private:
 
 char GuardLayer::mark;
 
+
 bool guarded(int typeindex) {
     switch (typeindex) {
         case ncnn::LayerType::Convolution:
@@ -562,6 +553,19 @@ protected:
 };
 
 }  // namespace
+
+void ncnn_mp_copy_flags(ncnn::Layer &to, const ncnn::Layer &from) {
+    static bool ncnn::Layer::*const flags[] = {
+        &ncnn::Layer::one_blob_only, &ncnn::Layer::support_inplace, &ncnn::Layer::support_vulkan,
+        &ncnn::Layer::support_packing, &ncnn::Layer::support_bf16_storage, &ncnn::Layer::support_fp16_storage,
+        &ncnn::Layer::support_int8_storage, &ncnn::Layer::support_tensor_storage,
+        &ncnn::Layer::support_vulkan_packing, &ncnn::Layer::support_any_packing,
+        &ncnn::Layer::support_vulkan_any_packing, &ncnn::Layer::support_batch,
+    };
+    for (bool ncnn::Layer::*flag : flags) {
+        to.*flag = from.*flag;
+    }
+}
 
 extern "C" int ncnn_mp_cxx_guard_net(ncnn_net_t net) {
     GuardedNet *guarded_net = new GuardedNet();

@@ -1,0 +1,34 @@
+# A model run on the Unix firmware for the CPython tests (tests/test_int8_chain.py):
+#   micropython mp_run_net.py PARAM BIN INPUT W H C IN.f32 OUTDIR OUT...
+# IN.f32 holds N inputs of W x H x C float32 (channel by channel); each output blob of each
+# input is written to OUTDIR/<n>_<name>.f32 as float32, channel by channel without ncnn's
+# channel padding, after a line "shape <name> w h c".
+import sys
+from array import array
+
+import ncnn_mp
+
+param, weights, in_name = sys.argv[1], sys.argv[2], sys.argv[3]
+w, h, c = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+data, outdir, outs = open(sys.argv[7], "rb").read(), sys.argv[8], sys.argv[9:]
+net = ncnn_mp.Net()
+net.opt.num_threads = 1
+net.load_param(param)
+net.load_model(weights)
+size = w * h * c * 4
+for n in range(len(data) // size):
+    x = ncnn_mp.Mat(w, h, c)
+    plane = memoryview(x)
+    values = array("f", data[n * size:(n + 1) * size])
+    for q in range(c):
+        plane[q * x.cstep:q * x.cstep + w * h] = values[q * w * h:(q + 1) * w * h]
+    with net.create_extractor() as ex:
+        ex.input(in_name, x)
+        for name in outs:
+            m = ex.extract(name)
+            print("shape", name, m.w, m.h, m.c)
+            v = memoryview(m)
+            with open("%s/%d_%s.f32" % (outdir, n, name), "wb") as f:
+                for q in range(m.c):
+                    f.write(bytes(v[q * m.cstep:q * m.cstep + m.w * m.h]))
+net.close()
