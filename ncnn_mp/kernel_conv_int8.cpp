@@ -82,20 +82,20 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
             if (two) {
                 int sums[4];
                 dot2x2(cols, w0, w0 + n, n, sums);
-                store_int8(out, out_p0 + p, pix, sums[0]);
-                store_int8(out, out_p0 + p, pix + 1, sums[1]);
-                store_int8(out, out_p0 + p + 1, pix, sums[2]);
-                store_int8(out, out_p0 + p + 1, pix + 1, sums[3]);
+                put_int8(out, out_p0 + p, pix, sums[0]);
+                put_int8(out, out_p0 + p, pix + 1, sums[1]);
+                put_int8(out, out_p0 + p + 1, pix, sums[2]);
+                put_int8(out, out_p0 + p + 1, pix + 1, sums[3]);
             } else {
-                store_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
-                store_int8(out, out_p0 + p + 1, pix, dot(cols, 2, w0 + n, n));
+                put_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
+                put_int8(out, out_p0 + p + 1, pix, dot(cols, 2, w0 + n, n));
             }
         }
         if (p < outch) {
             const signed char *w0 = weights + p * n;
-            store_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
+            put_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
             if (two) {
-                store_int8(out, out_p0 + p, pix + 1, dot(cols + 1, 2, w0, n));
+                put_int8(out, out_p0 + p, pix + 1, dot(cols + 1, 2, w0, n));
             }
         }
     }
@@ -115,7 +115,7 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
                 for (int j = 0; j < s.outw; j++, p += sw) {
                     int sum = p[0] * k0 + p[d1] * k1 + p[d2] * k2 + p[r1] * k3 + p[r1 + d1] * k4 + p[r1 + d2] * k5 +
                               p[r2] * k6 + p[r2 + d1] * k7 + p[r2 + d2] * k8;
-                    store_int8(out, g, pix++, sum);
+                    put_int8(out, g, pix++, sum);
                 }
             }
             continue;
@@ -127,7 +127,7 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
                 for (int m = 0; m < s.maxk; m++) {
                     sum += p[s.ofs[m]] * k[m];
                 }
-                store_int8(out, g, pix++, sum);
+                put_int8(out, g, pix++, sum);
             }
         }
     }

@@ -334,7 +334,7 @@ private:
         ncnn::Mat scales, requant;
         ret = int8_scales(scales, group, requantize, opt);
         if (ret == 0 && requantize) {
-            ret = requants(requant, scales, group, opt);
+            ret = requants(requant, scales, group, inch_g * maxk, opt);
         }
         if (ret != 0) {
             return ret;
@@ -384,7 +384,7 @@ private:
 
     // Per output channel, the fixed-point requantization of an int8 output (kernels.h's
     // Requant) from `scales` (int8_scales with requantize).
-    int requants(ncnn::Mat &requant, const ncnn::Mat &scales, int group, const ncnn::Option &opt) const {
+    int requants(ncnn::Mat &requant, const ncnn::Mat &scales, int group, int n, const ncnn::Option &opt) const {
         requant.create(num_output_, sizeof(Requant), opt.workspace_allocator);
         if (requant.empty()) {
             return -100;
@@ -393,7 +393,7 @@ private:
         for (int p = 0; p < num_output_; p++) {
             float d = mul_ff(bottom_scales_[0], weight_scale(p, group));
             r[p] = make_requant(scales[p], d, scales[num_output_ + p], bias_term_ ? bias_[p] : 0.f,
-                                activation_type_, activation_params_);
+                                activation_type_, activation_params_, n);
         }
         return 0;
     }

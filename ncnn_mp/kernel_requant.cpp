@@ -11,15 +11,19 @@ namespace ncnn_mp_kernels {
 
 namespace {
 
-// v (> 0) as mult * 2^-shift: its 24-bit mantissa and exponent, if 1 <= shift <= 62.
-bool fixed_point(float v, int32_t &mult, int8_t &shift) {
+// v (> 0) as m * 2^-s (its 24-bit mantissa m and exponent), kept as Requant keeps it: mult
+// = m << 7, round = 2^(s + 7 - 33), shift = s + 7 - 32; if 26 <= s <= 56 (0.25 > v >= 2^-33
+// or so: the high word of the product holds the result, the shift stays under 32).
+bool fixed_point(float v, int32_t &mult, int32_t &round, int8_t &shift) {
     uint32_t b = float_bits(v);
     int e = static_cast<int>(b >> 23);  // (the sign bit included: a negative v fails here)
-    if (!(v > 0.f) || e == 0 || e >= 0xff || 150 - e < 1 || 150 - e > 62) {
+    int s = 150 - e;
+    if (!(v > 0.f) || e == 0 || e >= 0xff || s < 26 || s > 56) {
         return false;  // zero, negative, subnormal, inf, NaN, or too large or small
     }
-    mult = static_cast<int32_t>((b & 0x7fffffu) | 0x800000u);
-    shift = static_cast<int8_t>(150 - e);
+    mult = static_cast<int32_t>(((b & 0x7fffffu) | 0x800000u) << 7);
+    round = static_cast<int32_t>(1u << (s + 7 - 33));
+    shift = static_cast<int8_t>(s + 7 - 32);
     return true;
 }
 
@@ -40,14 +44,20 @@ bool rounded(float v, int32_t &out) {
 }  // namespace
 
 Requant make_requant(float scale_in, float d, float scale_out, float bias, int activation_type,
-                     const float *activation_params) {
-    Requant r = { 0, 0, 0, 0, 0, -127, 127 };  // (bias, mult, neg_mult, shift, neg_shift, lo, hi)
-    const Requant keep_float = r;              // (mult 0)
+                     const float *activation_params, int n) {
+    Requant r = { 0, 0, 0, 0, 0, 0, 0, -127, 127 };  // (bias, mult, neg_mult, round, neg_round,
+    const Requant keep_float = r;                    //  shift, neg_shift, lo, hi; mult 0: floats)
     float m = mul_ff(scale_in, scale_out);
-    if (scale_in == 0.f || !fixed_point(m, r.mult, r.shift) || !rounded(mul_ff(bias, d), r.bias)) {
+    if (scale_in == 0.f || !fixed_point(m, r.mult, r.round, r.shift) || !rounded(mul_ff(bias, d), r.bias)) {
+        return keep_float;
+    }
+    // sum + bias within 32 bits: |sum| <= 127 * 127 * n
+    int64_t most = static_cast<int64_t>(16129) * (n > 0 ? n : 0) + (r.bias < 0 ? -static_cast<int64_t>(r.bias) : r.bias);
+    if (most > 0x7fffffff) {
         return keep_float;
     }
     r.neg_mult = r.mult;
+    r.neg_round = r.round;
     r.neg_shift = r.shift;
     switch (activation_type) {
         case 0:
@@ -59,7 +69,7 @@ Requant make_requant(float scale_in, float d, float scale_out, float bias, int a
             float slope = activation_params[0];
             if (slope == 0.f) {
                 r.lo = 0;
-            } else if (!fixed_point(mul_ff(m, slope), r.neg_mult, r.neg_shift)) {
+            } else if (!fixed_point(mul_ff(m, slope), r.neg_mult, r.neg_round, r.neg_shift)) {
                 return keep_float;  // (a negative slope, or one out of range)
             }
             break;

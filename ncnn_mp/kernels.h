@@ -121,22 +121,27 @@ struct ConvShape {
 
 // A channel's fixed-point requantization, for an int8 output made from int8 sums with no
 // float operation (int8 from layer to layer: README "int8 between layers"):
-//   q = clamp(round((sum + bias) * mult / 2^shift), lo, hi)
-// rounding half up; a negative sum + bias takes neg_mult / neg_shift (a leaky ReLU's slope
-// folded in). mult / 2^shift is the float32 output scale / (input scale * weight scale) as
-// ncnn computes it (1 / (input scale * weight scale), times the output scale), its 24-bit
-// mantissa and exponent: make_requant (kernel_requant.cpp) derives it, the ReLU or clip
-// bounds and the bias in units of the sum, or mult 0 where a channel keeps ncnn's float
-// steps (a zero weight scale, a sigmoid, mish or hard swish, a scale out of range).
+//   q = clamp(round((sum + bias) * M), lo, hi)
+// M, the float32 output scale / (input scale * weight scale) as ncnn computes it (1 / (input
+// scale * weight scale), times the output scale), is its 24-bit mantissa m and exponent:
+// M = m * 2^-s. Here m is kept as m << 7 (a Q31 number) so that the product's high word
+// holds the result: for s + 7 >= 33, round((sum + bias) * M) half up is exactly
+//   (high word of (sum + bias) * mult  +  2^(s + 7 - 33))  >>  (s + 7 - 32)
+// (one 32x32 multiply, an add and a shift; the low word only ever adds less than 1 before a
+// floor). A negative sum + bias takes neg_mult, neg_round, neg_shift: a leaky ReLU's slope
+// folded into M. make_requant (kernel_requant.cpp) derives them, the ReLU or clip bounds
+// and the bias in units of the sum, or mult 0 where a channel keeps ncnn's float steps: a
+// zero weight scale, a sigmoid, mish or hard swish, M >= 0.25 or too small, or sums that
+// could leave 32 bits.
 struct Requant {
-    int32_t bias, mult, neg_mult;
+    int32_t bias, mult, neg_mult, round, neg_round;
     int8_t shift, neg_shift, lo, hi;
 
     NCNN_MP_INLINE signed char apply(int sum) const {
-        int64_t x = static_cast<int64_t>(sum) + bias;
+        int32_t x = sum + bias;
         bool neg = x < 0;
-        int s = neg ? neg_shift : shift;
-        int64_t q = (x * (neg ? neg_mult : mult) + (static_cast<int64_t>(1) << (s - 1))) >> s;
+        int32_t high = static_cast<int32_t>((static_cast<int64_t>(x) * (neg ? neg_mult : mult)) >> 32);
+        int32_t q = (high + (neg ? neg_round : round)) >> (neg ? neg_shift : shift);
         return static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
     }
 };
@@ -154,12 +159,8 @@ struct Int8Out {
     size_t cstep;
     const Requant *requant;  // NULL: every channel through the float steps
 
-    // (the float steps through kernel_float.h: the same roundings, without libgcc's calls)
+    // The float steps (through kernel_float.h: the same roundings, without libgcc's calls).
     NCNN_MP_INLINE void put(int p, int i, int sum) const {
-        if (requant != NULL && requant[p].mult != 0) {
-            static_cast<signed char *>(data)[p * cstep + i] = requant[p].apply(sum);
-            return;
-        }
         float v = mul_if(sum, scale_in[p]);
         if (bias != NULL) {
             v = add_ff(v, bias[p]);
@@ -175,9 +176,10 @@ struct Int8Out {
 
 // Channel p's Requant from ncnn's float scales: scale_in (1 / (input scale * weight
 // scale), 0 for a zero weight scale), d (input scale * weight scale), the output scale,
-// the bias (0: none) and the fused activation. (kernel_requant.cpp)
+// the bias (0: none), the fused activation, and n, the most products a sum adds (inch *
+// kernel). (kernel_requant.cpp)
 Requant make_requant(float scale_in, float d, float scale_out, float bias, int activation_type,
-                     const float *activation_params);
+                     const float *activation_params, int n);
 
 // Where fp32 sums go (they started at the bias): the activation, stored.
 struct Fp32Out {
@@ -195,6 +197,16 @@ struct Fp32Out {
 // the activation's libm calls and the float steps are one copy, called from every kernel.
 void store_int8(const Int8Out &out, int p, int i, int sum);
 void store_fp32(const Fp32Out &out, int p, int i, float sum);
+
+// One int8 sum's output: the fixed-point requantization inline where the channel has one,
+// else the float steps out of line (store_int8).
+static NCNN_MP_INLINE void put_int8(const Int8Out &out, int p, int i, int sum) {
+    if (out.requant != NULL && out.requant[p].mult != 0) {
+        static_cast<signed char *>(out.data)[p * out.cstep + i] = out.requant[p].apply(sum);
+    } else {
+        store_int8(out, p, i, sum);
+    }
+}
 
 // A convolution of `inch` input planes with outch output channels (one group), output
 // channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.

@@ -1,7 +1,8 @@
 """The real models the MCU tests and `make mcu-report` run, made the same way for both:
 RetinaFace mnet.25 widened to fp32 (shipped fp16: widened, its weights can stay in flash)
 and quantized to int8, NanoDet-m widened to fp32, MNIST quantized to int8, and their inputs
-from photos and digits."""
+from photos and digits. "int8c": the same int8 model with int8 between its layers
+(quantize_int8.py --chain), which runs on ncnn_mp's kernels (NCNN_MP_KERNELS=1) only."""
 
 from __future__ import annotations
 
@@ -41,9 +42,12 @@ def retinaface_models(folder: Path) -> dict[str, tuple[Path, Path]]:
     qz.write_model(qz.convert_fp32(qz.read_model(real / "mnet.25-opt.param", real / "mnet.25-opt.bin")), *fp32)
     photos = [skimage.data.chelsea(), skimage.data.coffee(), skimage.data.rocket(),
               np.stack([skimage.data.camera()] * 3, -1)]
+    samples = [photo_input(p, SIZE) for p in photos]
     int8 = (folder / "int8.param", folder / "int8.bin")
-    qz.quantize_files(*fp32, *int8, samples=[photo_input(p, SIZE) for p in photos], input_name="data")
-    return {"fp32": fp32, "int8": int8}
+    qz.quantize_files(*fp32, *int8, samples=samples, input_name="data")
+    chain = (folder / "int8c.param", folder / "int8c.bin")
+    qz.quantize_files(*fp32, *chain, samples=samples, input_name="data", chain=True)
+    return {"fp32": fp32, "int8": int8, "int8c": chain}
 
 
 def nanodet_model(folder: Path) -> tuple[Path, Path]:
@@ -52,6 +56,21 @@ def nanodet_model(folder: Path) -> tuple[Path, Path]:
     fp32 = (folder / "nanodet.param", folder / "nanodet.bin")
     qz.write_model(qz.convert_fp32(qz.read_model(real / "nanodet_m.param", real / "nanodet_m.bin")), *fp32)
     return fp32
+
+
+def nanodet_int8(folder: Path, fp32: tuple[Path, Path]) -> dict[str, tuple[Path, Path]]:
+    """NanoDet-m in int8 and int8 between layers ("int8c"), calibrated on other photos than
+    coffee, the test photo."""
+    import skimage.data
+
+    photos = [skimage.data.chelsea(), skimage.data.astronaut(), skimage.data.rocket(),
+              np.stack([skimage.data.camera()] * 3, -1)]
+    samples = [nanodet_input(p, NANODET_SIDE) for p in photos]
+    out = {"int8": (folder / "nanodet8.param", folder / "nanodet8.bin"),
+           "int8c": (folder / "nanodet8c.param", folder / "nanodet8c.bin")}
+    for name, files in out.items():
+        qz.quantize_files(*fp32, *files, samples=samples, input_name=nanodet.INPUT, chain=name == "int8c")
+    return out
 
 
 def nanodet_input(rgb: npt.NDArray[np.uint8], side: int) -> F32:
@@ -71,11 +90,12 @@ def mnist_digits() -> list[F32]:
     return [read_pgm(mnist / f"{d}.pgm").astype(np.float32).reshape(1, 28, 28) / 255 for d in range(10)]
 
 
-def mnist_int8(folder: Path) -> tuple[Path, Path]:
-    """MNIST in int8, calibrated on noisy copies of the ten digits."""
+def mnist_int8(folder: Path, chain: bool = False) -> tuple[Path, Path]:
+    """MNIST in int8 (chain: int8 between layers), calibrated on noisy copies of the ten digits."""
     mnist = shared_models("mnist", *MNIST_FILES)
-    int8 = (folder / "int8.param", folder / "int8.bin")
+    stem = "int8c" if chain else "int8"
+    int8 = (folder / f"{stem}.param", folder / f"{stem}.bin")
     rng = np.random.default_rng(1)
     calib = [np.clip(d + rng.normal(0, 0.05, d.shape), 0, 1).astype(np.float32) for d in mnist_digits() for _ in range(5)]
-    qz.quantize_files(mnist / "mnist.param", mnist / "mnist.bin", *int8, samples=calib, input_name="data")
+    qz.quantize_files(mnist / "mnist.param", mnist / "mnist.bin", *int8, samples=calib, input_name="data", chain=chain)
     return int8

@@ -4,7 +4,10 @@ and inner products a least-squares split of each layer's instructions into a cos
 MAC, per input element (quantize and pad, or the padded copy) and per output element
 (the epilogue: dequantize, bias, activation, store).
 
-    python tests/bench/mcu_layer_profile.py [qemu|rv32] [retinaface-int8|retinaface-fp32|nanodet|mnist-int8]
+    python tests/bench/mcu_layer_profile.py [qemu|rv32] [retinaface-int8|retinaface-int8c|retinaface-fp32|
+                                                         nanodet|nanodet-int8|nanodet-int8c|mnist-int8|mnist-int8c]
+
+(int8c: int8 between layers, quantize_int8.py --chain.)
 """
 
 from __future__ import annotations
@@ -44,17 +47,25 @@ for name, kind, spent, shapes, size in netprofile.profile(net, {%r: x}, qemu_boa
 
 
 def model(which: str, folder: Path) -> tuple[Path, Path, str, tuple[int, int, int]]:
-    from real_models import mnist_int8, nanodet_model, retinaface_models, shared_models
+    from real_models import mnist_int8, nanodet_int8, nanodet_model, retinaface_models, shared_models
 
     if which.startswith("retinaface"):
         param, weights = retinaface_models(folder)[which.split("-")[1]]
         return param, weights, "data", (PROFILE_SIDE, PROFILE_SIDE, 3)
-    if which == "nanodet":
-        return (*nanodet_model(folder), "input.1", (PROFILE_SIDE, PROFILE_SIDE * 4 // 5, 3))
-    if which == "mnist-int8":
-        return (*mnist_int8(folder), "data", (28, 28, 1))
+    if which.startswith("nanodet"):
+        fp32 = nanodet_model(folder)
+        files = fp32 if which == "nanodet" else nanodet_int8(folder, fp32)[which.split("-")[1]]
+        return (*files, "input.1", (PROFILE_SIDE, PROFILE_SIDE * 4 // 5, 3))
+    if which.startswith("mnist-int8"):
+        return (*mnist_int8(folder, chain=which.endswith("c")), "data", (28, 28, 1))
     mnist = shared_models("mnist", "mnist.param", "mnist.bin")
     return mnist / "mnist.param", mnist / "mnist.bin", "data", (28, 28, 1)
+
+
+def kernel_of(params: dict[str, str]) -> str:
+    """A convolution's kernel and stride as "3x3/2"."""
+    k = params.get("1", "1")
+    return f"{k}x{params.get('11', k)}/{params.get('3', '1')}"
 
 
 def main(board: str, which: str) -> int:
@@ -99,10 +110,15 @@ def main(board: str, which: str) -> int:
             out_elems = int(np.prod(out))
             macs = size * (out[0] * out[1] if kind != "InnerProduct" else 1)
             rows_k.append((macs, int(np.prod(inp)), out_elems, spent))
+            rows_k[-1] += (name, kernel_of(params))
         if len(rows_k) < 3:
             continue
         a = np.array([r[:3] for r in rows_k], dtype=float)
         y = np.array([r[3] for r in rows_k], dtype=float)
+        if "--layers" in sys.argv:  # the costliest layers, each alone
+            print(f"\n| {kind} | kernel/stride | MACs | instructions | per MAC |\n|---|---|---:|---:|---:|")
+            for macs_l, _, _, spent, name, kernel in sorted(rows_k, key=lambda r: -r[3])[:12]:
+                print(f"| {name} | {kernel} | {macs_l:,} | {spent:,} | {spent / max(macs_l, 1):.2f} |")
         coef, *_ = np.linalg.lstsq(a, y, rcond=None)
         macs, ins, outs_n = a.sum(axis=0)
         print(f"\n{kind}: {len(rows_k)} layers, {int(macs):,} MACs, {y.sum():,.0f} instructions "
@@ -113,4 +129,5 @@ def main(board: str, which: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "qemu", sys.argv[2] if len(sys.argv) > 2 else "retinaface-int8"))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]  # (--layers: the costliest layers too)
+    sys.exit(main(args[0] if args else "qemu", args[1] if len(args) > 1 else "retinaface-int8"))

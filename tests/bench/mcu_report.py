@@ -13,7 +13,10 @@ of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385) and RISC-V r
   RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions, the
   model's multiply-accumulates (tests/bench/model_macs.py) and instructions per MAC.
 
-    python tests/bench/mcu_report.py
+    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...]
+
+(--models: only the real models' table; --only: only its rows whose model and precision
+contain one of the given strings.)
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ def _counted(section: str) -> bool:
 
 
 def main() -> int:
+    if "--models" in sys.argv:  # only the real models' table (a quicker run)
+        return real_models({p: build_firmware(p) for p in BOARDS})
     elves = {p: build_firmware(p) for p in PROFILES}
     sizes = {p: size(p, elves[p]) for p in PROFILES}
     print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac; -Os; ncnn MinSizeRel)\n")
@@ -125,12 +130,13 @@ def main() -> int:
 
 
 def real_models(elves: dict[str, Path]) -> int:
-    """fp32 copied, fp32 in place and int8 in place, for MNIST and RetinaFace, and NanoDet in
-    place (tests/real_models.py)."""
+    """fp32 copied, fp32 in place, int8 in place and int8 between layers ("int8 chain") for
+    MNIST, RetinaFace and NanoDet (tests/real_models.py)."""
     sys.path.insert(0, str(REPO / "tests"))
     import tempfile
 
-    from real_models import NANODET_SIDE, SIZE, mnist_int8, nanodet_model, retinaface_models, shared_models
+    from real_models import (NANODET_SIDE, SIZE, mnist_int8, nanodet_int8, nanodet_model, retinaface_models,
+                             shared_models)
 
     from model_macs import count_macs
 
@@ -139,24 +145,35 @@ def real_models(elves: dict[str, Path]) -> int:
         retina = retinaface_models(Path(tmp))
         (Path(tmp) / "m").mkdir()
         mnist8 = mnist_int8(Path(tmp) / "m")
+        mnist8c = mnist_int8(Path(tmp) / "m", chain=True)
         nanodet = nanodet_model(Path(tmp) / "m")
+        nanodet8 = nanodet_int8(Path(tmp) / "m", nanodet)
         # (tests/test_mcu_models.py's coffee photo letterboxed: 160x107, padded to 160x128.)
         nanodet_shape = (NANODET_SIDE, NANODET_SIDE * 4 // 5, 3)
         runs = [("MNIST 28x28", "fp32", True, (mnist / "mnist.param", mnist / "mnist.bin"), ("data", (28, 28, 1))),
                 ("MNIST 28x28", "fp32", False, (mnist / "mnist.param", mnist / "mnist.bin"), ("data", (28, 28, 1))),
                 ("MNIST 28x28", "int8", False, mnist8, ("data", (28, 28, 1))),
+                ("MNIST 28x28", "int8 chain", False, mnist8c, ("data", (28, 28, 1))),
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", True, retina["fp32"], ("data", (SIZE, SIZE, 3))),
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "fp32", False, retina["fp32"], ("data", (SIZE, SIZE, 3))),
                 (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8", False, retina["int8"], ("data", (SIZE, SIZE, 3))),
-                ("NanoDet-m %dx%d" % nanodet_shape[:2], "fp32", False, nanodet, ("input.1", nanodet_shape))]
+                (f"RetinaFace mnet.25 {SIZE}x{SIZE}", "int8 chain", False, retina["int8c"], ("data", (SIZE, SIZE, 3))),
+                ("NanoDet-m %dx%d" % nanodet_shape[:2], "fp32", False, nanodet, ("input.1", nanodet_shape)),
+                ("NanoDet-m %dx%d" % nanodet_shape[:2], "int8", False, nanodet8["int8"], ("input.1", nanodet_shape)),
+                ("NanoDet-m %dx%d" % nanodet_shape[:2], "int8 chain", False, nanodet8["int8c"],
+                 ("input.1", nanodet_shape))]
+        only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]  # e.g. --only=RetinaFace
+        texts = {b: size(b, elves[b])[0] for b in elves}
         print("\n### Real models on the boards: weights copied into RAM, or in place in flash (ROMFS)\n")
-        print("| board | model | weights | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
-              "| Python heap | instructions / extract | MACs | instructions / MAC |")
-        print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        macs = {}  # (tests/bench/model_macs.py: from the wheel's blob shapes)
-        for (name, precision, copy, (param, weights), given), board in [(r, b) for r in runs for b in elves]:
-            if (name, precision) not in macs:
-                macs[(name, precision)] = count_macs(param, weights, given[0], given[1])[0]
+        print("| board | model | precision | loaded | .bin in flash | weights in RAM | ncnn blobs peak | C heap high-water "
+              "| Python heap | instructions / extract | MACs | instructions / MAC | firmware text |")
+        print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        # (tests/bench/model_macs.py: from the wheel's blob shapes, of the fp32 model: the wheel's
+        # own layers cannot run an int8 chain, and the shapes are the same)
+        macs = {name: count_macs(param, weights, given[0], given[1])[0]
+                for name, precision, _, (param, weights), given in runs if precision == "fp32"}
+        chosen = [r for r in runs if not only or any(o in f"{r[0]} {r[1]}" for o in only)]
+        for (name, precision, copy, (param, weights), given), board in [(r, b) for r in chosen for b in elves]:
             model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
                      "inputs": [given], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
@@ -167,9 +184,11 @@ def real_models(elves: dict[str, Path]) -> int:
                 return 1
             print(f"| {board} | {name} | {precision} | {'copied' if copy else 'in place'} | {len(files['m.bin']):,} | "
                   f"{r['weights']['ram']:,} | {r['blob_peak']:,} | {r['c_heap_high_water']:,} | "
-                  f"{r['py_heap_extract']:,} | {r['instructions']:,} | {macs[(name, precision)]:,} | "
-                  f"{r['instructions'] / macs[(name, precision)]:.1f} |")
-    print("\nWeights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
+                  f"{r['py_heap_extract']:,} | {r['instructions']:,} | {macs[name]:,} | "
+                  f"{r['instructions'] / macs[name]:.1f} | {texts[board]:,} |")
+    print("\nint8: int8 layers with float between them (what ncnn's own int8 models do); int8 chain: int8 "
+          "between int8 layers, requantized with integer multipliers (quantize_int8.py --chain). "
+          "Weights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
           "bytes of blobs and workspace at once in one extract (a counting Allocator); C heap high-water: "
           "the most the C library ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "
           "MicroPython's heap in use after the extract. Inputs filled with 0.5; one thread.")

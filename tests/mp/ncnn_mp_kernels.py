@@ -214,25 +214,28 @@ def act(v, t, p):
 
 
 def fixed_point(v):
-    """v > 0 as (mult, shift): v's 24-bit mantissa and 150 - its exponent, if 1 <= shift <= 62."""
+    """v > 0 as (mult, shift): v = mult * 2^-shift, mult its 24-bit mantissa, if 26 <= shift <= 56."""
     if not v > 0:
         return None
     bits = struct.unpack("<I", struct.pack("<f", v))[0]
     shift = 150 - (bits >> 23)
-    if bits >> 23 in (0, 255) or not 1 <= shift <= 62:
+    if bits >> 23 in (0, 255) or not 26 <= shift <= 56:
         return None
     return (bits & 0x7FFFFF) | 0x800000, shift
 
 
-def requant(scale_in, d, ts, bias, t, p):
+def requant(scale_in, d, ts, bias, t, p, n):
     """kernel_requant.cpp's make_requant in this script's words: (bias in units of the sum,
-    (mult, shift), (mult, shift) below zero, lo, hi), or None where the float steps stay."""
+    (mult, shift), (mult, shift) below zero, lo, hi), or None where the float steps stay.
+    n: the products a sum adds (the sum + bias must stay within 32 bits)."""
     pos = fixed_point(f32(scale_in * ts)) if scale_in != 0 else None
     v = f32((bias or 0.0) * d)
     if pos is None or not -(1 << 30) < v < (1 << 30):
         return None
     a = abs(v)
     r = int(a) + (1 if a - int(a) >= 0.5 else 0)
+    if 16129 * n + r > 0x7FFFFFFF:
+        return None
     neg, lo, hi = pos, -127, 127
     if t == 1 or (t == 2 and p[0] == 0):
         lo = 0
@@ -260,7 +263,7 @@ def apply_requant(s, rq):
 fixed_cases, fixed_apart = 0, 0
 
 
-def dequantize(s, wscale, m, bias, t, p):
+def dequantize(s, wscale, m, bias, t, p, n=0):
     """ncnn's int8 epilogue: sum * (1 / (input scale * weight scale)), + bias, activation,
     requantized with the output scale when the layer has one: by the kernels' fixed-point
     step where it applies (an int8 output, a piecewise linear activation)."""
@@ -273,7 +276,7 @@ def dequantize(s, wscale, m, bias, t, p):
     if m["ts"] is None:
         return v
     q = to_int8(f32(v * m["ts"]))
-    rq = requant(scale_in, f32(m["bs"] * wscale), m["ts"], bias, t, p)
+    rq = requant(scale_in, f32(m["bs"] * wscale), m["ts"], bias, t, p, n)
     if rq is None:
         return q
     fixed_cases += 1
@@ -366,7 +369,7 @@ def model_layer(kind, params, shape, m, x, int8):
                         plane = img[g * inch_g + q]
                         for k in range(maxk):
                             s += plane[at + ofs[k]] * wt[base + q * maxk + k]
-                    out[at_out] = dequantize(s, wscale(o), m, bias and bias[o], t, p)
+                    out[at_out] = dequantize(s, wscale(o), m, bias and bias[o], t, p, inch_g * maxk)
                 else:
                     acc = bias[o] if bias else 0.0
                     for q in range(inch_g):
