@@ -145,8 +145,7 @@ private:
     // ncnn's max Pooling (pooling.cpp: global, or padded as its make_padding pads, with
     // -128 where ncnn pads an int8 blob) on int8 values: the max of int8 values is exact.
     int max_pool_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
-        if (!max_ || pad_left_ < 0 || pad_right_ < 0 || pad_top_ < 0 || pad_bottom_ < 0 || stride_w_ <= 0 ||
-            stride_h_ <= 0 || kernel_w_ <= 0 || kernel_h_ <= 0) {
+        if (!max_) {
             return -1;
         }
         const int channels = bottom.dims >= 3 ? bottom.c : 1;
@@ -165,6 +164,10 @@ private:
                 static_cast<signed char *>(top.data)[q] = m;
             }
             return 0;
+        }
+        if (pad_left_ < 0 || pad_right_ < 0 || pad_top_ < 0 || pad_bottom_ < 0 || stride_w_ <= 0 || stride_h_ <= 0 ||
+            kernel_w_ <= 0 || kernel_h_ <= 0) {
+            return -1;
         }
         Pads pads = padding(bottom.w, bottom.h);
         ncnn::Mat ws;

@@ -1,0 +1,148 @@
+# int8 between layers (README "int8 between layers"; quantize_int8.py --chain): a Convolution
+# with int8_scale_term > 100 writes int8, which ReLU, max Pooling, Concat, Slice and
+# ShuffleChannel pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass layer's int8
+# output is compared with ncnn's own layer run on the same values as floats (a second Net),
+# and an int8 Convolution reading it with that Convolution on the floats. A param that hands
+# an int8 blob to a layer that cannot read it is refused at load, naming both, and the Net
+# loads the next param as if nothing happened.
+import struct
+
+import ncnn_mp
+from mptest import check, require
+
+require("NCNN_STRING", "NCNN_INT8", "NCNN_MP_KERNELS")
+
+CIN, C = 3, 8
+TS = 32.0  # the int8 blobs' scale: a power of two, so q / TS * TS is q again
+seed = 11
+
+
+def rand(n):
+    global seed
+    seed = (seed * 75 + 74) % 65537
+    return seed % n
+
+
+def int8_conv(cin, cout, top):
+    """A 1x1 int8 Convolution's weights: int8 values, weight scales 100, bottom scale (TS for a
+    reader of an int8 blob, else 100), and the output scale TS when it writes int8."""
+    vals = bytes((rand(255) - 127) & 0xFF for _ in range(cin * cout))
+    out = struct.pack("<I", 0x000D4B38) + vals + bytes((4 - len(vals) % 4) % 4)
+    out += struct.pack("<%df" % cout, *([100.0] * cout))
+    return out + struct.pack("<f", 100.0 if top else TS) + (struct.pack("<f", TS) if top else b"")
+
+
+def conv_line(name, bottom, top, cin, cout, writes):
+    return "Convolution %s 1 1 %s %s 0=%d 1=1 6=%d 8=%d" % (name, bottom, top, cout, cin * cout, 102 if writes else 2)
+
+
+def net_of(lines, weights=b""):
+    net = ncnn_mp.Net()
+    net.opt.num_threads = 1
+    net.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), blobs(lines), "\n".join(lines)))
+    net.load_model(weights)
+    return net
+
+
+def blobs(lines):
+    names = set()
+    for line in lines:
+        parts = line.split()
+        n_in, n_out = int(parts[2]), int(parts[3])
+        names.update(parts[4:4 + n_in + n_out])
+    return len(names)
+
+
+def data(w, h, c):
+    m = ncnn_mp.Mat(w, h, c)
+    for q in range(c):
+        for i in range(w * h):
+            m[q * m.cstep + i] = (rand(2001) - 1000) / 1000
+    return m
+
+
+def run(net, inputs, outputs):
+    with net.create_extractor() as ex:
+        for name, m in inputs.items():
+            ex.input(name, m)
+        return [ex.extract(name) for name in outputs]
+
+
+def same(a, b):
+    if (a.dims, a.w, a.h, a.c) != (b.dims, b.w, b.h, b.c):
+        return "shape %s vs %s" % ((a.dims, a.w, a.h, a.c), (b.dims, b.w, b.h, b.c))
+    return "equal" if a.to_bytes() == b.to_bytes() else "differs"
+
+
+def scaled(m, k):
+    out = m.clone()
+    for q in range(m.c):
+        for i in range(m.w * m.h):
+            out[q * out.cstep + i] = m[q * m.cstep + i] * k
+    return out
+
+
+def pass_case(label, line, producers, tops, reader=True):
+    """line: the pass layer, reading producers' int8 blobs a (a2), writing tops."""
+    prod_lines, weights = ["Input data 0 1 data"], b""
+    if len(producers) > 1:  # (ncnn's params give a blob read twice to a Split)
+        prod_lines.append("Split sp 1 %d data %s" % (len(producers), " ".join("d_" + n for n in producers)))
+    for name in producers:
+        prod_lines.append(conv_line("c_" + name, "data" if len(producers) == 1 else "d_" + name, name, CIN, C, True))
+        weights += int8_conv(CIN, C, True)
+    x = data(6 + rand(5), 5 + rand(5), CIN)
+    chained = net_of(prod_lines + [line], weights)
+    got = run(chained, {"data": x}, producers + tops)
+    made, outs = got[:len(producers)], got[len(producers):]
+    # ncnn's own layer on the same values as floats
+    plain = net_of(["Input %s 0 1 %s" % (n, n) for n in producers] + [line])
+    want = run(plain, dict(zip(producers, made)), tops)
+    a = made[0]
+    values = [a[q * a.cstep + i] for q in range(a.c) for i in range(a.w * a.h)]
+    print(label, [same(g, w) for g, w in zip(outs, want)], "int8 values:", len(set(values)) > 20 and min(values) < 0 < max(values))
+    chained.close()
+    plain.close()
+    if not reader:
+        return
+    # an int8 Convolution reading the int8 blob, against it reading the floats q / TS
+    cin = outs[0].c
+    w9 = int8_conv(cin, 4, False)
+    chained = net_of(prod_lines + [line, conv_line("c9", tops[0], "out", cin, 4, False)], weights + w9)
+    b, out = run(chained, {"data": x}, [tops[0], "out"])
+    plain = net_of(["Input b 0 1 b", conv_line("c9", "b", "out", cin, 4, False)], w9)
+    (want,) = run(plain, {"b": scaled(b, 1 / TS)}, ["out"])
+    print(label, "read by an int8 Convolution:", same(out, want))
+    chained.close()
+    plain.close()
+
+
+pass_case("ReLU", "ReLU r 1 1 a b", ["a"], ["b"])
+pass_case("max Pooling 2/2", "Pooling p 1 1 a b 0=0 1=2 2=2", ["a"], ["b"])
+pass_case("max Pooling 3/2 pad 1 full", "Pooling p 1 1 a b 0=0 1=3 2=2 3=1", ["a"], ["b"])
+pass_case("max Pooling 3/1 pad 1 valid", "Pooling p 1 1 a b 0=0 1=3 2=1 3=1 5=1", ["a"], ["b"])
+pass_case("max Pooling 3/2 SAME upper", "Pooling p 1 1 a b 0=0 1=3 2=2 5=2", ["a"], ["b"])
+pass_case("max Pooling 2x3/2 SAME lower", "Pooling p 1 1 a b 0=0 1=2 11=3 2=2 5=3", ["a"], ["b"])
+pass_case("max Pooling global", "Pooling p 1 1 a b 0=0 4=1", ["a"], ["b"], reader=False)
+pass_case("Concat", "Concat k 2 1 a a2 b 0=0", ["a", "a2"], ["b"])
+pass_case("Slice", "Slice s 1 2 a b b2 -23300=2,-233,-233 1=0", ["a"], ["b", "b2"])
+pass_case("ShuffleChannel", "ShuffleChannel s 1 1 a b 0=2", ["a"], ["b"])
+
+# Refused at load: each layer below would read the int8 blob `a` as floats.
+net = ncnn_mp.Net()
+base = ["Input data 0 1 data", conv_line("c0", "data", "a", CIN, C, True)]
+for label, line in (("Softmax", "Softmax s 1 1 a b"), ("leaky ReLU", "ReLU r 1 1 a b 0=0.1"),
+                    ("average Pooling", "Pooling p 1 1 a b 0=1 1=2 2=2"),
+                    ("fp32 Convolution", "Convolution f 1 1 a b 0=2 1=1 6=16"),
+                    ("fp32 InnerProduct", "InnerProduct f 1 1 a b 0=2 2=%d" % (C * 4)),
+                    ("Concat of int8 and float", None),
+                    ("ReLU after a Split", "Split sp 1 2 a s1 s2\nReLU r 1 1 s1 b 0=0.5")):
+    lines = base + line.split("\n") if line else ["Input data 0 1 data", "Split sp 1 2 data e1 e2",
+                                                   conv_line("c0", "e1", "a", CIN, C, True), "Concat k 2 1 a e2 b 0=0"]
+    check(label, lambda: net.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), blobs(lines), "\n".join(lines))))
+# the same Net then loads and runs a param that fits
+lines = base + ["ReLU r 1 1 a b"]
+net.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), blobs(lines), "\n".join(lines)))
+net.load_model(int8_conv(CIN, C, True))
+(b,) = run(net, {"data": data(4, 4, CIN)}, ["b"])
+print("after the refusals:", b.w, b.h, b.c, min(b[q * b.cstep + i] for q in range(b.c) for i in range(16)) == 0)
+net.close()
