@@ -15,7 +15,7 @@
 #   make soak            a mixed workload for SECONDS (default 1800): RSS and heap over time
 #   make mcu-report      the MCU figures: firmware size, memory, instructions per extract (QEMU,
 #                        Cortex-M3 and RISC-V side by side)
-#   make test-mcu        only the tests on the bare-metal Cortex-M3 and RISC-V firmwares under QEMU
+#   make test-mcu        only the tests on the bare-metal Cortex-M3, Cortex-M4F and RISC-V firmwares under QEMU
 #   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu or rv32: under QEMU);
 #                        ARGS="..." its arguments, HEAP=16M MicroPython's heap (Unix)
 #   make photos          scikit-image's photos as PPM files in build/photos, for the examples

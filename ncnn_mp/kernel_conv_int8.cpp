@@ -7,6 +7,7 @@
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
 // depthwise_int8: one plane per channel, 3x3 unrolled with its weights in locals.
 #include "kernels.h"
+#include "kernel_dsp.h"
 
 #if NCNN_MP_KERNELS
 
@@ -34,6 +35,9 @@ void gather(const Planes<signed char> &in, int q0, int inch, const ConvShape &s,
 
 // Two pixels (interleaved cols) x two weight rows.
 void dot2x2(const signed char *c, const signed char *w0, const signed char *w1, int n, int sums[4]) {
+#if NCNN_MP_DSP
+    return dsp::dot2x2(c, w0, w1, n, sums);  // (the columns rearranged by dsp::pair_cols: kernel_dsp.h)
+#endif
     int s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     const signed char *end = w0 + n;
     for (; w0 + 4 <= end; w0 += 4, w1 += 4, c += 8) {
@@ -75,6 +79,9 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
         gather(in, q0, inch, s, pix, cols, 2);
         if (two) {
             gather(in, q0, inch, s, pix + 1, cols + 1, 2);
+#if NCNN_MP_DSP
+            dsp::pair_cols(cols, n);
+#endif
         }
         int p = 0;
         for (; p + 1 < outch; p += 2) {
@@ -93,6 +100,15 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
         }
         if (p < outch) {
             const signed char *w0 = weights + p * n;
+#if NCNN_MP_DSP
+            if (two) {  // (the columns are rearranged for dot2x2: it reads them, this row as both rows)
+                int sums[4];
+                dot2x2(cols, w0, w0, n, sums);
+                put_int8(out, out_p0 + p, pix, sums[0]);
+                put_int8(out, out_p0 + p, pix + 1, sums[1]);
+                continue;
+            }
+#endif
             put_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
             if (two) {
                 put_int8(out, out_p0 + p, pix + 1, dot(cols + 1, 2, w0, n));

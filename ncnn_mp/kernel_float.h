@@ -36,6 +36,21 @@
 #endif
 #endif
 
+// A single-precision FPU (Cortex-M4F/M33/M7: __ARM_FP bit 2; RISC-V F: __riscv_flen; the
+// desktop (x86-64: SSE arithmetic; AArch64), so the Unix builds under valgrind and ASan run the same code;
+// Xtensa with an FPU is not told apart here: ESP32/S3 builds say it with
+// -DNCNN_MP_HARD_FLOAT=1): a float multiply and an add are one instruction each, and the fp32
+// kernels take their register-blocked forms (kernel_conv_fp32.cpp, kernel_innerproduct.cpp).
+// Without one they keep the 2x2 block, whose cost is the float calls, not the loads.
+#ifndef NCNN_MP_HARD_FLOAT
+#if (defined(__ARM_FP) && (__ARM_FP & 4)) || (defined(__riscv_flen) && __riscv_flen >= 32) || \
+    defined(__x86_64__) || defined(__aarch64__)
+#define NCNN_MP_HARD_FLOAT 1
+#else
+#define NCNN_MP_HARD_FLOAT 0
+#endif
+#endif
+
 namespace ncnn_mp_kernels {
 
 static NCNN_MP_INLINE uint32_t float_bits(float f) {

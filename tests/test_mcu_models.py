@@ -1,4 +1,5 @@
-"""Real models on the microcontrollers (QEMU's Cortex-M3 board and its RISC-V rv32 board):
+"""Real models on the microcontrollers (QEMU's Cortex-M3 board, its RISC-V rv32 board, and the
+hard-float Cortex-M4F board):
 weights in place in the board's flash (its ROMFS), fp32 and int8 (examples/quantize_int8.py),
 the same photos as the CPython wheel, the same outputs within a stated tolerance, the same
 detections.
@@ -101,9 +102,10 @@ def check_common(output: str, models: list[str], tol: dict[str, float]) -> None:
                 assert load <= reserve and extract <= needed, f"{model}: the stack check would let a thread overflow: {row}"
 
 
-@pytest.fixture(scope="module", params=["qemu", "rv32"])
+@pytest.fixture(scope="module", params=["qemu", "rv32", "qemu-m4f"])
 def board(request: pytest.FixtureRequest) -> QemuBoard:
-    """Each architecture's board, with the same ncnn options and layers (profiles qemu, rv32)."""
+    """Each architecture's board, with the same ncnn options and layers (profiles qemu, rv32,
+    and qemu-m4f: the Cortex-M4F, hard float and DSP instructions)."""
     return QemuBoard(request.param)
 
 

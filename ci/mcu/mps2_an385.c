@@ -6,6 +6,8 @@
 // - libstdc++'s static objects register destructors with __cxa_atexit(..., &__dso_handle).
 // - A 25 MHz timer (the board's CMSDK TIMER0) for qemu_board.time_ns().
 // - The board's flash for models: the 16 MiB at 0x21000000, which nothing else uses.
+// - Built for the MPS2-AN386 (Cortex-M4F, hard float: profile qemu-m4f), the FPU turned on:
+//   the port's start-up leaves it off, and the first float instruction would fault.
 
 #include <errno.h>
 #include <stdint.h>
@@ -68,6 +70,14 @@ void *__dso_handle = &__dso_handle;
 
 void board_init(void) {
     // (the port's Reset_Handler copied .data and cleared .bss: newlib needs nothing more)
+    #if defined(__ARM_FP)
+    // CPACR: full access to coprocessors 10 and 11 (the FPU), before any float instruction
+    // (main's callers, the port's start-up, use none); then barriers so the next instruction
+    // sees it. Nothing runs float code in an interrupt here: lazy stacking's default is fine.
+    volatile uint32_t *cpacr = (volatile uint32_t *)0xe000ed88;
+    *cpacr |= (0xfu << 20);
+    __asm volatile ("dsb\n isb" ::: "memory");
+    #endif
 }
 
 // ---- the timer ----

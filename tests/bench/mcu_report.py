@@ -1,6 +1,6 @@
 """The microcontroller figures (make mcu-report): firmware size, memory and inference cost
-of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385) and RISC-V rv32imac
-(virt), printed as Markdown tables.
+of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32imac
+(virt) and the hard-float Cortex-M4F (MPS2-AN386, qemu-m4f*), printed as Markdown tables.
 
 - Size: text/data/bss of MicroPython's qemu firmware without ncnn_mp (profiles qemu-plain,
   rv32-plain) and with it (qemu and rv32: ncnn with names; qemu-nostring and rv32-nostring:
@@ -36,10 +36,11 @@ from firmware import build_firmware  # noqa: E402
 from preflight import probe  # noqa: E402
 from qemu import run_script  # noqa: E402
 
-PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring"]
-WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring"]
-BOARDS = ["qemu", "rv32"]  # one firmware a board, with the same ncnn options
-PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain"}
+PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f"]
+WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f"]
+BOARDS = ["qemu", "rv32", "qemu-m4f"]  # one firmware a board, with the same ncnn options
+PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain",
+         "qemu-m4f": "qemu-m4f-plain"}
 
 
 def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
@@ -95,7 +96,8 @@ def main() -> int:
         return real_models({p: build_firmware(p) for p in BOARDS})
     elves = {p: build_firmware(p) for p in PROFILES}
     sizes = {p: size(p, elves[p]) for p in PROFILES}
-    print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac; -Os; ncnn MinSizeRel)\n")
+    print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac, qemu-m4f*: MPS2-AN386 "
+          "Cortex-M4F; -Os; ncnn MinSizeRel)\n")
     print("| firmware | text | data | bss | text more than plain |")
     print("|---|---:|---:|---:|---:|")
     for p in PROFILES:
