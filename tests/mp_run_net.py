@@ -10,16 +10,20 @@ import ncnn_mp
 
 param, weights, in_name = sys.argv[1], sys.argv[2], sys.argv[3]
 w, h, c = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-data, outdir, outs = open(sys.argv[7], "rb").read(), sys.argv[8], sys.argv[9:]
+source, outdir, outs = open(sys.argv[7], "rb"), sys.argv[8], sys.argv[9:]
 net = ncnn_mp.Net()
 net.opt.num_threads = 1
 net.load_param(param)
 net.load_model(weights)
 size = w * h * c * 4
-for n in range(len(data) // size):
+n = 0
+while True:
+    chunk = source.read(size)  # (one input at a time: the Unix port's heap is small)
+    if len(chunk) < size:
+        break
     x = ncnn_mp.Mat(w, h, c)
     plane = memoryview(x)
-    values = array("f", data[n * size:(n + 1) * size])
+    values = array("f", chunk)
     for q in range(c):
         plane[q * x.cstep:q * x.cstep + w * h] = values[q * w * h:(q + 1) * w * h]
     with net.create_extractor() as ex:
@@ -31,4 +35,5 @@ for n in range(len(data) // size):
             with open("%s/%d_%s.f32" % (outdir, n, name), "wb") as f:
                 for q in range(m.c):
                     f.write(bytes(v[q * m.cstep:q * m.cstep + m.w * m.h]))
+    n += 1
 net.close()

@@ -21,7 +21,9 @@ Prints what each costs (emulated instructions, C heap high-water) for the README
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import ncnn
@@ -29,13 +31,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from conftest import REPO, QemuBoard, shared_models
+from conftest import NO_ASLR, REPO, QemuBoard, _firmware, shared_models
 
 sys.path.insert(0, str(REPO / "examples"))
 import detection  # noqa: E402
 import retinaface  # noqa: E402
 import nanodet  # noqa: E402
-from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_model,  # noqa: E402
+from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,  # noqa: E402
+                         nanodet_model,
                          photo_input, retinaface_models)
 from romfs_pack import pack  # noqa: E402
 
@@ -44,6 +47,13 @@ F32 = npt.NDArray[np.float32]
 FP32_TOL = 2e-3  # the board's generic float code against the wheel's x86 kernels (other sum orders)
 INT8_TOL = 0.15  # generic int8 code against the wheel's x86 kernels: a rounding step apart here and there
 RETINA_OUTPUTS = [name for s in retinaface.STRIDES for name in retinaface.output_names(s)]
+# An int8 chain on the board against the same model on the desktop's kernels (the memcheck
+# firmware): the int8 layers compute the same integers, but ncnn's float layers between them
+# (x86 there, generic here) can differ in the last bit and flip a rounding where a float
+# blob is quantized again.
+CHAIN_TOL = INT8_TOL
+# Against the fp32 model in the wheel (the issue's accuracy bar for int8 between layers).
+CHAIN_IOU, CHAIN_SCORE = 0.9, 0.05
 
 
 def wheel_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: F32) -> dict[str, F32]:
@@ -58,6 +68,32 @@ def wheel_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: 
         assert ret == 0
         result[name] = np.array(m, dtype=np.float32).reshape(max(m.c, 1), -1)  # channel by channel
     return result
+
+
+def kernels_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: F32) -> dict[str, F32]:
+    """A model's outputs on the desktop firmware with ncnn_mp's kernels (profile memcheck, run
+    natively: tests/mp_run_net.py): the reference for an int8 model on the boards' kernels,
+    and for an int8 chain, which the wheel's own layers cannot run."""
+    c, h, w = x.shape
+    with tempfile.TemporaryDirectory() as d:
+        x.astype(np.float32).tofile(Path(d) / "in.f32")
+        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "tests" / "mp_run_net.py"), str(param),
+                                      str(weights), in_name, str(w), str(h), str(c), str(Path(d) / "in.f32"), d, *outs],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        channels = {line.split()[1]: int(line.split()[4]) for line in r.stdout.splitlines() if line.startswith("shape ")}
+        return {name: np.fromfile(Path(d) / f"0_{name}.f32", dtype=np.float32).reshape(channels[name], -1)
+                for name in outs}
+
+
+def close_to(got: list[list[float]], want: list[list[float]], iou: float, score: float, what: str) -> None:
+    """Detections (score, box[, class]) as the reference's: as many, each box within the IoU,
+    each score within `score` (and the same class)."""
+    assert len(got) == len(want), (what, got, want)
+    for g, w in zip(got, want):
+        assert abs(g[0] - w[0]) <= score, (what, g, w)
+        assert detection.box_iou(g[1:5], w[1:5]) >= iou, (what, g, w)
+        assert g[5:] == w[5:], (what, g, w)
 
 
 def padded(channels: F32) -> bytes:
@@ -122,7 +158,7 @@ def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tupl
     expected: dict[str, list[list[float]]] = {}
     for model, (param, weights) in retina_models.items():
         files[model + ".param"], files[model + ".bin"] = param.read_bytes(), weights.read_bytes()
-        outs = wheel_outputs(param, weights, "data", RETINA_OUTPUTS, x)
+        outs = (kernels_outputs if model == "int8c" else wheel_outputs)(param, weights, "data", RETINA_OUTPUTS, x)
         for name, value in outs.items():
             files[f"ref_{model}_0_{name}.f32"] = padded(value)
         by_stride = {}
@@ -135,14 +171,13 @@ def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tupl
     config = {"models": list(retina_models), "images": 1, "size": [SIZE, SIZE, 3], "input": "data",
               "outputs": RETINA_OUTPUTS, "detector": "retinaface"}
     output = run_board(board, files, config)
-    check_common(output, list(retina_models), {"fp32": FP32_TOL, "int8": INT8_TOL})
+    check_common(output, list(retina_models), {"fp32": FP32_TOL, "int8": INT8_TOL, "int8c": CHAIN_TOL})
     for model, want in expected.items():
         got = [[float(v) for v in row[2:]] for row in lines(output, "face") if row[0] == model]
-        assert want, f"{model}: the wheel finds no face in the astronaut photo at {SIZE}x{SIZE}"
-        assert len(got) == len(want), (model, got, want)
-        for g, w in zip(got, want):
-            assert abs(g[0] - w[0]) <= 1e-3, (model, g, w)
-            assert detection.box_iou(g[1:5], w[1:5]) >= 0.95, (model, g, w)
+        assert want, f"{model}: the reference finds no face in the astronaut photo at {SIZE}x{SIZE}"
+        close_to(got, want, 0.95, 1e-3, model)
+        if model == "int8c":  # int8 between layers: the fp32 model's face
+            close_to(got, expected["fp32"], CHAIN_IOU, CHAIN_SCORE, "int8c against fp32")
 
 
 def test_nanodet_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
@@ -171,32 +206,72 @@ def test_nanodet_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
         assert detection.box_iou(g[1:5], o[1:5]) >= 0.95, (g, o)
 
 
-def mnist_int8_files(folder: Path) -> tuple[dict[str, bytes], list[list[str]]]:
-    """MNIST in int8, the ten digits as inputs and the int8 model's outputs in the wheel: the
-    board's files, and the top-1s."""
-    int8 = mnist_int8(folder)
-    files = {"int8.param": int8[0].read_bytes(), "int8.bin": int8[1].read_bytes()}
-    want = []
-    for n, x in enumerate(mnist_digits()):
-        files[f"in{n}.f32"] = x.tobytes()
-        out = wheel_outputs(*int8, "data", ["fc"], x)["fc"]
-        files[f"ref_int8_{n}_fc.f32"] = padded(out)
-        want.append([str(n), str(int(out.argmax()))])
+def test_nanodet_int8_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
+    """NanoDet-m in int8 and with int8 between layers: the desktop kernels' outputs, and the
+    fp32 model's objects in the wheel (a cup on a dining table)."""
+    import skimage.data
+
+    fp32 = nanodet_model(tmp_path)
+    models = nanodet_int8(tmp_path, fp32)
+    x = nanodet_input(skimage.data.coffee(), NANODET_SIDE)
+    outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
+    c, h, w = x.shape
+
+    def objects(outs: dict[str, F32]) -> list[list[float]]:
+        by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
+                         *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
+        return [[*o[:5], o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]
+
+    fp32_objects = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x))
+    files, expected = {"in0.f32": x.tobytes()}, {}
+    for model, (param, weights) in models.items():
+        files[model + ".param"], files[model + ".bin"] = param.read_bytes(), weights.read_bytes()
+        outs = kernels_outputs(param, weights, nanodet.INPUT, outputs, x)
+        for name, value in outs.items():
+            files[f"ref_{model}_0_{name}.f32"] = padded(value)
+        expected[model] = objects(outs)
+    config = {"models": list(models), "images": 1, "size": [w, h, c], "input": nanodet.INPUT, "outputs": outputs,
+              "detector": "nanodet"}
+    output = run_board(board, files, config, timeout=900)
+    check_common(output, list(models), {"int8": CHAIN_TOL, "int8c": CHAIN_TOL})
+    for model, want in expected.items():
+        got = [[float(v) for v in row[2:7]] + [int(row[7])] for row in lines(output, "object") if row[0] == model]
+        close_to(got, want, 0.95, 1e-3, model)
+        close_to(got, fp32_objects, CHAIN_IOU, CHAIN_SCORE, f"{model} against fp32")
+
+
+def mnist_int8_files(folder: Path, chain: bool = False) -> tuple[dict[str, bytes], list[list[str]]]:
+    """MNIST in int8 (chain: and int8 between layers, "int8c"), the ten digits as inputs and
+    the int8 model's outputs in the wheel (int8c: on the desktop's kernels): the board's
+    files, and the top-1s (model, digit, top-1)."""
+    models = {"int8": mnist_int8(folder)}
+    if chain:
+        models["int8c"] = mnist_int8(folder, chain=True)
+    files, want = {}, []
+    for model, (param, weights) in models.items():
+        files[f"{model}.param"], files[f"{model}.bin"] = param.read_bytes(), weights.read_bytes()
+        for n, x in enumerate(mnist_digits()):
+            files[f"in{n}.f32"] = x.tobytes()
+            reference = kernels_outputs if model == "int8c" else wheel_outputs
+            out = reference(param, weights, "data", ["fc"], x)["fc"]
+            files[f"ref_{model}_{n}_fc.f32"] = padded(out)
+            want.append([model, str(n), str(int(out.argmax()))])
     return files, want
 
 
 def run_mnist_int8(board: QemuBoard, files: dict[str, bytes], want: list[list[str]]) -> None:
-    config = {"models": ["int8"], "images": 10, "size": [28, 28, 1], "input": "data", "outputs": ["fc"],
+    models = list(dict.fromkeys(w[0] for w in want))
+    config = {"models": models, "images": 10, "size": [28, 28, 1], "input": "data", "outputs": ["fc"],
               "detector": "classifier"}
     output = run_board(board, files, config)
-    check_common(output, ["int8"], {"int8": INT8_TOL})
-    assert [row[1:] for row in lines(output, "top1")] == want
-    assert [w[1] for w in want] == [str(d) for d in range(10)]  # and int8 still reads every digit right
+    check_common(output, models, {"int8": INT8_TOL, "int8c": CHAIN_TOL})
+    assert lines(output, "top1") == want
+    assert [w[2] for w in want] == [str(d) for _ in models for d in range(10)]  # every digit still read right
     assert re.search(r"^cost int8 0 \d+ \d+$", output, re.M)
 
 
 def test_mnist_int8_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
-    files, want = mnist_int8_files(tmp_path)
+    files, want = mnist_int8_files(tmp_path, chain=True)
     run_mnist_int8(board, files, want)
 
 

@@ -1,0 +1,193 @@
+"""int8 between layers (quantize_int8.py --chain; README "int8 between layers"), on the
+desktop firmware with ncnn_mp's kernels (profile memcheck, run natively here; the MCU suite
+runs the same models on the boards):
+
+- which blobs the quantizer keeps int8 (chains());
+- a firmware without the kernels refuses a chained model at load, naming the layer;
+- accuracy against the fp32 model and against int8 with float between layers, in the CPython
+  wheel: MNIST's ten digits and 1,000 variants (top-1 agreement); RetinaFace and NanoDet-m on
+  scikit-image photos (the same detections: IoU >= 0.9, scores within 0.05).
+The numbers are printed (pytest -s) for the README.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from conftest import REPO, MicroPython
+
+sys.path.insert(0, str(REPO / "examples"))
+import nanodet  # noqa: E402
+import quantize_int8 as qz  # noqa: E402
+import retinaface  # noqa: E402
+from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,  # noqa: E402
+                         nanodet_model, photo_input, retinaface_models, shared_models)
+from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, close_to, kernels_outputs, wheel_outputs  # noqa: E402
+
+F32 = npt.NDArray[np.float32]
+
+GRAPH = """7767517
+13 14
+Input           in   0 1 data
+Convolution     c0   1 1 data a 0=4 1=1 6=4
+Split           sp   1 2 a a1 a2
+Convolution     c1   1 1 a1 b 0=4 1=1 6=16
+Convolution     c2   1 1 a2 b2 0=4 1=1 6=16
+Concat          k    2 1 b b2 cat
+ReLU            r    1 1 cat catr
+Pooling         p    1 1 catr pl 0=0 1=2 2=2
+Convolution     c3   1 1 pl d 0=4 1=1 6=32
+Interp          i    1 1 d e 0=1
+Convolution     c4   1 1 e f 0=4 1=1 6=16
+Pooling         pa   1 1 f g 0=1 1=2 2=2
+InnerProduct    fc   1 1 g out 0=2 2=8
+"""
+
+
+def test_chains_found() -> None:
+    """Groups joined by Split, Concat, ReLU and max Pooling, written by int8 convolutions and
+    read only by int8 layers; not one read by Interp or an average Pooling, not the input, not
+    an InnerProduct's output, not an output of the network."""
+    layers, blobs = qz.parse_param(GRAPH)
+    model = qz.Model(layers, blobs)
+    chosen = ["c0", "c1", "c2", "c3", "c4", "fc"]
+    found = {(tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(model, chosen)}
+    assert found == {(("a", "a1", "a2"), ("c0",), ("c1", "c2")),
+                     (("b", "b2", "cat", "catr", "pl"), ("c1", "c2"), ("c3",))}
+    # a layer left fp32 (--skip) breaks its chains
+    found = {tuple(g.producers) for g in qz.chains(model, ["c0", "c1", "c2", "c4", "fc"])}
+    assert found == {("c0",)}
+    # a leaky ReLU between them is no pass-through
+    leaky = qz.Model(qz.parse_param(GRAPH.replace("ReLU            r    1 1 cat catr",
+                                                  "ReLU            r    1 1 cat catr 0=0.1"))[0], blobs)
+    assert {tuple(g.producers) for g in qz.chains(leaky, chosen)} == {("c0",)}
+
+
+def test_chained_model_refused_without_kernels(micropython: MicroPython, tmp_path: Path) -> None:
+    """The plain unix firmware keeps ncnn's x86 layers, which read int8 as floats: the chained
+    MNIST (int8 through Pooling) fails at load_param with the layer and blob named; the
+    firmware with the kernels loads it."""
+    param, weights = mnist_int8(tmp_path, chain=True)
+    source = f"""
+import ncnn_mp
+net = ncnn_mp.Net()
+try:
+    net.load_param({str(param)!r})
+    net.load_model({str(weights)!r})
+    print("loaded")
+except ValueError as e:
+    print(e)
+"""
+    out = micropython.check(source)
+    if "NCNN_MP_KERNELS" in micropython.check("import ncnn_mp; print(ncnn_mp.build_info())"):
+        assert out.strip() == "loaded", out
+    else:
+        assert "layer 'pool0' (Pooling) cannot read the int8 blob 'conv0'" in out, out
+
+
+def digit_variants(n: int, seed: int = 5) -> list[F32]:
+    """n MNIST-like inputs from the ten digits: shifted up to 3 pixels, contrast 0.6..1,
+    Gaussian noise 0..0.15, clipped to [0, 1]."""
+    rng = np.random.default_rng(seed)
+    digits = mnist_digits()
+    out = []
+    for i in range(n):
+        d = digits[i % 10][0]
+        d = np.roll(d, (int(rng.integers(-3, 4)), int(rng.integers(-3, 4))), axis=(0, 1))
+        d = d * rng.uniform(0.6, 1.0) + rng.normal(0, rng.uniform(0, 0.15), d.shape)
+        out.append(np.clip(d, 0, 1).astype(np.float32).reshape(1, 28, 28))
+    return out
+
+
+def test_mnist_agreement(tmp_path: Path) -> None:
+    mnist = shared_models("mnist", "mnist.param", "mnist.bin")
+    fp32 = (mnist / "mnist.param", mnist / "mnist.bin")
+    int8 = mnist_int8(tmp_path)
+    chain = mnist_int8(tmp_path, chain=True)
+    inputs = mnist_digits() + digit_variants(1000)
+    x = np.concatenate([i.reshape(1, 1, 28, 28) for i in inputs])  # (N, 1, 28, 28)
+    top = {"fp32": [], "int8": []}
+    for name, files in (("fp32", fp32), ("int8", int8)):
+        top[name] = [int(wheel_outputs(*files, "data", ["fc"], i)["fc"].argmax()) for i in inputs]
+    top["chain"] = [int(o.argmax()) for o in batch_outputs(chain, x)]
+    assert top["chain"][:10] == list(range(10)), top["chain"][:10]
+    vs_fp32 = np.mean(np.array(top["chain"]) == np.array(top["fp32"]))
+    vs_int8 = np.mean(np.array(top["chain"]) == np.array(top["int8"]))
+    int8_vs_fp32 = np.mean(np.array(top["int8"]) == np.array(top["fp32"]))
+    print(f"MNIST, 10 digits + 1,000 variants: int8 chain top-1 = fp32's {vs_fp32:.1%}, = int8's {vs_int8:.1%}; "
+          f"(int8 = fp32's {int8_vs_fp32:.1%})")
+    assert vs_fp32 >= 0.97 and vs_int8 >= 0.97
+
+
+def batch_outputs(files: tuple[Path, Path], x: F32) -> list[F32]:
+    """The "fc" output of each of x's inputs (N, c, h, w) on the desktop's kernels."""
+    import subprocess
+    import tempfile
+
+    from conftest import NO_ASLR, _firmware
+
+    n, c, h, w = x.shape
+    with tempfile.TemporaryDirectory() as d:
+        x.astype(np.float32).tofile(Path(d) / "in.f32")
+        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "tests" / "mp_run_net.py"),
+                                      str(files[0]), str(files[1]), "data", str(w), str(h), str(c),
+                                      str(Path(d) / "in.f32"), d, "fc"], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return [np.fromfile(Path(d) / f"{k}_fc.f32", dtype=np.float32) for k in range(n)]
+
+
+def faces(outs: dict[str, F32]) -> list[list[float]]:
+    by_stride = {}
+    for stride in retinaface.STRIDES:
+        cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
+        side = SIZE // stride
+        by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
+                             landmark.reshape(-1).tolist())
+    return [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]
+
+
+def test_retinaface_agreement(tmp_path: Path) -> None:
+    """The astronaut (calibration: chelsea, coffee, rocket, camera): int8 chain against fp32."""
+    import skimage.data
+
+    models = retinaface_models(tmp_path)
+    names = [n for s in retinaface.STRIDES for n in retinaface.output_names(s)]
+    x = photo_input(skimage.data.astronaut(), SIZE)
+    want = faces(wheel_outputs(*models["fp32"], "data", names, x))
+    int8 = faces(wheel_outputs(*models["int8"], "data", names, x))
+    got = faces(kernels_outputs(*models["int8c"], "data", names, x))
+    print(f"RetinaFace, astronaut at {SIZE}x{SIZE}: fp32 {want}; int8 {int8}; int8 chain {got}")
+    assert want
+    close_to(got, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")
+
+
+@pytest.mark.parametrize("photo", ["coffee", "stereo_motorcycle", "chelsea", "astronaut"])
+def test_nanodet_agreement(tmp_path: Path, photo: str) -> None:
+    """NanoDet-m (calibration: chelsea, astronaut, rocket, camera): int8 and int8 chain against
+    fp32, on photos outside the calibration set and in it."""
+    import skimage.data
+
+    image = getattr(skimage.data, photo)()
+    image = image[0] if isinstance(image, tuple) else image  # (stereo_motorcycle: left, right, disparity)
+    fp32 = nanodet_model(tmp_path)
+    models = nanodet_int8(tmp_path, fp32)
+    x = nanodet_input(image, NANODET_SIDE)
+    c, h, w = x.shape
+    outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
+
+    def objects(outs: dict[str, F32]) -> list[list[float]]:
+        by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
+                         *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
+        return [[*map(float, o[:5]), o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]
+
+    want = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x))
+    int8 = objects(kernels_outputs(*models["int8"], nanodet.INPUT, outputs, x))
+    chain = objects(kernels_outputs(*models["int8c"], nanodet.INPUT, outputs, x))
+    print(f"NanoDet-m, {photo}: fp32 {want}; int8 {int8}; int8 chain {chain}")
+    close_to(int8, want, CHAIN_IOU, CHAIN_SCORE, "int8 against fp32")
+    close_to(chain, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")
