@@ -5,7 +5,9 @@
 // then kernel position); then for each pair of output channels four sums at once: per k
 // two loads of inputs, two of weights, four multiply-accumulates. The gather costs
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
-// depthwise_int8: one plane per channel, 3x3 unrolled with its weights in locals.
+// depthwise_int8: one plane per channel, an output row at a time: 3x3 as three passes of
+// three taps (the Cortex-M3's 13 registers hold three weights, not nine), the sums in a row
+// of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
 
@@ -117,34 +119,55 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
     }
 }
 
-void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, const Int8Out &out) {
+namespace {
+
+// One kernel row's three taps (weights w0, w1, w2, d apart) along an output row of n:
+// sums[j] = (or +=, !First) the three products. Stride 1 without dilation slides a window,
+// one load an output.
+template<bool First>
+void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+    if (sw == 1 && d == 1) {
+        int x0 = r[0], x1 = r[1];
+        for (int j = 0; j < n; j++) {
+            int x2 = r[j + 2];
+            int v = x0 * w0 + x1 * w1 + x2 * w2;
+            sums[j] = First ? v : sums[j] + v;
+            x0 = x1;
+            x1 = x2;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, r += sw) {
+        int v = r[0] * w0 + r[d] * w1 + r[2 * d] * w2;
+        sums[j] = First ? v : sums[j] + v;
+    }
+}
+
+}  // namespace
+
+void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, int *sums,
+                    const Int8Out &out) {
     const int sw = s.stride_w, row = s.stride_h * in.w;
     for (int g = 0; g < in.c; g++) {
         const signed char *plane = in.data + g * in.cstep;
         const signed char *k = weights + g * s.maxk;
-        int pix = 0;
-        if (s.kernel_w == 3 && s.kernel_h == 3) {
-            const int d1 = s.dilation_w, d2 = 2 * s.dilation_w, r1 = s.dilation_h * in.w, r2 = 2 * r1;
-            const int k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
-            for (int i = 0; i < s.outh; i++) {
-                const signed char *p = plane + i * row;
-                for (int j = 0; j < s.outw; j++, p += sw) {
-                    int sum = p[0] * k0 + p[d1] * k1 + p[d2] * k2 + p[r1] * k3 + p[r1 + d1] * k4 + p[r1 + d2] * k5 +
-                              p[r2] * k6 + p[r2 + d1] * k7 + p[r2 + d2] * k8;
-                    put_int8(out, g, pix++, sum);
-                }
-            }
-            continue;
-        }
         for (int i = 0; i < s.outh; i++) {
             const signed char *p = plane + i * row;
-            for (int j = 0; j < s.outw; j++, p += sw) {
-                int sum = 0;
-                for (int m = 0; m < s.maxk; m++) {
-                    sum += p[s.ofs[m]] * k[m];
+            if (s.kernel_w == 3 && s.kernel_h == 3) {  // row by row: three weights in registers at a time
+                const int d = s.dilation_w, r1 = s.dilation_h * in.w;
+                taps3<true>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
+                taps3<false>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
+                taps3<false>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
+            } else {
+                for (int j = 0; j < s.outw; j++, p += sw) {
+                    int sum = 0;
+                    for (int m = 0; m < s.maxk; m++) {
+                        sum += p[s.ofs[m]] * k[m];
+                    }
+                    sums[j] = sum;
                 }
-                put_int8(out, g, pix++, sum);
             }
+            put_row_int8(out, g, i * s.outw, sums, s.outw);
         }
     }
 }

@@ -345,7 +345,11 @@ private:
                         requantize ? static_cast<const Requant *>(requant.data) : NULL };
         const signed char *weights = weight_;
         if (depthwise) {
-            depthwise_int8(in8, weights, s, out);
+            ncnn::Mat sums(s.outw, static_cast<size_t>(4u), opt.workspace_allocator);
+            if (sums.empty()) {
+                return -100;
+            }
+            depthwise_int8(in8, weights, s, static_cast<int *>(sums.data), out);
             return 0;
         }
         for (int g = 0; g < group; g++) {

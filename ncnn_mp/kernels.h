@@ -208,6 +208,22 @@ static NCNN_MP_INLINE void put_int8(const Int8Out &out, int p, int i, int sum) {
     }
 }
 
+// n sums of channel p into outputs i0.. (put_int8 along a row: the channel's Requant read
+// once, into a local the byte stores cannot alias).
+static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const int *sums, int n) {
+    if (out.requant != NULL && out.requant[p].mult != 0) {
+        const Requant r = out.requant[p];
+        signed char *d = static_cast<signed char *>(out.data) + p * out.cstep + i0;
+        for (int j = 0; j < n; j++) {
+            d[j] = r.apply(sums[j]);
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++) {
+        store_int8(out, p, i0 + j, sums[j]);
+    }
+}
+
 // A convolution of `inch` input planes with outch output channels (one group), output
 // channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.
 // cols: workspace of 2 * inch * maxk elements. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
@@ -218,7 +234,9 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
 
 // One output channel per input channel (a depthwise convolution): channel g of `in`
 // with weights + g * maxk into output channel g. (Same files.)
-void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, const Int8Out &out);
+// sums: workspace of outw int32s.
+void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, int *sums,
+                    const Int8Out &out);
 void depthwise_fp32(const Planes<float> &in, const float *weights, const float *bias, const ConvShape &s,
                     const Fp32Out &out);
 

@@ -1,5 +1,6 @@
-"""Where a real model's instructions go on a QEMU board, layer by layer (examples/netprofile.py
-on the board, -icount: emulated instructions), summed by layer type; for the convolutions
+"""Where a real model's instructions go on a QEMU board, layer by layer (examples/netprofile.py's
+walk on the board, -icount: emulated instructions, less the walk's own cost per extract),
+summed by layer type; for the convolutions
 and inner products a least-squares split of each layer's instructions into a cost per
 MAC, per input element (quantize and pad, or the padded copy) and per output element
 (the epilogue: dequantize, bias, activation, store).
@@ -35,14 +36,32 @@ from romfs_pack import pack  # noqa: E402
 PROFILE_SIDE = 96
 
 BOARD_SCRIPT = """
-import json, ncnn_mp, netprofile, qemu_board
+import gc, json, ncnn_mp, qemu_board
 net = ncnn_mp.Net()
 net.load_param(ncnn_mp.DataReader(from_memory=memoryview(open("/rom/m.param", "rb"))))
 net.load_model(memoryview(open("/rom/m.bin", "rb")), copy=False)
 x = ncnn_mp.Mat(%d, %d, %d)
 x.fill(0.5)
-for name, kind, spent, shapes, size in netprofile.profile(net, {%r: x}, qemu_board.time_ns):
-    print(json.dumps([name, kind, spent, shapes]))
+blobs = net.blobs()
+clock = qemu_board.time_ns
+# netprofile.py's walk (one Extractor, each layer's tops in net order), less what the walk
+# itself costs: the same tops extracted again (ncnn hands back what it kept: the extract's
+# own work, and an int8 blob's conversion to float, which a real extract does not do)
+with net.create_extractor() as ex:
+    ex.input(%r, x)
+    for layer in net.layers():
+        if layer["type"] == "Input":
+            continue
+        names = [blobs[top]["name"] for top in layer["tops"]]
+        t0 = clock()
+        outs = [ex.extract(n) for n in names]
+        t1 = clock()
+        again = [ex.extract(n) for n in names]
+        t2 = clock()
+        shapes = [(m.w, m.h, m.c) for m in outs]
+        print(json.dumps([layer["name"], layer["type"], max(0, (t1 - t0) - (t2 - t1)), shapes]))
+        outs = again = None
+        gc.collect()  # (the float copies of int8 blobs: freed now, not when the heap fills)
 """
 
 
