@@ -22,7 +22,8 @@ ANY = "any input: each element on its own, or a shape the layer derives from its
 # What the guard checks per type (shape_guard.cpp, shape_rules.cpp), or why a type needs no check.
 CHECKS: dict[str, str] = {
     "AbsVal": ANY, "BNLL": ANY, "Dropout": ANY, "ELU": ANY, "Exp": ANY, "Log": ANY, "Power": ANY,
-    "ReLU": ANY, "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
+    "ReLU": ANY + " (wrapped for int8: one without a slope passes int8 on, README \"int8 between layers\")",
+    "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
     "HardSigmoid": ANY, "SELU": ANY, "HardSwish": ANY, "Mish": ANY, "Swish": ANY, "Softplus": ANY,
     "GELU": ANY, "Erf": ANY, "CELU": ANY, "Shrink": ANY, "Cast": ANY, "Packing": ANY, "DeepCopy": ANY, "Input": ANY, "Split": ANY, "Flatten": ANY,
     "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Padding": ANY, "Squeeze": ANY,
