@@ -1,7 +1,7 @@
 // int8 convolutions (kernels.h): int32 sums, no float operation inside the sums.
 //
 // conv_int8: two output pixels' receptive fields gathered once, interleaved (cols[2k] the
-// first pixel's k-th value, cols[2k+1] the second's), in the weights' order (input channel,
+// first pixel's k-th value, cols[2k+1] the second's; gather2), in the weights' order (input channel,
 // then kernel position); then for each pair of output channels four sums at once: per k
 // two loads of inputs, two of weights, four multiply-accumulates. The gather costs
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
@@ -21,16 +21,47 @@ namespace ncnn_mp_kernels {
 
 namespace {
 
-// Pixel pix's receptive field: n = inch * maxk values, `stride` apart in cols.
-void gather(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, signed char *cols,
-            int stride) {
+// Where pixel pix's receptive field starts in input channel q0.
+const signed char *field(const Planes<signed char> &in, int q0, const ConvShape &s, int pix) {
     int i = pix / s.outw, j = pix - i * s.outw;
-    const signed char *base = in.data + q0 * in.cstep + (i * s.stride_h) * in.w + j * s.stride_w;
-    for (int q = 0; q < inch; q++) {
-        const signed char *src = base + q * in.cstep;
-        for (int k = 0; k < s.maxk; k++) {
-            *cols = src[s.ofs[k]];
-            cols += stride;
+    return in.data + q0 * in.cstep + (i * s.stride_h) * in.w + j * s.stride_w;
+}
+
+// Pixels pix and pix + 1's receptive fields (n = inch * maxk values each), interleaved:
+// cols[2k] the first's k-th value, cols[2k+1] the second's (two false: the first's again).
+// Both in one pass, and 1x1 and 3x3 kernels without the offset table: this copy is shared by
+// every output channel, but a 1x1 layer with few of them spent a tenth of its time here.
+void gather2(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, bool two,
+             signed char *cols) {
+    const signed char *a = field(in, q0, s, pix), *b = two ? field(in, q0, s, pix + 1) : a;
+    const size_t cstep = in.cstep;
+    if (s.maxk == 1) {
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, cols += 2) {
+            cols[0] = *a;
+            cols[1] = *b;
+        }
+        return;
+    }
+    if (s.kernel_w == 3 && s.kernel_h == 3) {
+        const int d = s.dilation_w, r = s.dilation_h * in.w;
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, cols += 18) {
+            for (int y = 0; y < 3; y++) {  // (unrolled: constant offsets into cols)
+                const signed char *ay = a + y * r, *by = b + y * r;
+                signed char *c = cols + 6 * y;
+                c[0] = ay[0];
+                c[1] = by[0];
+                c[2] = ay[d];
+                c[3] = by[d];
+                c[4] = ay[2 * d];
+                c[5] = by[2 * d];
+            }
+        }
+        return;
+    }
+    for (int q = 0; q < inch; q++, a += cstep, b += cstep) {
+        for (int k = 0; k < s.maxk; k++, cols += 2) {
+            cols[0] = a[s.ofs[k]];
+            cols[1] = b[s.ofs[k]];
         }
     }
 }
@@ -78,13 +109,12 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
     const int n = inch * s.maxk, npix = s.outw * s.outh;
     for (int pix = 0; pix < npix; pix += 2) {
         bool two = pix + 1 < npix;
-        gather(in, q0, inch, s, pix, cols, 2);
-        if (two) {
-            gather(in, q0, inch, s, pix + 1, cols + 1, 2);
+        gather2(in, q0, inch, s, pix, two, cols);
 #if NCNN_MP_DSP
+        if (two) {
             dsp::pair_cols(cols, n);
-#endif
         }
+#endif
         int p = 0;
         for (; p + 1 < outch; p += 2) {
             const signed char *w0 = weights + p * n;
