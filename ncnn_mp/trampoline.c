@@ -191,6 +191,13 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
     if (ncnn_mat_get_dims(m->handle) == 0) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method, "produced an empty Mat"));
     }
+    // The layers after it read float32 (a custom layer's top is never an int8 blob to the
+    // Net's check: shape_guard.h), as Extractor.input requires: an int8 or fp16 Mat would be
+    // read past its end.
+    if (ncnn_mat_get_elemsize(m->handle) != 4u * (size_t)ncnn_mat_get_elempack(m->handle)) {
+        nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
+            "produced a Mat of other elements than float32 (the layers after it read float32)"));
+    }
     ncnn_mat_t h = m->handle;
     int dims = ncnn_mat_get_dims(h);
     bool shareable = m->kind == NCNN_MP_MAT_OWNED && m->keep == MP_OBJ_NULL && m->allocator == NULL

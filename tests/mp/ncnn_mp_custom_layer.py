@@ -432,3 +432,21 @@ class Shapes(Layer):
 
 make_net("7767517\n2 2\nInput data 0 1 data -23330=4,3,4,5,6 0=4 1=5 2=6\nShapes s 1 1 data out -23330=4,3,4,5,6\n",
          {"Shapes": Shapes})
+
+
+# A top of other elements than float32 (the layers after it read float32): refused, naming
+# the method; the Net runs again with a layer that returns float32.
+class Int8Top(Layer):
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, opt):
+        return ncnn_mp.Mat(bottom.w, elemsize=1)
+
+
+net = make_net("7767517\n3 3\nInput data 0 1 data 0=2\nInt8Top t 1 1 data mid\nSoftmax s 1 1 mid out\n",
+               {"Int8Top": Int8Top})
+check("int8 top", lambda: run(net, {"data": mat(1, 2)}))
+Int8Top.forward = lambda self, bottom, opt: bottom.clone()
+print("float32 top", values(run(net, {"data": mat(1, 2)})))
