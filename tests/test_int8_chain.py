@@ -84,7 +84,8 @@ except ValueError as e:
     print(e)
 """
     out = micropython.check(source)
-    if "NCNN_MP_KERNELS" in micropython.check("import ncnn_mp; print(ncnn_mp.build_info())"):
+    kernels = micropython.check("import ncnn_mp; print(ncnn_mp.build_info().get('NCNN_MP_KERNELS'))").strip()
+    if kernels == "True":
         assert out.strip() == "loaded", out
     else:
         assert "layer 'pool0' (Pooling) cannot read the int8 blob 'conv0'" in out, out
