@@ -192,3 +192,59 @@ def test_nanodet_agreement(tmp_path: Path, photo: str) -> None:
     print(f"NanoDet-m, {photo}: fp32 {want}; int8 {int8}; int8 chain {chain}")
     close_to(int8, want, CHAIN_IOU, CHAIN_SCORE, "int8 against fp32")
     close_to(chain, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")
+
+
+def variants(param: Path, seed: int, n: int) -> list[str]:
+    """n variants of an int8 model's param: each changes the int8 scale terms (8=) of a few
+    int8 layers (the .bin then holds more or fewer scales than the param reads), or turns a
+    layer between two int8 layers into one that cannot read int8."""
+    rng = np.random.default_rng(seed)
+    lines = param.read_text().splitlines()
+    int8_at = [i for i, line in enumerate(lines) if " 8=" in line]
+    other_at = [i for i, line in enumerate(lines[2:], 2) if line.split()[0] in ("Split", "Concat", "ReLU", "Pooling",
+                                                                                 "Slice", "ShuffleChannel")]
+    out = []
+    for _ in range(n):
+        v = list(lines)
+        swap = bool(other_at) and rng.random() < 0.6
+        for i in rng.choice(int8_at, size=min(len(int8_at), int(rng.integers(1, 4))), replace=False):
+            if swap and rng.random() < 0.5:
+                break  # (a layer swapped alone: the weights still fit, the model runs or is refused)
+            term = str(rng.choice([0, 1, 2, 101, 102, 103, 200, -1]))
+            v[i] = " ".join(t if not t.startswith("8=") else "8=" + term for t in v[i].split())
+        if swap:
+            i = int(rng.choice(other_at))
+            parts = v[i].split()
+            kind = str(rng.choice(["ReLU", "Sigmoid", "Softmax", "Pooling"]))
+            extra = {"ReLU": " 0=0.1", "Pooling": " 0=1 1=2 2=2"}.get(kind, "")
+            if int(parts[2]) == 1 and int(parts[3]) == 1:  # (a layer of one input and one output only)
+                v[i] = " ".join([kind, parts[1], "1 1", parts[4], parts[5]]) + extra
+        out.append("\n".join(v) + "\n")
+    return out
+
+
+@pytest.mark.parametrize("under_valgrind", [False, True])
+def test_int8_terms_fuzzed(tmp_path: Path, under_valgrind: bool) -> None:
+    """Chained MNIST and RetinaFace with their int8 terms changed and pass-through layers
+    swapped, over their own weights, on the firmware with the kernels (natively: 120 variants
+    each; under valgrind: 8): each runs or raises, nothing crashes, valgrind reports nothing."""
+    import subprocess
+
+    from conftest import NO_ASLR, VALGRIND, _firmware, _script_env
+
+    env = dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1") if under_valgrind else _script_env()
+    (tmp_path / "r").mkdir()
+    retina = retinaface_models(tmp_path / "r")  # (its own folder: both write int8c.param)
+    models = [(mnist_int8(tmp_path, chain=True), "data", (28, 28, 1), ["fc"]),
+              (retina["int8c"], "data", (64, 64, 3), [n for s in retinaface.STRIDES for n in retinaface.output_names(s)])]
+    n = 8 if under_valgrind else 120
+    for k, ((param, weights), in_name, (w, h, c), outs) in enumerate(models):
+        path = tmp_path / f"variants{k}.txt"
+        path.write_text("\n---\n".join(variants(param, 100 + k, n)))
+        cmd = NO_ASLR + (VALGRIND if under_valgrind else []) + [str(_firmware("memcheck")),
+                                                                str(REPO / "tests" / "mp_int8_variants.py"),
+                                                                str(path), str(weights), in_name, str(w), str(h),
+                                                                str(c), *outs]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+        assert r.returncode == 0 and r.stdout.strip().endswith("done"), r.stdout[-2000:] + r.stderr[-4000:]
+        print(param.name, r.stdout.splitlines()[0])
