@@ -66,6 +66,13 @@ ifeq ($(NCNN_MP_KERNELS),1)
 CFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
 CXXFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
 endif
+# NCNN_MP_LAYERS: the ncnn layer types a firmware keeps (ci/firmware.py passes a profile's
+# ncnn_layers, or what MODELS=... need): only their kernels are kept (kernels.h).
+ifneq ($(strip $(NCNN_MP_LAYERS)),)
+NCNN_MP_LAYER_FLAGS := -DNCNN_MP_LAYERS_LISTED=1 $(foreach t,$(NCNN_MP_LAYERS),-DNCNN_MP_LAYER_$(t)=1)
+CFLAGS_USERMOD += $(NCNN_MP_LAYER_FLAGS)
+CXXFLAGS_USERMOD += $(NCNN_MP_LAYER_FLAGS)
+endif
 CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
 # ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.

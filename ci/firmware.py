@@ -95,6 +95,8 @@ def build_firmware(profile_name: str = "unix") -> Path:
     out = _firmware_dir(profile_name, mp, ncnn)
     module = [f"USER_C_MODULES={_usermods_dir()}", f"NCNN_DIR={ncnn}",
               f"NCNN_MP_LIBS={' '.join(prof['link_libs'])}"] if ncnn else []
+    if ncnn and "ncnn_layers" in prof:  # (only these layers' kernels: kernels.h)
+        module.append(f"NCNN_MP_LAYERS={' '.join(prof['ncnn_layers'])}")
     make_vars = [v.replace("{repo}", str(REPO)) for v in prof.get("make_vars", [])]
     port = mp / "ports" / prof["port"]
     what = "with ncnn_mp" if ncnn else "without ncnn_mp"

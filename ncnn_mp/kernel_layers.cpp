@@ -88,8 +88,11 @@ public:
             (!int8 && bottom.elemsize != 4u)) {  // (an int8 blob into fp32 weights: read as floats)
             return -1;
         }
-        if (typeindex == ncnn::LayerType::InnerProduct) {
+        if (NCNN_MP_LAYER_InnerProduct && typeindex == ncnn::LayerType::InnerProduct) {
             return int8 ? innerproduct_int8(bottom, top, opt) : innerproduct_fp32(bottom, top, opt);
+        }
+        if (!NCNN_MP_LAYER_Convolution && !NCNN_MP_LAYER_ConvolutionDepthWise) {
+            return -1;  // (not made: a firmware without either)
         }
         // ncnn's deprecated path: a 1x1 Convolution of a vector is an InnerProduct (fp32 only)
         if (!int8 && typeindex == ncnn::LayerType::Convolution && bottom.dims == 1 && kernel_w_ == 1 &&
@@ -261,7 +264,8 @@ private:
         const int channels = bottom.dims >= 3 ? bottom.c : 1;
         const int group = group_ > 0 ? group_ : 1;
         const int maxk = kernel_w_ * kernel_h_;
-        bool depthwise = typeindex == ncnn::LayerType::ConvolutionDepthWise && channels == group && group == num_output_;
+        bool depthwise = NCNN_MP_LAYER_ConvolutionDepthWise && typeindex == ncnn::LayerType::ConvolutionDepthWise &&
+                         channels == group && group == num_output_;
         if (typeindex == ncnn::LayerType::ConvolutionDepthWise && int8 &&
             (channels % group != 0 || num_output_ % group != 0)) {
             return -100;  // (ncnn's int8 forward: "reject invalid group")
@@ -515,9 +519,11 @@ private:
 ncnn::Layer *ncnn_mp_kernel_create(int typeindex) {
     switch (typeindex) {
         case ncnn::LayerType::Convolution:
+            return NCNN_MP_LAYER_Convolution ? new KernelLayer(typeindex) : nullptr;
         case ncnn::LayerType::ConvolutionDepthWise:
+            return NCNN_MP_LAYER_ConvolutionDepthWise ? new KernelLayer(typeindex) : nullptr;
         case ncnn::LayerType::InnerProduct:
-            return new KernelLayer(typeindex);
+            return NCNN_MP_LAYER_InnerProduct ? new KernelLayer(typeindex) : nullptr;
         default:
             return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, ShuffleChannel)
     }

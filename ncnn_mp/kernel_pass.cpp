@@ -96,7 +96,7 @@ public:
         if (unpack(bottom, b, opt) != 0) {
             return -100;
         }
-        if (typeindex == ncnn::LayerType::Pooling) {
+        if (NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) {
             return max_pool_int8(b, top, opt);
         }
         return naive_ != nullptr ? naive_->forward(b, top, opt) : -1;
@@ -108,7 +108,7 @@ public:
         if (!is_int8(blob)) {
             return native_->forward_inplace(blob, opt);
         }
-        return typeindex == ncnn::LayerType::ReLU ? relu_int8(blob) : -1;  // (any packing: element-wise)
+        return NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU ? relu_int8(blob) : -1;  // (any packing)
     }
 
 private:
@@ -239,9 +239,11 @@ private:
 namespace ncnn_mp_kernels {
 
 ncnn::Layer *pass_layer_create(int typeindex) {
-    bool copies = typeindex == ncnn::LayerType::Concat || typeindex == ncnn::LayerType::Slice ||
-                  typeindex == ncnn::LayerType::ShuffleChannel;
-    if (!copies && typeindex != ncnn::LayerType::ReLU && typeindex != ncnn::LayerType::Pooling) {
+    bool copies = (NCNN_MP_LAYER_Concat && typeindex == ncnn::LayerType::Concat) ||
+                  (NCNN_MP_LAYER_Slice && typeindex == ncnn::LayerType::Slice) ||
+                  (NCNN_MP_LAYER_ShuffleChannel && typeindex == ncnn::LayerType::ShuffleChannel);
+    if (!copies && !(NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU) &&
+        !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling)) {
         return nullptr;
     }
     ncnn::Layer *native = ncnn::create_layer_cpu(typeindex);

@@ -28,6 +28,40 @@
 
 #include "kernel_float.h"
 
+// Which layer types' kernels a firmware keeps: all of them, or in a firmware built for some
+// models (`make firmware MODELS=...`, a profile's `ncnn_layers`: ci/firmware.py passes the
+// list, micropython.mk defines NCNN_MP_LAYERS_LISTED and NCNN_MP_LAYER_<type> for each) only
+// those of the types ncnn keeps; the code of the others is never referenced and the linker
+// drops it.
+#ifndef NCNN_MP_LAYERS_LISTED
+#define NCNN_MP_LAYERS_LISTED 0
+#endif
+#define NCNN_MP_LAYER_DEFAULT (!NCNN_MP_LAYERS_LISTED)
+#ifndef NCNN_MP_LAYER_Convolution
+#define NCNN_MP_LAYER_Convolution NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_ConvolutionDepthWise
+#define NCNN_MP_LAYER_ConvolutionDepthWise NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_InnerProduct
+#define NCNN_MP_LAYER_InnerProduct NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_ReLU
+#define NCNN_MP_LAYER_ReLU NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_Pooling
+#define NCNN_MP_LAYER_Pooling NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_Concat
+#define NCNN_MP_LAYER_Concat NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_Slice
+#define NCNN_MP_LAYER_Slice NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_ShuffleChannel
+#define NCNN_MP_LAYER_ShuffleChannel NCNN_MP_LAYER_DEFAULT
+#endif
+
 // One of ncnn_mp's layers for a built-in type it implements, else NULL (ncnn's own is made
 // then). Always NULL without NCNN_MP_KERNELS. shape_guard.cpp's Net asks this first and
 // wraps what it gets in the guard as it wraps ncnn's layers.
