@@ -150,3 +150,37 @@ def _micropython_source() -> Path:
         shutil.rmtree(tmp)
     _checked(archive, pin["sha256"], "Debian")
     return _unpack(archive, cache_root() / "src", f"micropython-{pin['version']}")
+
+
+def debian_pool_file(pin: dict, what: str) -> Path:
+    """A file of Debian's archive pinned by its pool path and sha256 (`pin`: pool_path, file,
+    sha256, snapshot), in the cache's downloads. From the Debian mirror this machine uses while
+    the archive still has the file; when Debian has replaced it (its pool keeps a file only while
+    a suite refers to it), from a snapshot of the archive: $NCNN_MP_DEBIAN_SNAPSHOT (the snapshot
+    service's base URL for the Debian archive) + the pin's timestamp + the same pool path."""
+    import urllib.error
+    import urllib.request
+
+    dl = cache_root() / "downloads"
+    archive = dl / pin["file"]
+    with locked(dl / f"{pin['file']}.lock", what):
+        if not archive.exists():
+            urls = [f"{_debian_archive_uri().rstrip('/')}/{pin['pool_path']}"]
+            snapshot = os.environ.get("NCNN_MP_DEBIAN_SNAPSHOT")
+            if snapshot:
+                urls.append(f"{snapshot.rstrip('/')}/{pin['snapshot']}/{pin['pool_path']}")
+            tried = []
+            for url in urls:
+                say(f"downloading {what}: {url}")
+                try:
+                    with urllib.request.urlopen(url, timeout=60) as r, open(archive.with_suffix(".part"), "wb") as f:
+                        shutil.copyfileobj(r, f)
+                    archive.with_suffix(".part").rename(archive)
+                    break
+                except (urllib.error.URLError, OSError) as e:
+                    tried.append(f"{url}: {e}")
+            else:
+                fail(f"downloading {what} failed ({'; '.join(tried)})",
+                     "Debian may have dropped this version from its pool: set NCNN_MP_DEBIAN_SNAPSHOT to the "
+                     "base URL of a snapshot of the Debian archive (ci/pins.toml says which file)")
+        return _checked(archive, pin["sha256"], "Debian")
