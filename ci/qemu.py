@@ -53,7 +53,8 @@ def qemu_command(profile_name: str, firmware: Path, timeout: float, icount: bool
     if "qemu_system" not in prof:
         fail(f"profile '{profile_name}' is not a QEMU board", "give one with qemu_system, e.g. qemu or rv32")
     cmd = ["timeout", "-k", "5", str(int(timeout) + 5), prof["qemu_system"], *prof["qemu_args"],
-           "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", str(firmware)]
+           "-nographic", "-monitor", "null", "-semihosting", *prof.get("qemu_console", ["-serial", "stdio"]),
+           "-kernel", str(firmware)]
     romfs = romfs or firmware.with_name("romfs.img")
     if romfs.exists():
         cmd += ["-device", f"loader,file={romfs},addr={prof['romfs_address']:#x},force-raw=on"]

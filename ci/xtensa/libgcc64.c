@@ -23,8 +23,10 @@ uint64_t __umoddi3(uint64_t a, uint64_t b) {
     return rem;
 }
 
+// (libgcc's __divmoddi4 always stores the remainder: a NULL faulted, EXCCAUSE 15, on the board.)
 int64_t __divdi3(int64_t a, int64_t b) {
-    return __divmoddi4(a, b, 0);
+    int64_t rem;
+    return __divmoddi4(a, b, &rem);
 }
 
 // The low 64 bits of the product: lo*lo in full, the cross terms' low 32 bits in the high word.

@@ -4,9 +4,11 @@
 // instruction: a2 the call, a3.. its arguments, the result in a2).
 //
 // - The console: ports/qemu's mphalport.c reads and writes through uart.h; here that is
-//   semihosting's read(0) and write(1). With -serial stdio QEMU's sim machine serves them from
-//   its serial port's character device, and read returns 0 when nothing waits (so the REPL
-//   polls).
+//   semihosting's read(0) and write(1), one byte read at a time. Run without -serial (the
+//   profile's qemu_console), QEMU reads and writes its own stdin and stdout for them, and a
+//   read waits for input. (With -serial stdio the sim machine serves them from its serial
+//   port's character device instead, through a small buffer that lost bytes of a script that
+//   arrived while the board polled it.)
 // - exit(): semihosting's exit, whose status QEMU exits with (the port's machine.reset and
 //   ci/mcu/board.c's _exit end there).
 // - picolibc's stdout and stderr: streams to the console (assert, and anything the C library
@@ -84,6 +86,10 @@ static const char *exccause_name(uint32_t cause) {
         case 3: return "LoadStoreError";
         case 6: return "IntegerDivideByZero";
         case 9: return "LoadStoreAlignment";
+        case 12: return "InstrPIFDataError";
+        case 13: return "LoadStorePIFDataError";
+        case 14: return "InstrPIFAddrError";
+        case 15: return "LoadStorePIFAddrError";
         case 20: return "InstFetchProhibited";
         case 28: return "LoadProhibited";
         case 29: return "StoreProhibited";
