@@ -8,7 +8,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from common import PINS, cache_root, fail, locked, run, say, sha256_of
+from common import PINS, REPO, cache_root, fail, key_of, locked, run, say, sha256_of
 
 
 def missing_debian_packages(names: list[str]) -> list[str]:
@@ -149,7 +149,31 @@ def _micropython_source() -> Path:
         (tmp / pin["file"]).rename(archive)
         shutil.rmtree(tmp)
     _checked(archive, pin["sha256"], "Debian")
-    return _unpack(archive, cache_root() / "src", f"micropython-{pin['version']}")
+    return _patched(_unpack(archive, cache_root() / "src", f"micropython-{pin['version']}"), pin.get("patches", []))
+
+
+def _patched(tree: Path, patches: list[str]) -> Path:
+    """`tree` with the pin's patches applied (each says why), as a copy of its own beside it
+    named by their contents: the unpacked source stays as Debian ships it. A MicroPython of
+    your own (MICROPYTHON_DIR) is used as it is."""
+    if not patches:
+        return tree
+    texts = [(REPO / p).read_text() for p in patches]
+    dest = tree.with_name(f"{tree.name}+{key_of(texts)}")
+    if (dest / ".patched").exists():
+        return dest
+    say(f"applying {len(patches)} patch(es) to MicroPython's source: {', '.join(patches)}")
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(tree, tmp, symlinks=True)
+    for p in patches:
+        run(["patch", "-p1", "--batch", "--forward", "-i", REPO / p], f"applying {p} failed",
+            "the patch no longer fits the pinned MicroPython: update or drop it (ci/pins.toml)", cwd=tmp,
+            log=cache_root() / "logs" / "micropython-patch.log")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    (dest / ".patched").touch()
+    return dest
 
 
 def debian_pool_file(pin: dict, what: str) -> Path:
