@@ -36,11 +36,12 @@ from firmware import build_firmware  # noqa: E402
 from preflight import probe  # noqa: E402
 from qemu import run_script  # noqa: E402
 
-PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f"]
-WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f"]
-BOARDS = ["qemu", "rv32", "qemu-m4f"]  # one firmware a board, with the same ncnn options
+PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f",
+            "xtensa-plain", "xtensa"]
+WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa"]
+BOARDS = ["qemu", "rv32", "qemu-m4f", "xtensa"]  # one firmware a board, with the same ncnn options
 PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain",
-         "qemu-m4f": "qemu-m4f-plain"}
+         "qemu-m4f": "qemu-m4f-plain", "xtensa": "xtensa-plain"}
 
 
 def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
@@ -54,14 +55,14 @@ def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
 def part_of(path: str) -> str:
     if "libncnn.a" in path:
         return "ncnn (libncnn.a)"
-    if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|nosys)\.a", path):
+    if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|gcc-extra|nosys)\.a", path):
         return "C/C++ runtime (newlib + libstdc++, or picolibc; libgcc)"
     if "/ncnn_mp/ncnn_mp/kernel_" in path:
         return "ncnn_mp kernels (kernel_*.cpp, NCNN_MP_KERNELS)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"
-    if "/ci/mcu/" in path or "/ci/rv32/" in path:
-        return "board glue (ci/mcu/, ci/rv32/)"
+    if "/ci/mcu/" in path or "/ci/rv32/" in path or "/ci/xtensa/" in path or "sim_port" in path or "startup.o" in path:
+        return "board glue (ci/mcu/, ci/rv32/, ci/xtensa/)"
     if "frozen_content" in path:
         return "frozen Python and test files"
     return "MicroPython"
