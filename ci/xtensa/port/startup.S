@@ -9,7 +9,7 @@
  *   0, exactly: the board's timer), then sim_main in C.
  * - The vectors (lx106's offsets from VECBASE: debug 0x10, NMI 0x20, kernel 0x30, user 0x50,
  *   double 0x70): ICOUNT's debug exception when it wraps (every 2^32 instructions) adds one to
- *   the counter's high word and returns; every other exception (an unaligned load or store:
+ *   the counter's high word, restarts ICOUNT at 0 and returns; every other exception (an unaligned load or store:
  *   EXCCAUSE 9, a load from nowhere, an illegal instruction) ends in sim_fault, which names the
  *   cause and the addresses and leaves QEMU. */
 
@@ -51,6 +51,15 @@ _debug_exception:
     l32i    a3, a2, 4
     addi    a3, a3, 1
     s32i    a3, a2, 4           /* sim_icount_high += 1 */
+    /* ICOUNT holds 0xffffffff here and the instruction at EPC2 has not run: the exception
+     * comes when an instruction would take ICOUNT to 0, and ICOUNT stays where it was. Left
+     * so, that instruction raises it again on return, for ever (the board hung after 2^32
+     * instructions: 8 s of QEMU, the soak test's 20,000 cycles). ICOUNT = 0 here, and that
+     * instruction counts to 1: each wrap counts one instruction twice, which
+     * board_time_ns() (ci/xtensa/sim.c) takes off again. */
+    movi    a3, 0
+    wsr     a3, icount
+    isync
     l32i    a3, a2, 0
     rsr     a2, excsave2
     rfi     2
