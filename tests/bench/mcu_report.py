@@ -13,10 +13,10 @@ of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32
   RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions, the
   model's multiply-accumulates (tests/bench/model_macs.py) and instructions per MAC.
 
-    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...]
+    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...] [--board=xtensa ...]
 
 (--models: only the real models' table; --only: only its rows whose model and precision
-contain one of the given strings.)
+contain one of the given strings; --board: only those boards' rows.)
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def _counted(section: str) -> bool:
 
 def main() -> int:
     if "--models" in sys.argv:  # only the real models' table (a quicker run)
-        return real_models({p: build_firmware(p) for p in BOARDS})
+        chosen = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--board=")] or BOARDS
+        return real_models({p: build_firmware(p) for p in BOARDS if p in chosen})
     elves = {p: build_firmware(p) for p in PROFILES}
     sizes = {p: size(p, elves[p]) for p in PROFILES}
     print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac, qemu-m4f*: MPS2-AN386 "
