@@ -47,8 +47,15 @@ PROFILES = load_toml("profiles.toml")
 
 # What makes a profile's board rather than its ncnn: the port, the compiler and C library,
 # how the firmware links, and the QEMU machine it runs on.
-BOARD_KEYS = ("port", "firmware", "cc", "debian_packages", "ncnn_toolchain", "link_libs", "make_vars",
-              "qemu_system", "qemu_args", "romfs_address")
+BOARD_KEYS = ("port", "port_dir", "libgcc_from_source", "firmware", "cc", "debian_packages", "ncnn_toolchain",
+              "link_libs", "make_vars", "qemu_system", "qemu_args", "qemu_console", "qemu_icount",
+              "romfs_address")
+
+
+def is_board(prof: dict) -> bool:
+    """A bare-metal board under QEMU (ports/qemu's boards, the Xtensa sim board's own port),
+    not the Unix port: its scripts go through the raw REPL on the emulated console."""
+    return bool(prof["port"] != "unix")
 
 
 def profile(name: str) -> dict:

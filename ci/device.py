@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import REPO, profile
+from common import REPO, is_board as _is_board, profile
 
 
 def is_board(profile_name: str) -> bool:
-    return bool(profile(profile_name)["port"] == "qemu")
+    return _is_board(profile(profile_name))
 
 
 def run_probe(profile_name: str, firmware: Path, probe: Path, config: dict, files: dict[str, bytes],

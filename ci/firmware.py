@@ -27,7 +27,8 @@ def _usermods_dir() -> Path:
 def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None) -> Path:
     # make does not notice changed flags: a change of make variables gets a fresh build folder.
     prof = profile(profile_name)
-    return BUILD / f"{profile_name}-{key_of(str(mp), str(ncnn), prof.get('make_vars', []), prof.get('frozen', []))}"
+    port = [prof["port_dir"]] if "port_dir" in prof else []  # (the other boards' keys stay as they were)
+    return BUILD / f"{profile_name}-{key_of(str(mp), str(ncnn), prof.get('make_vars', []), prof.get('frozen', []), *port)}"
 
 
 def _ncnn_for(profile_name: str, build: bool) -> Path | None:
@@ -99,6 +100,13 @@ def build_firmware(profile_name: str = "unix") -> Path:
         module.append(f"NCNN_MP_LAYERS={' '.join(prof['ncnn_layers'])}")
     make_vars = [v.replace("{repo}", str(REPO)) for v in prof.get("make_vars", [])]
     port = mp / "ports" / prof["port"]
+    if "port_dir" in prof:  # a port kept in this checkout (the Xtensa sim board's: ports/qemu has none)
+        port = REPO / prof["port_dir"]
+        make_vars.append(f"MICROPY_TOP={mp}")
+    if prof.get("libgcc_from_source"):  # the routines Debian's lx106 libgcc.a lacks
+        from xtensa_libgcc import archive
+
+        make_vars.append(f"LIBGCC_EXTRA={archive()}")
     what = "with ncnn_mp" if ncnn else "without ncnn_mp"
     say(f"building MicroPython's {prof['port']} firmware {what} (about 40 s cold, seconds warm)")
     jobs = str(os.cpu_count() or 2)

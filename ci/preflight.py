@@ -20,7 +20,7 @@ import ast
 import struct
 from pathlib import Path
 
-from common import REPO, fail, profile, say
+from common import REPO, fail, is_board, profile, say
 from device import run_probe
 from layers import model_layers, required
 
@@ -157,7 +157,7 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
     _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
             probe("unix", build_firmware("unix"), config, {}, timeout=600))
-    if prof["port"] == "qemu":
+    if is_board(prof):
         if lacking_any:
             say(f"not run on the '{profile_name}' board: its firmware lacks layers (above)")
             return 1

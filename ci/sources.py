@@ -8,7 +8,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from common import PINS, cache_root, fail, locked, run, say, sha256_of
+from common import PINS, REPO, cache_root, fail, key_of, locked, run, say, sha256_of
 
 
 def missing_debian_packages(names: list[str]) -> list[str]:
@@ -149,4 +149,62 @@ def _micropython_source() -> Path:
         (tmp / pin["file"]).rename(archive)
         shutil.rmtree(tmp)
     _checked(archive, pin["sha256"], "Debian")
-    return _unpack(archive, cache_root() / "src", f"micropython-{pin['version']}")
+    return _patched(_unpack(archive, cache_root() / "src", f"micropython-{pin['version']}"), pin.get("patches", []))
+
+
+def _patched(tree: Path, patches: list[str]) -> Path:
+    """`tree` with the pin's patches applied (each says why), as a copy of its own beside it
+    named by their contents: the unpacked source stays as Debian ships it. A MicroPython of
+    your own (MICROPYTHON_DIR) is used as it is."""
+    if not patches:
+        return tree
+    texts = [(REPO / p).read_text() for p in patches]
+    dest = tree.with_name(f"{tree.name}+{key_of(texts)}")
+    if (dest / ".patched").exists():
+        return dest
+    say(f"applying {len(patches)} patch(es) to MicroPython's source: {', '.join(patches)}")
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(tree, tmp, symlinks=True)
+    for p in patches:
+        run(["patch", "-p1", "--batch", "--forward", "-i", REPO / p], f"applying {p} failed",
+            "the patch no longer fits the pinned MicroPython: update or drop it (ci/pins.toml)", cwd=tmp,
+            log=cache_root() / "logs" / "micropython-patch.log")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    (dest / ".patched").touch()
+    return dest
+
+
+def debian_pool_file(pin: dict, what: str) -> Path:
+    """A file of Debian's archive pinned by its pool path and sha256 (`pin`: pool_path, file,
+    sha256, snapshot), in the cache's downloads. From the Debian mirror this machine uses while
+    the archive still has the file; when Debian has replaced it (its pool keeps a file only while
+    a suite refers to it), from a snapshot of the archive: $NCNN_MP_DEBIAN_SNAPSHOT (the snapshot
+    service's base URL for the Debian archive) + the pin's timestamp + the same pool path."""
+    import urllib.error
+    import urllib.request
+
+    dl = cache_root() / "downloads"
+    archive = dl / pin["file"]
+    with locked(dl / f"{pin['file']}.lock", what):
+        if not archive.exists():
+            urls = [f"{_debian_archive_uri().rstrip('/')}/{pin['pool_path']}"]
+            snapshot = os.environ.get("NCNN_MP_DEBIAN_SNAPSHOT")
+            if snapshot:
+                urls.append(f"{snapshot.rstrip('/')}/{pin['snapshot']}/{pin['pool_path']}")
+            tried = []
+            for url in urls:
+                say(f"downloading {what}: {url}")
+                try:
+                    with urllib.request.urlopen(url, timeout=60) as r, open(archive.with_suffix(".part"), "wb") as f:
+                        shutil.copyfileobj(r, f)
+                    archive.with_suffix(".part").rename(archive)
+                    break
+                except (urllib.error.URLError, OSError) as e:
+                    tried.append(f"{url}: {e}")
+            else:
+                fail(f"downloading {what} failed ({'; '.join(tried)})",
+                     "Debian may have dropped this version from its pool: set NCNN_MP_DEBIAN_SNAPSHOT to the "
+                     "base URL of a snapshot of the Debian archive (ci/pins.toml says which file)")
+        return _checked(archive, pin["sha256"], "Debian")

@@ -103,11 +103,11 @@ def run_script(profile: str, argv: list[str], heap: str | None) -> int:
     """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
     with the given arguments (Unix) and MicroPython heap size."""
     from firmware import build_firmware
-    from common import profile as profile_settings
+    from common import is_board, profile as profile_settings
 
     if not argv:
         fail("run needs a script", "make run SCRIPT=path/to/script.py [ARGS=\"...\"] [HEAP=16M]")
-    board = profile_settings(profile)["port"] == "qemu"
+    board = is_board(profile_settings(profile))
     if board and (len(argv) > 1 or heap):
         fail("a QEMU board's script takes no arguments and has the board's heap",
              "put what it needs in the script (or in the board's ROMFS)")

@@ -13,10 +13,10 @@ of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32
   RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions, the
   model's multiply-accumulates (tests/bench/model_macs.py) and instructions per MAC.
 
-    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...]
+    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...] [--board=xtensa ...]
 
 (--models: only the real models' table; --only: only its rows whose model and precision
-contain one of the given strings.)
+contain one of the given strings; --board: only those boards' rows.)
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ from firmware import build_firmware  # noqa: E402
 from preflight import probe  # noqa: E402
 from qemu import run_script  # noqa: E402
 
-PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f"]
-WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f"]
-BOARDS = ["qemu", "rv32", "qemu-m4f"]  # one firmware a board, with the same ncnn options
+PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f",
+            "xtensa-plain", "xtensa"]
+WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa"]
+BOARDS = ["qemu", "rv32", "qemu-m4f", "xtensa"]  # one firmware a board, with the same ncnn options
 PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain",
-         "qemu-m4f": "qemu-m4f-plain"}
+         "qemu-m4f": "qemu-m4f-plain", "xtensa": "xtensa-plain"}
 
 
 def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
@@ -54,14 +55,14 @@ def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
 def part_of(path: str) -> str:
     if "libncnn.a" in path:
         return "ncnn (libncnn.a)"
-    if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|nosys)\.a", path):
+    if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|gcc-extra|nosys)\.a", path):
         return "C/C++ runtime (newlib + libstdc++, or picolibc; libgcc)"
     if "/ncnn_mp/ncnn_mp/kernel_" in path:
         return "ncnn_mp kernels (kernel_*.cpp, NCNN_MP_KERNELS)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"
-    if "/ci/mcu/" in path or "/ci/rv32/" in path:
-        return "board glue (ci/mcu/, ci/rv32/)"
+    if "/ci/mcu/" in path or "/ci/rv32/" in path or "/ci/xtensa/" in path or "sim_port" in path or "startup.o" in path:
+        return "board glue (ci/mcu/, ci/rv32/, ci/xtensa/)"
     if "frozen_content" in path:
         return "frozen Python and test files"
     return "MicroPython"
@@ -93,7 +94,8 @@ def _counted(section: str) -> bool:
 
 def main() -> int:
     if "--models" in sys.argv:  # only the real models' table (a quicker run)
-        return real_models({p: build_firmware(p) for p in BOARDS})
+        chosen = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--board=")] or BOARDS
+        return real_models({p: build_firmware(p) for p in BOARDS if p in chosen})
     elves = {p: build_firmware(p) for p in PROFILES}
     sizes = {p: size(p, elves[p]) for p in PROFILES}
     print("### Firmware size (bytes; qemu*: MPS2-AN385 Cortex-M3, rv32*: virt rv32imac, qemu-m4f*: MPS2-AN386 "
