@@ -27,7 +27,8 @@ import quantize_int8 as qz  # noqa: E402
 import retinaface  # noqa: E402
 from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,  # noqa: E402
                          nanodet_model, photo_input, retinaface_models, shared_models)
-from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, close_to, kernels_outputs, wheel_outputs  # noqa: E402
+from test_mcu_models import (CHAIN_IOU, CHAIN_SCORE, close_to, faces, kernels_batch, kernels_outputs,  # noqa: E402
+                             objects, wheel_outputs)
 
 F32 = npt.NDArray[np.float32]
 
@@ -115,7 +116,7 @@ def test_mnist_agreement(tmp_path: Path) -> None:
     top = {"fp32": [], "int8": []}
     for name, files in (("fp32", fp32), ("int8", int8)):
         top[name] = [int(wheel_outputs(*files, "data", ["fc"], i)["fc"].argmax()) for i in inputs]
-    top["chain"] = [int(o.argmax()) for o in batch_outputs(chain, x)]
+    top["chain"] = [int(o["fc"].argmax()) for o in kernels_batch(*chain, "data", ["fc"], x)]
     assert top["chain"][:10] == list(range(10)), top["chain"][:10]
     vs_fp32 = np.mean(np.array(top["chain"]) == np.array(top["fp32"]))
     vs_int8 = np.mean(np.array(top["chain"]) == np.array(top["int8"]))
@@ -123,33 +124,6 @@ def test_mnist_agreement(tmp_path: Path) -> None:
     print(f"MNIST, 10 digits + 1,000 variants: int8 chain top-1 = fp32's {vs_fp32:.1%}, = int8's {vs_int8:.1%}; "
           f"(int8 = fp32's {int8_vs_fp32:.1%})")
     assert vs_fp32 >= 0.97 and vs_int8 >= 0.97
-
-
-def batch_outputs(files: tuple[Path, Path], x: F32) -> list[F32]:
-    """The "fc" output of each of x's inputs (N, c, h, w) on the desktop's kernels."""
-    import subprocess
-    import tempfile
-
-    from conftest import NO_ASLR, _firmware
-
-    n, c, h, w = x.shape
-    with tempfile.TemporaryDirectory() as d:
-        x.astype(np.float32).tofile(Path(d) / "in.f32")
-        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "tests" / "mp_run_net.py"),
-                                      str(files[0]), str(files[1]), "data", str(w), str(h), str(c),
-                                      str(Path(d) / "in.f32"), d, "fc"], capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stdout + r.stderr
-        return [np.fromfile(Path(d) / f"{k}_fc.f32", dtype=np.float32) for k in range(n)]
-
-
-def faces(outs: dict[str, F32]) -> list[list[float]]:
-    by_stride = {}
-    for stride in retinaface.STRIDES:
-        cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
-        side = SIZE // stride
-        by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
-                             landmark.reshape(-1).tolist())
-    return [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]
 
 
 def test_retinaface_agreement(tmp_path: Path) -> None:
@@ -181,14 +155,9 @@ def test_nanodet_agreement(tmp_path: Path, photo: str) -> None:
     c, h, w = x.shape
     outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
 
-    def objects(outs: dict[str, F32]) -> list[list[float]]:
-        by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
-                         *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
-        return [[*map(float, o[:5]), o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]
-
-    want = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x))
-    int8 = objects(kernels_outputs(*models["int8"], nanodet.INPUT, outputs, x))
-    chain = objects(kernels_outputs(*models["int8c"], nanodet.INPUT, outputs, x))
+    want = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x), w)
+    int8 = objects(kernels_outputs(*models["int8"], nanodet.INPUT, outputs, x), w)
+    chain = objects(kernels_outputs(*models["int8c"], nanodet.INPUT, outputs, x), w)
     print(f"NanoDet-m, {photo}: fp32 {want}; int8 {int8}; int8 chain {chain}")
     close_to(int8, want, CHAIN_IOU, CHAIN_SCORE, "int8 against fp32")
     close_to(chain, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")

@@ -74,16 +74,39 @@ def kernels_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x
     """A model's outputs on the desktop firmware with ncnn_mp's kernels (profile memcheck, run
     natively: tests/mp_run_net.py): the reference for an int8 model on the boards' kernels,
     and for an int8 chain, which the wheel's own layers cannot run."""
-    c, h, w = x.shape
+    return kernels_batch(param, weights, in_name, outs, x[None])[0]
+
+
+def kernels_batch(param: Path, weights: Path, in_name: str, outs: list[str], x: F32) -> list[dict[str, F32]]:
+    """kernels_outputs for each of x's inputs (N, c, h, w), in one run of the firmware."""
+    n, c, h, w = x.shape
     with tempfile.TemporaryDirectory() as d:
         x.astype(np.float32).tofile(Path(d) / "in.f32")
         r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "tests" / "mp_run_net.py"), str(param),
                                       str(weights), in_name, str(w), str(h), str(c), str(Path(d) / "in.f32"), d, *outs],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
         channels = {line.split()[1]: int(line.split()[4]) for line in r.stdout.splitlines() if line.startswith("shape ")}
-        return {name: np.fromfile(Path(d) / f"0_{name}.f32", dtype=np.float32).reshape(channels[name], -1)
-                for name in outs}
+        return [{name: np.fromfile(Path(d) / f"{k}_{name}.f32", dtype=np.float32).reshape(channels[name], -1)
+                 for name in outs} for k in range(n)]
+
+
+def faces(outs: dict[str, F32]) -> list[list[float]]:
+    """RetinaFace's faces (score, box) from its outputs at SIZE x SIZE (examples/retinaface.py)."""
+    by_stride = {}
+    for stride in retinaface.STRIDES:
+        cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
+        side = SIZE // stride
+        by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
+                             landmark.reshape(-1).tolist())
+    return [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]
+
+
+def objects(outs: dict[str, F32], w: int) -> list[list[float]]:
+    """NanoDet-m's objects (score, box, class) from its outputs for an input w wide (examples/nanodet.py)."""
+    by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
+                     *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
+    return [[*map(float, o[:5]), o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]
 
 
 def close_to(got: list[list[float]], want: list[list[float]], iou: float, score: float, what: str) -> None:
@@ -161,13 +184,7 @@ def test_retinaface_on_the_board(board: QemuBoard, retina_models: dict[str, tupl
         outs = (kernels_outputs if model == "int8c" else wheel_outputs)(param, weights, "data", RETINA_OUTPUTS, x)
         for name, value in outs.items():
             files[f"ref_{model}_0_{name}.f32"] = padded(value)
-        by_stride = {}
-        for stride in retinaface.STRIDES:
-            cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
-            side = SIZE // stride
-            by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
-                                 landmark.reshape(-1).tolist())
-        expected[model] = [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]
+        expected[model] = faces(outs)
     config = {"models": list(retina_models), "images": 1, "size": [SIZE, SIZE, 3], "input": "data",
               "outputs": RETINA_OUTPUTS, "detector": "retinaface"}
     output = run_board(board, files, config)
@@ -191,9 +208,7 @@ def test_nanodet_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
     for name, value in outs.items():
         files[f"ref_fp32_0_{name}.f32"] = padded(value)
     c, h, w = x.shape
-    by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
-                     *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
-    want = nanodet.detect(by_stride)  # type: ignore[arg-type]
+    want = objects(outs, w)
     assert sorted(o[5] for o in want) == [41, 60], want  # a cup on a dining table
     config = {"models": ["fp32"], "images": 1, "size": [w, h, c], "input": nanodet.INPUT, "outputs": outputs,
               "detector": "nanodet"}
@@ -217,19 +232,14 @@ def test_nanodet_int8_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
     outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
     c, h, w = x.shape
 
-    def objects(outs: dict[str, F32]) -> list[list[float]]:
-        by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
-                         *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
-        return [[*o[:5], o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]
-
-    fp32_objects = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x))
+    fp32_objects = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x), w)
     files, expected = {"in0.f32": x.tobytes()}, {}
     for model, (param, weights) in models.items():
         files[model + ".param"], files[model + ".bin"] = param.read_bytes(), weights.read_bytes()
         outs = kernels_outputs(param, weights, nanodet.INPUT, outputs, x)
         for name, value in outs.items():
             files[f"ref_{model}_0_{name}.f32"] = padded(value)
-        expected[model] = objects(outs)
+        expected[model] = objects(outs, w)
     config = {"models": list(models), "images": 1, "size": [w, h, c], "input": nanodet.INPUT, "outputs": outputs,
               "detector": "nanodet"}
     output = run_board(board, files, config, timeout=900)
