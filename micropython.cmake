@@ -24,6 +24,8 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modelbin.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/layer.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/state.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/calls.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/lend.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/stack.c

@@ -33,6 +33,8 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \
 	$(NCNN_MP_DIR)/ncnn_mp/layer.c \
 	$(NCNN_MP_DIR)/ncnn_mp/state.c \
+	$(NCNN_MP_DIR)/ncnn_mp/calls.c \
+	$(NCNN_MP_DIR)/ncnn_mp/lend.c \
 	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
 	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
 	$(NCNN_MP_DIR)/ncnn_mp/stack.c \

@@ -5,6 +5,13 @@
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
+typedef struct _ncnn_mp_allocator_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
+    bool unlocked;
+    bool counting;  // Allocator(counting=True): net_cxx.cpp's counting allocator
+} ncnn_mp_allocator_obj_t;
+
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {
     if (a) {
         ncnn_mp_count(&a->refs, 1);
@@ -49,7 +56,7 @@ void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *
     }
 }
 
-ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {
+static ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Allocator, where);
     if (self->native == NULL) {
         ncnn_mp_raise_value(where, "the Allocator was closed");

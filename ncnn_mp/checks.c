@@ -267,12 +267,6 @@ mp_rom_error_text_t ncnn_mp_longest_message(void) {
     return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython writes one byte past a buffer sized for the longest (checks.c)");
 }
 
-void ncnn_mp_check_owner(const void *owner, const char *where) {
-    if (owner != ncnn_mp_thread()) {
-        ncnn_mp_raise_value(where, "it was lent to a callback running in another thread (copy what you need there)");
-    }
-}
-
 NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {
     mp_raise_msg_varg(&mp_type_AttributeError, MP_ERROR_TEXT("%s.%q: %s"), cls, attr,
         dest[1] == MP_OBJ_NULL ? "cannot be deleted" : "read-only");
@@ -281,4 +275,41 @@ NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *des
 const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr) {
     snprintf(buf, NCNN_MP_WHERE_LEN, "%s.%s", cls, qstr_str(attr));
     return buf;
+}
+
+// ---------------------------------------------------------------------------
+// Built-in layers that ncnn's Mat helpers run internally.
+
+// ncnn's generated list of `Name = index,` lines (C++ wraps it in namespace LayerType).
+enum ncnn_mp_layer_type_index {
+    #include "ncnn/layer_type_enum.h"
+};
+
+static const struct {
+    int typeindex;
+    const char *name;
+} ncnn_mp_helper_layers[NCNN_MP_HELPER_COUNT] = {
+    [NCNN_MP_HELPER_BIAS] = { Bias, "Bias" },
+    [NCNN_MP_HELPER_SCALE] = { Scale, "Scale" },
+    [NCNN_MP_HELPER_PADDING] = { Padding, "Padding" },
+    [NCNN_MP_HELPER_CROP] = { Crop, "Crop" },
+    [NCNN_MP_HELPER_PACKING] = { Packing, "Packing" },
+    [NCNN_MP_HELPER_FLATTEN] = { Flatten, "Flatten" },
+};
+
+void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where) {
+    // A build's layer set never changes: ask ncnn once per layer (0 unknown, 1 yes, -1 no).
+    static int8_t built[NCNN_MP_HELPER_COUNT];
+    if (built[layer] == 0) {
+        ncnn_layer_t probe = ncnn_layer_create_by_typeindex(ncnn_mp_helper_layers[layer].typeindex);
+        built[layer] = probe ? 1 : -1;
+        if (probe) {
+            ncnn_layer_destroy(probe);
+        }
+    }
+    if (built[layer] < 0) {
+        mp_raise_msg_varg(&mp_type_NotImplementedError,
+            MP_ERROR_TEXT("%s: needs ncnn built with its %s layer (this build left it out)"),
+            where, ncnn_mp_helper_layers[layer].name);
+    }
 }

@@ -21,6 +21,15 @@
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
+typedef struct _ncnn_mp_datareader_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_reader_t *reader;  // bounded memory, zeros or a Python subclass's read() (C heap), or NULL
+    ncnn_datareader_t stdio;   // from_stdio, or NULL
+    void *fp;                  // the FILE* from_stdio opened
+    mp_obj_t keep;             // the buffer reader reads
+    int users;                 // loads reading through it now (use.c), under the lock
+} ncnn_mp_datareader_obj_t;
+
 // The bounded readers alive now (MP_STATE_VM(ncnn_mp_readers), state.c), found by the
 // ncnn handle our callbacks receive. The list, and a reader's position (one DataReader
 // may be read by loads in several threads), are under the lock.

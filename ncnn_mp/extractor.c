@@ -6,6 +6,16 @@
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
+typedef struct _ncnn_mp_extractor_obj_t {
+    mp_obj_base_t base;
+    ncnn_mp_extractor_native_t *native;  // owned: freed in __del__
+    mp_obj_t net;     // the Net object (its custom layers stay alive)
+    // The Mats given to input(), which ncnn points at: a GC array { count, key0, mat0,
+    // key1, mat1, ... } (count a small int; a key a blob name or index), or NULL. Not a
+    // dict: that is two more allocations per Extractor (extractor.c, ncnn_mp_inputs_*).
+    mp_obj_t *inputs;
+} ncnn_mp_extractor_obj_t;
+
 // The inputs: see ncnn_mp_extractor_obj_t. A GC array holds them (not the C record):
 // results keep the Extractor object, and so its inputs, alive after close().
 static size_t ncnn_mp_inputs_count(const mp_obj_t *inputs) {

@@ -603,39 +603,3 @@ MP_DEFINE_CONST_OBJ_TYPE(
     attr, ncnn_mp_Layer_attr,
     locals_dict, &ncnn_mp_Layer_locals
     );
-
-// ---- built-in layers that ncnn's Mat helpers need ----
-
-// ncnn's generated list of `Name = index,` lines (C++ wraps it in namespace LayerType).
-enum ncnn_mp_layer_type_index {
-    #include "ncnn/layer_type_enum.h"
-};
-
-static const struct {
-    int typeindex;
-    const char *name;
-} ncnn_mp_helper_layers[NCNN_MP_HELPER_COUNT] = {
-    [NCNN_MP_HELPER_BIAS] = { Bias, "Bias" },
-    [NCNN_MP_HELPER_SCALE] = { Scale, "Scale" },
-    [NCNN_MP_HELPER_PADDING] = { Padding, "Padding" },
-    [NCNN_MP_HELPER_CROP] = { Crop, "Crop" },
-    [NCNN_MP_HELPER_PACKING] = { Packing, "Packing" },
-    [NCNN_MP_HELPER_FLATTEN] = { Flatten, "Flatten" },
-};
-
-void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where) {
-    // A build's layer set never changes: ask ncnn once per layer (0 unknown, 1 yes, -1 no).
-    static int8_t built[NCNN_MP_HELPER_COUNT];
-    if (built[layer] == 0) {
-        ncnn_layer_t probe = ncnn_layer_create_by_typeindex(ncnn_mp_helper_layers[layer].typeindex);
-        built[layer] = probe ? 1 : -1;
-        if (probe) {
-            ncnn_layer_destroy(probe);
-        }
-    }
-    if (built[layer] < 0) {
-        mp_raise_msg_varg(&mp_type_NotImplementedError,
-            MP_ERROR_TEXT("%s: needs ncnn built with its %s layer (this build left it out)"),
-            where, ncnn_mp_helper_layers[layer].name);
-    }
-}

@@ -46,17 +46,10 @@ static mp_obj_t ncnn_mp_mat_wrap(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_alloc
     return MP_OBJ_FROM_PTR(self);
 }
 
-mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle, ncnn_mp_lent_t *lent) {
-    ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new(false);
-    self->kind = NCNN_MP_MAT_BORROWED;
-    self->lent = lent;
-    self->owner = ncnn_mp_thread();
-    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self));
-    self->handle = handle;  // only now: a failed lend leaves nothing that could outlive ncnn's blob
-    return MP_OBJ_FROM_PTR(self);
-}
+static size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
 
-void ncnn_mp_mat_expire(mp_obj_t mat) {
+// At the callback's end: a lent Mat forgets ncnn's handle, a lent view destroys its own.
+static void ncnn_mp_mat_expire(mp_obj_t mat) {
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(mat);
     if (self->kind == NCNN_MP_MAT_LENT_VIEW && self->handle) {
         ncnn_mat_destroy(self->handle);  // now, while the storage it may share is alive
@@ -64,6 +57,26 @@ void ncnn_mp_mat_expire(mp_obj_t mat) {
     self->handle = NULL;
     self->lent = NULL;
     ncnn_mp_allocator_native_assign(&self->allocator, NULL);
+}
+
+// Whether the lent Mat's storage holds address p (a memoryview of a lent blob carries no
+// trace of the blob but its address).
+static bool ncnn_mp_mat_holds(mp_obj_t mat, const void *p) {
+    ncnn_mat_t h = ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(mat))->handle;
+    const uint8_t *data = h ? ncnn_mat_get_data(h) : NULL;
+    return data && (const uint8_t *)p >= data && (const uint8_t *)p < data + ncnn_mp_mat_storage_bytes(h);
+}
+
+static const ncnn_mp_lent_kind_t ncnn_mp_mat_lent = { ncnn_mp_mat_expire, ncnn_mp_mat_holds };
+
+mp_obj_t ncnn_mp_mat_lend(ncnn_mat_t handle, ncnn_mp_lent_t *lent) {
+    ncnn_mp_mat_obj_t *self = ncnn_mp_mat_new(false);
+    self->kind = NCNN_MP_MAT_BORROWED;
+    self->lent = lent;
+    self->owner = ncnn_mp_thread();
+    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self), &ncnn_mp_mat_lent);
+    self->handle = handle;  // only now: a failed lend leaves nothing that could outlive ncnn's blob
+    return MP_OBJ_FROM_PTR(self);
 }
 
 // Why the Mat itself cannot be used now, or NULL when it can.
@@ -275,7 +288,7 @@ static void ncnn_mp_mat_lend_view(mp_obj_t out, ncnn_mp_lent_t *lender) {
     m->owner = ncnn_mp_thread();
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
-        ncnn_mp_lend(lender, out);
+        ncnn_mp_lend(lender, out, &ncnn_mp_mat_lent);
         nlr_pop();
     } else {
         ncnn_mp_mat_expire(out);  // not listed: it must not outlive the lent storage
@@ -367,7 +380,7 @@ static uint8_t *ncnn_mp_mat_channel(ncnn_mat_t m, int b, int ch) {
 
 // Bytes from the first element to the last: the padding between channels (cstep)
 // and between batches (nstep) included, the padding after the last element left out.
-size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m) {
+static size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m) {
     if (ncnn_mat_get_dims(m) <= 0 || ncnn_mat_get_data(m) == NULL) {
         return 0;
     }

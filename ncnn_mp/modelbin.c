@@ -9,6 +9,19 @@
 
 #include "ncnn_mp.h"
 
+typedef struct _ncnn_mp_modelbin_obj_t {
+    mp_obj_base_t base;
+    ncnn_modelbin_t handle;  // NULL once closed, or once a lent ModelBin's callback returned
+    mp_obj_t keep;           // the DataReader it reads through
+    struct _ncnn_mp_mat_array_t *array;  // from_mat_array: the Mats it serves (C heap, owned)
+    const void *owner;       // lent: the thread
+    // Lent to a custom layer's load_model under a load_model(copy=False): the buffer the
+    // weights lie in (load() hands out Mats over it), else MP_OBJ_NULL.
+    mp_obj_t in_place;
+    int users;               // calls reading through it now (use.c), under the lock
+    bool borrowed;
+} ncnn_mp_modelbin_obj_t;
+
 typedef struct _ncnn_mp_mat_array_t {
     ncnn_modelbin_t handle;
     ncnn_mat_t *mats;  // owned copies
@@ -112,19 +125,26 @@ static ncnn_mp_modelbin_obj_t *ncnn_mp_modelbin_new(const mp_obj_type_t *type) {
     self->owner = NULL;
     self->borrowed = false;
     self->users = 0;
+    self->in_place = MP_OBJ_NULL;
     return self;
 }
 
-mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle) {
-    ncnn_mp_modelbin_obj_t *self = ncnn_mp_modelbin_new(&ncnn_mp_type_ModelBin);
-    self->handle = handle;
-    self->owner = ncnn_mp_thread();
-    self->borrowed = true;
-    return MP_OBJ_FROM_PTR(self);
+static void ncnn_mp_modelbin_expire(mp_obj_t obj) {
+    ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(obj);
+    self->handle = NULL;
+    self->in_place = MP_OBJ_NULL;
 }
 
-void ncnn_mp_modelbin_expire(mp_obj_t obj) {
-    ((ncnn_mp_modelbin_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
+static const ncnn_mp_lent_kind_t ncnn_mp_modelbin_lent = { ncnn_mp_modelbin_expire, NULL };
+
+mp_obj_t ncnn_mp_modelbin_lend(ncnn_modelbin_t handle, mp_obj_t in_place, ncnn_mp_lent_t *lent) {
+    ncnn_mp_modelbin_obj_t *self = ncnn_mp_modelbin_new(&ncnn_mp_type_ModelBin);
+    self->owner = ncnn_mp_thread();
+    self->borrowed = true;
+    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self), &ncnn_mp_modelbin_lent);
+    self->handle = handle;
+    self->in_place = in_place;
+    return MP_OBJ_FROM_PTR(self);
 }
 
 ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where) {
@@ -293,8 +313,7 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
     ncnn_modelbin_t mb = ncnn_mp_modelbin_use(&use, args[0], where);
     // Lent during a load_model(copy=False), the ModelBin may hand back weights where they
     // lie in that buffer: such a Mat keeps the buffer alive, and is read-only.
-    ncnn_mp_call_t *outer = ncnn_mp_call_current();
-    mp_obj_t weights = outer ? outer->weights : MP_OBJ_NULL;
+    mp_obj_t weights = ((ncnn_mp_modelbin_obj_t *)ncnn_mp_cast(args[0], &ncnn_mp_type_ModelBin, where))->in_place;
     // A Python reader's exception waits in this call, and is raised here.
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);

@@ -30,165 +30,104 @@ static inline const char *ncnn_mp_layer_type(ncnn_layer_t layer) {
 #endif
 
 // ---------------------------------------------------------------------------
-// Natives shared by several Python objects.
-//
-// MicroPython runs finalisers in heap order, not in dependency order: when a Mat
-// and the Allocator it was allocated from become garbage in the same collection,
-// either __del__ may run first. Every ncnn object whose *destruction* calls into
-// another one therefore holds a counted reference on a small C-heap record of the
-// other, never just a Python reference. Only Allocators and Nets are depended on
-// like that (a Mat frees through its allocator; an Extractor tears down through
-// its Net), so only they have such a record.
+// Per-interpreter state and the lock (state.c).
 
-typedef struct _ncnn_mp_allocator_native_t {
-    int refs;  // under the lock
-    ncnn_allocator_t handle;
-} ncnn_mp_allocator_native_t;
+// The lock over what threads share; never held across an allocation, a Python call,
+// or a call into ncnn that can call back.
+mp_uint_t ncnn_mp_lock(void);
+void ncnn_mp_unlock(mp_uint_t state);
+// Adds delta to a reference count under the lock; the count after.
+int ncnn_mp_count(int *refs, int delta);
+// The calling thread (MicroPython's state of it), or NULL.
+const void *ncnn_mp_thread(void);
+// The Python objects only ncnn's memory refers to, keyed by the C record ncnn holds.
+// add may allocate (and raise); get and remove never do (finalisers call them).
+void ncnn_mp_root_add(const void *key, mp_obj_t value);
+mp_obj_t ncnn_mp_root_get(const void *key);
+// (Under the lock.) root_get's lookup, for a file that reads the roots with other state.
+mp_obj_t ncnn_mp_root_find_locked(const void *key);
+mp_obj_t ncnn_mp_root_remove(const void *key);  // the value removed, or MP_OBJ_NULL
+void ncnn_mp_live_layers_add(int delta);
+// After storing `value` where a collection running in another thread (no GIL) may already
+// have looked: that collection marks from the roots and reachable objects first and scans
+// each thread's stack last, so a value stored after the first and gone from this stack
+// before the last would be freed while stored. Keeps `value` on this stack until any such
+// collection is over (gc_nbytes waits for the GC's lock; this stack is scanned meanwhile).
+void ncnn_mp_gc_settle(mp_obj_t value);
+size_t ncnn_mp_custom_live_count(void);
 
-ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a);
-void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a);
-// Replace the reference held in *slot by a new reference to a (which may be NULL).
-void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_allocator_native_t *a);
+// ---------------------------------------------------------------------------
+// Errors and argument checks (checks.c): every message reads
+// "Class.method: what was wrong (what was expected)".
 
-// The three allocators an ncnn Option points at, as an array indexed by kind.
+// What ncnn's layers return when an allocation failed (where they check): MemoryError.
+#define NCNN_MP_OUT_OF_MEMORY (-100)
+// A param load's own refusal: a layer would be given an int8 blob it cannot read.
+#define NCNN_MP_INT8_MISFIT (-1001)
+
+NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
+NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
+// NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
+NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
+// The shape guard's refusal (shape_guard.h) as a ValueError: "WHERE: the input does not fit
+// the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
+NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
+    const ncnn_mp_shape_refusal_t *r);
+// A count of blobs as the refusals print it: "2", "2 to 3", "2 or more" (hi -1).
+void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi);
+// Sizes MicroPython's message buffer past every real message (why: checks.c).
+mp_rom_error_text_t ncnn_mp_longest_message(void);
+
+// The built-in layers ncnn's Mat helpers run internally (Mat::substract_mean_normalize a
+// Bias or Scale, copy_make_border a Padding, ...). ncnn calls through NULL when its build
+// left the layer out (WITH_LAYER_<name>=OFF, as small MCU builds do): check first.
 typedef enum {
-    NCNN_MP_BLOB_ALLOCATOR, NCNN_MP_WORKSPACE_ALLOCATOR, NCNN_MP_KVCACHE_ALLOCATOR, NCNN_MP_ALLOCATOR_KINDS
-} ncnn_mp_allocator_kind_t;
-typedef ncnn_mp_allocator_native_t *ncnn_mp_allocator_set_t[NCNN_MP_ALLOCATOR_KINDS];
-// dst holds references to what src holds (NULL src: none).
-void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
-// (Under the lock.) dst, holding none, takes references to what src holds.
-void ncnn_mp_allocator_set_share(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
-// Points opt's three allocators at the set's (NULL: ncnn's default).
-void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set);
+    NCNN_MP_HELPER_BIAS, NCNN_MP_HELPER_SCALE, NCNN_MP_HELPER_PADDING, NCNN_MP_HELPER_CROP,
+    NCNN_MP_HELPER_PACKING, NCNN_MP_HELPER_FLATTEN, NCNN_MP_HELPER_COUNT
+} ncnn_mp_helper_layer_t;
+// NotImplementedError naming the layer if this ncnn was built without it.
+void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where);
 
-typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
+// The most ncnn_mp lets ncnn allocate for one buffer: ncnn indexes with int in places.
+#define NCNN_MP_ALLOC_MAX 0x7fffffffULL
+// MemoryError naming `where` and `what` unless the heap can give `bytes` now (checks.c).
+void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what);
 
-// A custom layer type registered on a Net (trampoline.c): what ncnn's creator callback
-// gets as userdata. C heap, freed with the Net; `creator` is kept alive in a GC root.
-typedef struct _ncnn_mp_factory_t {
-    mp_obj_t creator;
-    struct _ncnn_mp_factory_t *next;
-    char name[];  // the type name, which ncnn keeps a pointer to
-} ncnn_mp_factory_t;
+// The native object of `obj` if it is an instance of `type` or of a Python subclass
+// of it; TypeError naming `where` otherwise.
+void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);
 
-// Where a Net is in its life. ncnn destroys a layer with the destroyer registered for its
-// type *now*, so types may be registered only while it has no layers; it may run only READY.
-typedef enum {
-    NCNN_MP_NET_EMPTY,          // new, or cleared: no layers, none prepared with the option
-    NCNN_MP_NET_PARAMS_FAILED,  // the last param load failed: ncnn dropped the layers, but
-                                // may have prepared some with the option's pipeline flags
-    NCNN_MP_NET_PARAMS,         // layers made; no weights loaded since (or loading them failed):
-                                // a layer whose load_model or create_pipeline never ran crashes in forward
-    NCNN_MP_NET_READY,          // weights loaded: ncnn may run it
-} ncnn_mp_net_stage_t;
+// A float argument (int or float), TypeError naming `where` and `name` otherwise.
+float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
+// The buffer of `obj`, TypeError naming `where` and `name` if it has none.
+void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
 
-// What a model load did with the bytes of its .bin (Net.weights_info()).
-typedef struct {
-    size_t in_place;   // weights ncnn keeps pointing into the buffer (load_model(copy=False))
-    size_t copied;     // bytes read into ncnn's memory as they are (every byte, copying)
-    size_t converted;  // weights turned into new fp32 Mats (fp16, bf16, codebook-quantised)
-    size_t unused;     // bytes after the last weight the model asked for (a wrong .bin?)
-    bool short_read;   // a read asked for more than was left: the .bin is too short
-    bool stream;       // read through a Python reader: what is left after the weights is unknown
-    uint8_t pending;   // in place: the next chunks are converted (after such a weight tag)
-} ncnn_mp_weights_t;
+// "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
+#define NCNN_MP_WHERE_LEN 48
+const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr);
+// AttributeError "Class.attr: read-only" (or "cannot be deleted") for a store (delete) in
+// an attr handler's dest: MicroPython's own would say the attribute does not exist.
+NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest);
 
-typedef struct _ncnn_mp_net_native_t {
-    int refs;  // under the lock
-    ncnn_net_t handle;
-    // Allocators the net's option points at (set through net.opt / net.option).
-    ncnn_mp_allocator_set_t allocators;
-    // Live extractors: a load or clear destroys them first (ncnn's Extractor
-    // points into the net's blobs and local allocators). Under the lock.
-    ncnn_mp_extractor_native_t *extractors;
-    uint8_t stage;  // ncnn_mp_net_stage_t
-    // The blobs have names: the last param load was a text one that succeeded. ncnn's
-    // load_param_bin leaves the name lists empty while the index lists are filled, and
-    // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
-    bool named;
-    // Who is inside ncnn on this net, under the lock: n > 0 extractors running or being
-    // used (any threads), -1 a load, clear or close (one thread, alone). A custom layer
-    // calling back may not clear, reload or close the net that runs it, nor may another thread.
-    int users;
-    ncnn_mp_factory_t *factories;
-    // The last model load (Net.weights_info): what ncnn_mp's reader counted (false: ncnn
-    // read a file itself), and the C heap the load left in use (-1: the port cannot say).
-    bool weights_counted;
-    ncnn_mp_weights_t weights;
-    long weights_heap;
-    // Set while the roots table holds, under the key &n->kept_weights, the list of the
-    // buffers given to load_model(copy=False) since the layers were made: layers point
-    // into them until ncnn destroys the layers (clear, a param load, the net's end).
-    bool kept_weights;
-    // A model load ran since the layers were made: their pipelines may exist, and the next
-    // load ends them first (ncnn_mp_cxx_destroy_pipelines).
-    bool pipelines;
-    // The longest chain of layers since the last param load (stack.c: what an extract needs).
-    int depth;
-} ncnn_mp_net_native_t;
+// A C int argument that must lie in [lo, hi]: TypeError if not an int, ValueError outside.
+int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
+// An index among `count` things (negative ones count from the end when `wrap`): TypeError
+// if it is not an int, IndexError if there is no such thing, saying "(<of> <count>)".
+int ncnn_mp_get_index(mp_obj_t obj, int count, bool wrap, const char *where, const char *name, const char *of);
 
-ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
-void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
-// Destroys the net whose last reference was just dropped (under the lock, by the caller):
-// ncnn runs its custom layers' destroy_pipeline.
-void ncnn_mp_net_native_destroy(ncnn_mp_net_native_t *n);
-// Enters ncnn's use of the net, shared (extractors) or alone (load, clear, close), under
-// the lock the caller holds (with other state it changes in one go): try_enter tells
-// whether it entered; the caller raises ncnn_mp_net_raise_busy (RuntimeError naming
-// `where`) if that collides with a use in progress. leave: exit under the lock.
-void ncnn_mp_net_leave(ncnn_mp_net_native_t *n);
-bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone);
-void ncnn_mp_net_exit(ncnn_mp_net_native_t *n);
-NORETURN void ncnn_mp_net_raise_busy(const char *where);
-// A public method's use of a Net object's native net, from ncnn_mp_net_use until
-// ncnn_mp_net_done or until the method raises (an nlr jump callback leaves the net then):
-// entered shared or alone, so that no other thread loads, clears or closes it meanwhile.
-// ValueError if the Net was closed, RuntimeError (ncnn_mp_net_raise_busy) if busy.
-typedef struct {
-    nlr_jump_callback_node_t leave;  // first: the callback gets its address
-    ncnn_mp_net_native_t *net;
-} ncnn_mp_net_use_t;
-ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool alone, const char *where);
-void ncnn_mp_net_done(ncnn_mp_net_use_t *u);
-// RuntimeError naming `where` if anyone is inside ncnn on the net.
-void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
-// Destroy every ncnn Extractor still made from this net (before a load or clear).
-void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
+// ---------------------------------------------------------------------------
+// The C stack ncnn runs on (stack.c): bytes a call `depth` layers deep needs, and a
+// RuntimeError naming `where` if this thread has less left.
+size_t ncnn_mp_stack_need(int depth);
+void ncnn_mp_stack_check(int depth, const char *where);
 
-struct _ncnn_mp_extractor_native_t {
-    ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
-    bool running;                      // inside ncnn_extractor_extract, under the lock
-    bool extracted;                    // an extract ran on `handle`: ncnn may have freed input blobs
-    ncnn_mp_net_native_t *net;         // counted
-    ncnn_mp_allocator_set_t allocators;  // what its ncnn option points at (the net's, or set_option's), counted
-    ncnn_mp_extractor_native_t *next;  // in net->extractors
-};
+// ---------------------------------------------------------------------------
+// Ctrl-C (interrupt.c). NCNN_MP_DEFER_SIGINT: micropython.mk replaced the Unix port's
+// asynchronous SIGINT handler by one that schedules KeyboardInterrupt.
 
-// A reader that ncnn reads through our callbacks: bounded memory, an endless source of
-// zeros (see datareader.c for why ncnn's own memory reader is not used), or a Python
-// subclass's read(n) (`python`).
-typedef struct _ncnn_mp_reader_t {
-    ncnn_datareader_t handle;
-    const uint8_t *base;
-    size_t len;
-    size_t offset;
-    char *text;         // memory: NUL-terminated copy of base[text_start:len] for scanf, made on first scan;
-                        // python: the look-ahead, bytes read() returned that no scan or read took yet
-    size_t text_start;  // python: where the look-ahead's bytes start in `text`
-    size_t text_len;    // python: how many there are (text[text_start + text_len] is a NUL)
-    size_t text_cap;    // python: the bytes `text` holds room for
-    // A Python reader: the DataReader subclass instance whose read(n) ncnn reads through, set
-    // by every use (ncnn_mp_reader_use), which keeps it alive while ncnn may call back.
-    mp_obj_t instance;
-    bool zeros;
-    bool python;
-    ncnn_mp_weights_t counts;
-    struct _ncnn_mp_reader_t *next;
-} ncnn_mp_reader_t;
-
-void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros);
-void ncnn_mp_reader_close(ncnn_mp_reader_t *r);
+// The pending exception (a KeyboardInterrupt that came while ncnn ran), taken: MicroPython
+// will not raise it again. MP_OBJ_NULL if there is none.
+mp_obj_t ncnn_mp_take_pending(void);
 
 // ---------------------------------------------------------------------------
 // Methods and functions (method.c). Every callable ncnn_mp exports is one of these: it
@@ -314,6 +253,274 @@ void ncnn_mp_use_end(ncnn_mp_use_t *u);
 NORETURN void ncnn_mp_raise_in_use(const char *where);
 
 // ---------------------------------------------------------------------------
+// Lending (lend.c): what ncnn hands a Python callback lives only as long as the callback.
+
+// How a kind of lent object expires; each class that lends defines one.
+typedef struct {
+    void (*expire)(mp_obj_t obj);  // forget ncnn's handle (and free what depends on it)
+    bool (*holds)(mp_obj_t obj, const void *p);  // its storage holds address p (Mats), or NULL
+} ncnn_mp_lent_kind_t;
+typedef struct {
+    mp_obj_t obj;  // MP_OBJ_NULL: none
+    const ncnn_mp_lent_kind_t *kind;
+} ncnn_mp_lent_item_t;
+static inline void ncnn_mp_lent_item_expire(ncnn_mp_lent_item_t *item) {
+    mp_obj_t obj = item->obj;
+    if (obj != MP_OBJ_NULL) {
+        item->obj = MP_OBJ_NULL;
+        item->kind->expire(obj);
+    }
+}
+// A callback's lent objects (on its C stack; grown on the heap past `small`).
+typedef struct _ncnn_mp_lent_t {
+    ncnn_mp_lent_item_t small[6];
+    ncnn_mp_lent_item_t *items;
+    size_t n, cap;
+} ncnn_mp_lent_t;
+void ncnn_mp_lent_init(ncnn_mp_lent_t *lent);
+// Lists obj, to expire (newest first) when the callback returns. May raise (allocation).
+mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj, const ncnn_mp_lent_kind_t *kind);
+// The list of the calling thread's open callback that lent an object whose storage holds p,
+// or NULL (a memoryview of a lent blob carries no trace of the blob but its address).
+ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p);
+// ValueError naming `where` if a lent object was lent to another thread than the caller.
+void ncnn_mp_check_owner(const void *owner, const char *where);
+
+// ---------------------------------------------------------------------------
+// Calls in progress (calls.c).
+
+// Every public method that lets ncnn call back into Python brackets that call with
+// begin/end: an exception a callback raised is kept in the calling thread's innermost call
+// and re-raised by ncnn_mp_call_end once ncnn has returned. Records live on the C stack:
+// nothing may raise between begin and stop.
+// On a port with a GIL, begin lets it go (other threads run while ncnn computes) and
+// stop takes it back; a callback takes it for its Python (ncnn_mp_call_take_gil).
+typedef struct _ncnn_mp_call_t {
+    struct _ncnn_mp_call_t *next;  // calls in progress, of every thread
+    const void *thread;
+    mp_obj_t error;
+    ncnn_mp_lent_t *lent;  // the open callback's lent objects, under this call, or NULL
+    // A load_model(copy=False): the buffer ncnn keeps weights in (the trampoline gives it to
+    // the ModelBin it lends a custom layer's load_model), else MP_OBJ_NULL.
+    mp_obj_t weights;
+    // The Option lent to the forwards under this call: ncnn hands every layer of an extract
+    // the same one, so one wrapper serves them all, replaced (and the old one expired) when
+    // a forward gets another, expired when ncnn returns.
+    ncnn_mp_lent_item_t option;
+    // A layer the shape guard refused under this call (refusal.rule NCNN_MP_FITS: none).
+    ncnn_mp_shape_refusal_t refusal;
+    bool gil_released;
+} ncnn_mp_call_t;
+
+void ncnn_mp_call_begin(ncnn_mp_call_t *call);
+// begin in two parts, for a method that links its call under a lock it takes anyway
+// (Extractor.extract): link (under the caller's lock), then leave_gil (outside it).
+void ncnn_mp_call_link(ncnn_mp_call_t *call);
+void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call);
+// The calling thread's innermost call in progress, or NULL.
+ncnn_mp_call_t *ncnn_mp_call_current(void);
+// (Under the lock.) The same; and the next call out of `call` in its thread, or NULL.
+ncnn_mp_call_t *ncnn_mp_call_current_locked(void);
+ncnn_mp_call_t *ncnn_mp_call_outer_locked(const ncnn_mp_call_t *call);
+// A callback's start, under one lock: root_get(key), and in *call the innermost call of
+// `thread` (ncnn_mp_thread()) in progress, or NULL.
+mp_obj_t ncnn_mp_root_get_in_call(const void *key, const void *thread, ncnn_mp_call_t **call);
+// For a callback under `call` (the thread's current one, or NULL): takes the GIL if the call
+// let it go (true: give it back after).
+bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call);
+void ncnn_mp_call_give_gil(void);
+// Inside a garbage collection (a finaliser), where no Python may run and nothing allocate.
+// A heap the user locked (micropython.heap_lock()) is not that: Python layers still run
+// there, and what they allocate fails with MemoryError.
+bool ncnn_mp_in_collection(void);
+// Once ncnn has returned: call->error becomes the callbacks' exception, else a
+// KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
+// that got something from ncnn frees it if call->error is set, then calls call_raise.
+void ncnn_mp_call_stop(ncnn_mp_call_t *call);
+// stop in two parts: returned (the GIL back, call->error set as stop sets it) once ncnn
+// has returned, unlink under a lock the caller takes anyway, before it raises call->error.
+void ncnn_mp_call_returned(ncnn_mp_call_t *call);
+void ncnn_mp_call_unlink(ncnn_mp_call_t *call);
+void ncnn_mp_call_raise(ncnn_mp_call_t *call);
+// stop, then raise: for methods that got nothing to free.
+void ncnn_mp_call_end(ncnn_mp_call_t *call);
+
+// ---------------------------------------------------------------------------
+// Callbacks (lend.c): Python run by ncnn, guarded.
+
+// One callback's frame: its layer, the Python instance behind it, what it lent.
+typedef struct {
+    ncnn_layer_t layer;
+    mp_obj_t instance;
+    ncnn_mp_lent_t lent;
+    ncnn_mp_call_t *call;         // the thread's call the callback runs under (NULL: none)
+    ncnn_mp_lent_t *outer_lent;   // what call->lent was before this frame
+    bool gil;  // the frame took the GIL back from the call that released it
+} ncnn_mp_frame_t;
+// Opens a callback of `instance` (MP_OBJ_NULL: the Python layer behind `layer`, found in the
+// roots), and takes the GIL if the public method that entered ncnn let it go. False when
+// there is none, or when Python may not run now: inside a garbage collection, or in a
+// thread MicroPython does not know.
+bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer, mp_obj_t instance);
+// Ends it: expires what was lent; keeps the exception of `failed` (if not NULL) for the
+// public method; lets the GIL go again if the frame took it. 0, or -1 if it failed.
+int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr method);
+// Keeps exc as the calling thread's current call's exception (the first one wins), with a
+// traceback line naming `layer` (if not NULL) and `method`.
+void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method);
+// The guarded call: fun(instance, arg) as a callback from ncnn, in a frame, under nlr_push.
+// An exception is kept for the public method and fun's caller gets false, as it does when
+// Python may not run now: then fun did not run.
+bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (*fun)(mp_obj_t instance, void *arg),
+    void *arg);
+
+// ---------------------------------------------------------------------------
+// Natives shared by several Python objects (allocator.c, net.c, extractor.c, datareader.c).
+//
+// MicroPython runs finalisers in heap order, not in dependency order: when a Mat
+// and the Allocator it was allocated from become garbage in the same collection,
+// either __del__ may run first. Every ncnn object whose *destruction* calls into
+// another one therefore holds a counted reference on a small C-heap record of the
+// other, never just a Python reference. Only Allocators and Nets are depended on
+// like that (a Mat frees through its allocator; an Extractor tears down through
+// its Net), so only they have such a record.
+
+typedef struct _ncnn_mp_allocator_native_t {
+    int refs;  // under the lock
+    ncnn_allocator_t handle;
+} ncnn_mp_allocator_native_t;
+
+ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a);
+void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a);
+// Replace the reference held in *slot by a new reference to a (which may be NULL).
+void ncnn_mp_allocator_native_assign(ncnn_mp_allocator_native_t **slot, ncnn_mp_allocator_native_t *a);
+
+// The three allocators an ncnn Option points at, as an array indexed by kind.
+typedef enum {
+    NCNN_MP_BLOB_ALLOCATOR, NCNN_MP_WORKSPACE_ALLOCATOR, NCNN_MP_KVCACHE_ALLOCATOR, NCNN_MP_ALLOCATOR_KINDS
+} ncnn_mp_allocator_kind_t;
+typedef ncnn_mp_allocator_native_t *ncnn_mp_allocator_set_t[NCNN_MP_ALLOCATOR_KINDS];
+// dst holds references to what src holds (NULL src: none).
+void ncnn_mp_allocator_set_assign(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
+// (Under the lock.) dst, holding none, takes references to what src holds.
+void ncnn_mp_allocator_set_share(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_native_t *const *src);
+// Points opt's three allocators at the set's (NULL: ncnn's default).
+void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set);
+
+typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
+// A custom layer type registered on a Net (trampoline.c).
+typedef struct _ncnn_mp_factory_t ncnn_mp_factory_t;
+
+
+// Where a Net is in its life. ncnn destroys a layer with the destroyer registered for its
+// type *now*, so types may be registered only while it has no layers; it may run only READY.
+typedef enum {
+    NCNN_MP_NET_EMPTY,          // new, or cleared: no layers, none prepared with the option
+    NCNN_MP_NET_PARAMS_FAILED,  // the last param load failed: ncnn dropped the layers, but
+                                // may have prepared some with the option's pipeline flags
+    NCNN_MP_NET_PARAMS,         // layers made; no weights loaded since (or loading them failed):
+                                // a layer whose load_model or create_pipeline never ran crashes in forward
+    NCNN_MP_NET_READY,          // weights loaded: ncnn may run it
+} ncnn_mp_net_stage_t;
+
+// What a model load did with the bytes of its .bin (Net.weights_info()).
+typedef struct {
+    size_t in_place;   // weights ncnn keeps pointing into the buffer (load_model(copy=False))
+    size_t copied;     // bytes read into ncnn's memory as they are (every byte, copying)
+    size_t converted;  // weights turned into new fp32 Mats (fp16, bf16, codebook-quantised)
+    size_t unused;     // bytes after the last weight the model asked for (a wrong .bin?)
+    bool short_read;   // a read asked for more than was left: the .bin is too short
+    bool stream;       // read through a Python reader: what is left after the weights is unknown
+    uint8_t pending;   // in place: the next chunks are converted (after such a weight tag)
+} ncnn_mp_weights_t;
+
+typedef struct _ncnn_mp_net_native_t {
+    int refs;  // under the lock
+    ncnn_net_t handle;
+    // Allocators the net's option points at (set through net.opt / net.option).
+    ncnn_mp_allocator_set_t allocators;
+    // Live extractors: a load or clear destroys them first (ncnn's Extractor
+    // points into the net's blobs and local allocators). Under the lock.
+    ncnn_mp_extractor_native_t *extractors;
+    uint8_t stage;  // ncnn_mp_net_stage_t
+    // The blobs have names: the last param load was a text one that succeeded. ncnn's
+    // load_param_bin leaves the name lists empty while the index lists are filled, and
+    // ncnn_net_get_{input,output}_name(i) would then read past the end of a std::vector.
+    bool named;
+    // Who is inside ncnn on this net, under the lock: n > 0 extractors running or being
+    // used (any threads), -1 a load, clear or close (one thread, alone). A custom layer
+    // calling back may not clear, reload or close the net that runs it, nor may another thread.
+    int users;
+    ncnn_mp_factory_t *factories;
+    // The last model load (Net.weights_info): what ncnn_mp's reader counted (false: ncnn
+    // read a file itself), and the C heap the load left in use (-1: the port cannot say).
+    bool weights_counted;
+    ncnn_mp_weights_t weights;
+    long weights_heap;
+    // Set while the roots table holds, under the key &n->kept_weights, the list of the
+    // buffers given to load_model(copy=False) since the layers were made: layers point
+    // into them until ncnn destroys the layers (clear, a param load, the net's end).
+    bool kept_weights;
+    // A model load ran since the layers were made: their pipelines may exist, and the next
+    // load ends them first (ncnn_mp_cxx_destroy_pipelines).
+    bool pipelines;
+    // The longest chain of layers since the last param load (stack.c: what an extract needs).
+    int depth;
+} ncnn_mp_net_native_t;
+
+ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n);
+void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n);
+// Destroys the net whose last reference was just dropped (under the lock, by the caller):
+// ncnn runs its custom layers' destroy_pipeline.
+void ncnn_mp_net_native_destroy(ncnn_mp_net_native_t *n);
+// Enters ncnn's use of the net, shared (extractors) or alone (load, clear, close), under
+// the lock the caller holds (with other state it changes in one go): try_enter tells
+// whether it entered; the caller raises ncnn_mp_net_raise_busy (RuntimeError naming
+// `where`) if that collides with a use in progress. leave: exit under the lock.
+void ncnn_mp_net_leave(ncnn_mp_net_native_t *n);
+bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone);
+void ncnn_mp_net_exit(ncnn_mp_net_native_t *n);
+NORETURN void ncnn_mp_net_raise_busy(const char *where);
+// RuntimeError naming `where` if anyone is inside ncnn on the net.
+void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
+// Destroy every ncnn Extractor still made from this net (before a load or clear).
+void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
+
+struct _ncnn_mp_extractor_native_t {
+    ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
+    bool running;                      // inside ncnn_extractor_extract, under the lock
+    bool extracted;                    // an extract ran on `handle`: ncnn may have freed input blobs
+    ncnn_mp_net_native_t *net;         // counted
+    ncnn_mp_allocator_set_t allocators;  // what its ncnn option points at (the net's, or set_option's), counted
+    ncnn_mp_extractor_native_t *next;  // in net->extractors
+};
+
+// A reader that ncnn reads through our callbacks: bounded memory, an endless source of
+// zeros (see datareader.c for why ncnn's own memory reader is not used), or a Python
+// subclass's read(n) (`python`).
+typedef struct _ncnn_mp_reader_t {
+    ncnn_datareader_t handle;
+    const uint8_t *base;
+    size_t len;
+    size_t offset;
+    char *text;         // memory: NUL-terminated copy of base[text_start:len] for scanf, made on first scan;
+                        // python: the look-ahead, bytes read() returned that no scan or read took yet
+    size_t text_start;  // python: where the look-ahead's bytes start in `text`
+    size_t text_len;    // python: how many there are (text[text_start + text_len] is a NUL)
+    size_t text_cap;    // python: the bytes `text` holds room for
+    // A Python reader: the DataReader subclass instance whose read(n) ncnn reads through, set
+    // by every use (ncnn_mp_reader_use), which keeps it alive while ncnn may call back.
+    mp_obj_t instance;
+    bool zeros;
+    bool python;
+    ncnn_mp_weights_t counts;
+    struct _ncnn_mp_reader_t *next;
+} ncnn_mp_reader_t;
+
+void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros);
+void ncnn_mp_reader_close(ncnn_mp_reader_t *r);
+
+// ---------------------------------------------------------------------------
 // Python objects.
 
 extern const mp_obj_type_t ncnn_mp_type_Allocator;
@@ -326,45 +533,6 @@ extern const mp_obj_type_t ncnn_mp_type_ParamDict;
 extern const mp_obj_type_t ncnn_mp_type_ModelBin;
 extern const mp_obj_type_t ncnn_mp_type_Layer;
 
-// Objects ncnn lends a callback (ncnn's own ParamDict, ModelBin, Option and blobs) belong
-// to the thread the callback runs in, until it returns (their handle is then NULL).
-// `owner` is that thread: used from another one they raise, whatever moment it is.
-const void *ncnn_mp_thread(void);  // the calling thread (MicroPython's state of it), or NULL
-// ValueError naming `where` if a lent object was lent to another thread than the caller.
-void ncnn_mp_check_owner(const void *owner, const char *where);
-
-typedef struct _ncnn_mp_modelbin_obj_t {
-    mp_obj_base_t base;
-    ncnn_modelbin_t handle;  // NULL once closed, or once a lent ModelBin's callback returned
-    mp_obj_t keep;           // the DataReader it reads through
-    struct _ncnn_mp_mat_array_t *array;  // from_mat_array: the Mats it serves (C heap, owned)
-    const void *owner;       // lent: the thread
-    int users;               // calls reading through it now (use.c), under the lock
-    bool borrowed;
-} ncnn_mp_modelbin_obj_t;
-
-typedef struct _ncnn_mp_paramdict_obj_t {
-    mp_obj_base_t base;
-    ncnn_paramdict_t handle;  // NULL once a lent ParamDict's callback returned
-    const void *owner;        // lent: the thread
-    bool borrowed;
-} ncnn_mp_paramdict_obj_t;
-
-typedef struct _ncnn_mp_datareader_obj_t {
-    mp_obj_base_t base;
-    ncnn_mp_reader_t *reader;  // bounded memory, zeros or a Python subclass's read() (C heap), or NULL
-    ncnn_datareader_t stdio;   // from_stdio, or NULL
-    void *fp;                  // the FILE* from_stdio opened
-    mp_obj_t keep;             // the buffer reader reads
-    int users;                 // loads reading through it now (use.c), under the lock
-} ncnn_mp_datareader_obj_t;
-
-typedef struct _ncnn_mp_allocator_obj_t {
-    mp_obj_base_t base;
-    ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
-    bool unlocked;
-    bool counting;  // Allocator(counting=True): net_cxx.cpp's counting allocator
-} ncnn_mp_allocator_obj_t;
 
 // An Option owns its ncnn_option_t, is a view of a Net's option (`net`, counted),
 // or is lent by ncnn for one callback (its handle is NULLed when the callback ends).
@@ -394,8 +562,6 @@ typedef enum {
                            // too, and its handle is destroyed when the callback ends
 } ncnn_mp_mat_kind_t;
 
-typedef struct _ncnn_mp_lent_t ncnn_mp_lent_t;
-
 typedef struct _ncnn_mp_mat_obj_t {
     mp_obj_base_t base;
     ncnn_mat_t handle;
@@ -423,16 +589,6 @@ typedef struct _ncnn_mp_net_obj_t {
     mp_obj_base_t base;
     ncnn_mp_net_native_t *native;  // counted
 } ncnn_mp_net_obj_t;
-
-typedef struct _ncnn_mp_extractor_obj_t {
-    mp_obj_base_t base;
-    ncnn_mp_extractor_native_t *native;  // owned: freed in __del__
-    mp_obj_t net;     // the Net object (its custom layers stay alive)
-    // The Mats given to input(), which ncnn points at: a GC array { count, key0, mat0,
-    // key1, mat1, ... } (count a small int; a key a blob name or index), or NULL. Not a
-    // dict: that is two more allocations per Extractor (extractor.c, ncnn_mp_inputs_*).
-    mp_obj_t *inputs;
-} ncnn_mp_extractor_obj_t;
 
 typedef struct _ncnn_mp_layer_obj_t {
     mp_obj_base_t base;
@@ -490,7 +646,6 @@ mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const
 mp_obj_t ncnn_mp_mat_wrap_over_buffer(ncnn_mat_t handle, mp_obj_t buffer, const void *base, bool readonly, const char *where);
 // The allocator of the Mat object `mat` if h's data lies in mat's storage, else `otherwise`.
 ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t mat, ncnn_mp_allocator_native_t *otherwise);
-ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where);
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
@@ -518,17 +673,19 @@ extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_line_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_text_obj;
 #endif
 
-// Wrap a Mat that ncnn lends for the duration of a callback (listed in `lent`).
-mp_obj_t ncnn_mp_mat_wrap_borrowed(ncnn_mat_t handle, ncnn_mp_lent_t *lent);
-// At the callback's end: a lent Mat forgets ncnn's handle, a lent view destroys its own.
-void ncnn_mp_mat_expire(mp_obj_t mat);
-// A lent callback's list: adds obj, to be expired when the callback returns.
-mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj);
-// The list of the calling thread's open callback that lent a Mat whose storage holds p, or
-// NULL (a memoryview of a lent blob carries no trace of the blob but its address).
-ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p);
-// The bytes of a Mat's storage from its first element to its last (mat.c).
-size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m);
+// Objects ncnn lends a callback, wrapped and listed in the callback's `lent` list: they
+// expire (their handle NULL) when it returns, and belong to its thread until then.
+// A lent Mat (of ncnn's blob); at the callback's end it forgets ncnn's handle, and the lent
+// views computed from it destroy their own.
+mp_obj_t ncnn_mp_mat_lend(ncnn_mat_t handle, ncnn_mp_lent_t *lent);
+mp_obj_t ncnn_mp_paramdict_lend(ncnn_paramdict_t handle, ncnn_mp_lent_t *lent);
+// in_place: the buffer of a load_model(copy=False) the weights lie in (its load() hands out
+// Mats over it), or MP_OBJ_NULL.
+mp_obj_t ncnn_mp_modelbin_lend(ncnn_modelbin_t handle, mp_obj_t in_place, ncnn_mp_lent_t *lent);
+mp_obj_t ncnn_mp_option_lend(ncnn_option_t handle, ncnn_mp_lent_t *lent);
+// The Option lent in `slot` (a call's: one wrapper serves every layer of an extract) if it
+// wraps `handle`; else a new lent one, and the old one expires.
+mp_obj_t ncnn_mp_option_lend_to_call(ncnn_option_t handle, ncnn_mp_lent_item_t *slot);
 
 // A Python object holding an Option handle owned by someone else (a Net's option view).
 mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
@@ -540,8 +697,6 @@ mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net);
 ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_use_t *u, mp_obj_t obj, ncnn_mp_reader_t **counted, const char *where);
 
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where);
-mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle);
-void ncnn_mp_paramdict_expire(mp_obj_t obj);
 
 ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where);
 // A call's use of a ModelBin and of the DataReader it reads through (two of u's uses).
@@ -549,8 +704,6 @@ ncnn_modelbin_t ncnn_mp_modelbin_use(ncnn_mp_use_t *u, mp_obj_t obj, const char 
 // After a load through a ModelBin(from_mat_array=...) failed: ValueError naming the Mat
 // that did not fit the read, if one did not (else nothing).
 void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where);
-mp_obj_t ncnn_mp_modelbin_wrap_borrowed(ncnn_modelbin_t handle);
-void ncnn_mp_modelbin_expire(mp_obj_t obj);
 
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where);
 // The Layer base class's own methods: a Python subclass that does not override one
@@ -564,178 +717,21 @@ extern const ncnn_mp_method_t ncnn_mp_Layer_forward_obj;
 // Sets the layer's support_* flags and one_blob_only from a Python instance's attributes.
 void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle);
 
-// Option views and lent Options.
+// Options.
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
 // The first flag that layers bake in at load time and that differs between a and b, or MP_QSTRnull.
 qstr ncnn_mp_option_pipeline_mismatch(const ncnn_option_t a, const ncnn_option_t b);
-mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle);  // lent to the calling thread
 // A new Option (collected like any) with src's flags and ncnn's default allocators.
 ncnn_option_t ncnn_mp_option_new_copy(const ncnn_option_t src);
-void ncnn_mp_option_expire(mp_obj_t obj);
-
-// Net helpers the Extractor needs.
 
 // Net.create_extractor's work: checks and makes it under one lock.
 mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net);
 
 // ---------------------------------------------------------------------------
-// The trampoline (trampoline.c).
+// The trampoline (trampoline.c): Layer subclasses written in Python, run by ncnn.
 
-// Every public method that lets ncnn call back into Python brackets that call with
-// begin/end (state.c): an exception a callback raised is kept in the calling thread's
-// innermost call and re-raised by ncnn_mp_call_end once ncnn has returned. Records live
-// on the C stack: nothing may raise between begin and stop.
-// On a port with a GIL, begin lets it go (other threads run while ncnn computes) and
-// stop takes it back; a callback takes it for its Python (ncnn_mp_call_take_gil).
-typedef struct _ncnn_mp_call_t {
-    struct _ncnn_mp_call_t *next;  // calls in progress, of every thread
-    const void *thread;
-    mp_obj_t error;
-    struct _ncnn_mp_lent_t *lent;  // the open callback's lent objects, under this call, or NULL
-    // A load_model(copy=False): the buffer ncnn keeps weights in (a custom layer's
-    // ModelBin.load hands out Mats over it), else MP_OBJ_NULL.
-    mp_obj_t weights;
-    // The Option lent to the forwards under this call, or MP_OBJ_NULL: ncnn hands every
-    // layer of an extract the same one, so one wrapper serves them all, replaced (and the
-    // old one expired) when a forward gets another, expired when ncnn returns.
-    mp_obj_t option;
-    // A layer the shape guard refused under this call (refusal.rule NCNN_MP_FITS: none).
-    ncnn_mp_shape_refusal_t refusal;
-    bool gil_released;
-} ncnn_mp_call_t;
-
-void ncnn_mp_call_begin(ncnn_mp_call_t *call);
-// begin in two parts, for a method that links its call under a lock it takes anyway
-// (Extractor.extract): link (under the caller's lock), then leave_gil (outside it).
-void ncnn_mp_call_link(ncnn_mp_call_t *call);
-void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call);
-// The calling thread's innermost call in progress, or NULL.
-ncnn_mp_call_t *ncnn_mp_call_current(void);
-// For a callback under `call` (the thread's current one, or NULL): takes the GIL if the call
-// let it go (true: give it back after).
-bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call);
-void ncnn_mp_call_give_gil(void);
-// Inside a garbage collection (a finaliser), where no Python may run and nothing allocate.
-// A heap the user locked (micropython.heap_lock()) is not that: Python layers still run
-// there, and what they allocate fails with MemoryError.
-bool ncnn_mp_in_collection(void);
-// Once ncnn has returned: call->error becomes the callbacks' exception, else a
-// KeyboardInterrupt that came meanwhile (taken, so it is raised once, here). A method
-// that got something from ncnn frees it if call->error is set, then calls call_raise.
-void ncnn_mp_call_stop(ncnn_mp_call_t *call);
-// stop in two parts: returned (the GIL back, call->error set as stop sets it) once ncnn
-// has returned, unlink under a lock the caller takes anyway, before it raises call->error.
-void ncnn_mp_call_returned(ncnn_mp_call_t *call);
-void ncnn_mp_call_unlink(ncnn_mp_call_t *call);
-void ncnn_mp_call_raise(ncnn_mp_call_t *call);
-// stop, then raise: for methods that got nothing to free.
-void ncnn_mp_call_end(ncnn_mp_call_t *call);
-// The guarded call every trampoline makes: fun(instance, arg) as a callback from ncnn, under
-// nlr_push, with the GIL taken back if the public method let it go. An exception is kept for
-// the public method (with a traceback line naming `layer`, if given) and fun's caller gets
-// false, as it does when Python may not run now (inside a collection, a thread MicroPython
-// does not know): then fun did not run.
-bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (*fun)(mp_obj_t instance, void *arg),
-    void *arg);
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
 void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
-
-// ---------------------------------------------------------------------------
-// Per-interpreter state and the lock (state.c).
-
-// The lock over what threads share; never held across an allocation, a Python call,
-// or a call into ncnn that can call back.
-mp_uint_t ncnn_mp_lock(void);
-void ncnn_mp_unlock(mp_uint_t state);
-// Adds delta to a reference count under the lock; the count after.
-int ncnn_mp_count(int *refs, int delta);
-// The Python objects only ncnn's memory refers to, keyed by the C record ncnn holds.
-// add may allocate (and raise); get and remove never do (finalisers call them).
-void ncnn_mp_root_add(const void *key, mp_obj_t value);
-mp_obj_t ncnn_mp_root_get(const void *key);
-// A callback's start, under one lock: root_get(key), and in *call the innermost call of
-// `thread` (ncnn_mp_thread()) in progress, or NULL.
-mp_obj_t ncnn_mp_root_get_in_call(const void *key, const void *thread, struct _ncnn_mp_call_t **call);
-mp_obj_t ncnn_mp_root_remove(const void *key);  // the value removed, or MP_OBJ_NULL
-void ncnn_mp_live_layers_add(int delta);
-// After storing `value` where a collection running in another thread (no GIL) may already
-// have looked: that collection marks from the roots and reachable objects first and scans
-// each thread's stack last, so a value stored after the first and gone from this stack
-// before the last would be freed while stored. Keeps `value` on this stack until any such
-// collection is over (gc_nbytes waits for the GC's lock; this stack is scanned meanwhile).
-void ncnn_mp_gc_settle(mp_obj_t value);
-size_t ncnn_mp_custom_live_count(void);
-
-// ---------------------------------------------------------------------------
-// Ctrl-C (interrupt.c). NCNN_MP_DEFER_SIGINT: micropython.mk replaced the Unix port's
-// asynchronous SIGINT handler by one that schedules KeyboardInterrupt.
-
-// The pending exception (a KeyboardInterrupt that came while ncnn ran), taken: MicroPython
-// will not raise it again. MP_OBJ_NULL if there is none.
-mp_obj_t ncnn_mp_take_pending(void);
-
-// ---------------------------------------------------------------------------
-// Errors: every message reads "Class.method: what was wrong (what was expected)".
-
-// What ncnn's layers return when an allocation failed (where they check): MemoryError.
-#define NCNN_MP_OUT_OF_MEMORY (-100)
-// A param load's own refusal: a layer would be given an int8 blob it cannot read.
-#define NCNN_MP_INT8_MISFIT (-1001)
-
-// The C stack ncnn runs on (stack.c): bytes a call `depth` layers deep needs, and a
-// RuntimeError naming `where` if this thread has less left.
-size_t ncnn_mp_stack_need(int depth);
-void ncnn_mp_stack_check(int depth, const char *where);
-
-NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
-NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
-// NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
-NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
-// The shape guard's refusal (shape_guard.h) as a ValueError: "WHERE: the input does not fit
-// the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
-NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
-    const ncnn_mp_shape_refusal_t *r);
-// A count of blobs as the refusals print it: "2", "2 to 3", "2 or more" (hi -1).
-void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi);
-// Sizes MicroPython's message buffer past every real message (why: checks.c).
-mp_rom_error_text_t ncnn_mp_longest_message(void);
-
-// The built-in layers ncnn's Mat helpers run internally (Mat::substract_mean_normalize a
-// Bias or Scale, copy_make_border a Padding, ...). ncnn calls through NULL when its build
-// left the layer out (WITH_LAYER_<name>=OFF, as small MCU builds do): check first.
-typedef enum {
-    NCNN_MP_HELPER_BIAS, NCNN_MP_HELPER_SCALE, NCNN_MP_HELPER_PADDING, NCNN_MP_HELPER_CROP,
-    NCNN_MP_HELPER_PACKING, NCNN_MP_HELPER_FLATTEN, NCNN_MP_HELPER_COUNT
-} ncnn_mp_helper_layer_t;
-// NotImplementedError naming the layer if this ncnn was built without it.
-void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where);
-
-// The most ncnn_mp lets ncnn allocate for one buffer: ncnn indexes with int in places.
-#define NCNN_MP_ALLOC_MAX 0x7fffffffULL
-// MemoryError naming `where` and `what` unless the heap can give `bytes` now (checks.c).
-void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what);
-
-// The native object of `obj` if it is an instance of `type` or of a Python subclass
-// of it; TypeError naming `where` otherwise.
-void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);
-
-// A float argument (int or float), TypeError naming `where` and `name` otherwise.
-float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
-// The buffer of `obj`, TypeError naming `where` and `name` if it has none.
-void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
-
-// "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
-#define NCNN_MP_WHERE_LEN 48
-const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr);
-// AttributeError "Class.attr: read-only" (or "cannot be deleted") for a store (delete) in
-// an attr handler's dest: MicroPython's own would say the attribute does not exist.
-NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest);
-
-// A C int argument that must lie in [lo, hi]: TypeError if not an int, ValueError outside.
-int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name);
-// An index among `count` things (negative ones count from the end when `wrap`): TypeError
-// if it is not an int, IndexError if there is no such thing, saying "(<of> <count>)".
-int ncnn_mp_get_index(mp_obj_t obj, int count, bool wrap, const char *where, const char *name, const char *of);
 
 #endif // NCNN_MP_H

@@ -14,6 +14,15 @@
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
+// A public method's use of a Net object's native net, from ncnn_mp_net_use until
+// ncnn_mp_net_done or until the method raises (an nlr jump callback leaves the net then):
+// entered shared or alone, so that no other thread loads, clears or closes it meanwhile.
+// ValueError if the Net was closed, RuntimeError (ncnn_mp_net_raise_busy) if busy.
+typedef struct {
+    nlr_jump_callback_node_t leave;  // first: the callback gets its address
+    ncnn_mp_net_native_t *net;
+} ncnn_mp_net_use_t;
+
 // Keeps `buffer` alive for as long as the net's layers may point into it.
 static void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer) {
     mp_obj_t kept = n->kept_weights ? ncnn_mp_root_get(&n->kept_weights) : MP_OBJ_NULL;
@@ -118,7 +127,7 @@ static void ncnn_mp_net_use_leave(void *use) {
     ncnn_mp_net_leave(((ncnn_mp_net_use_t *)use)->net);
 }
 
-ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool alone, const char *where) {
+static ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool alone, const char *where) {
     ncnn_mp_net_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Net, where);
     mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
     ncnn_mp_net_native_t *n = self->native;
@@ -135,7 +144,7 @@ ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj, bool a
     return n;
 }
 
-void ncnn_mp_net_done(ncnn_mp_net_use_t *u) {
+static void ncnn_mp_net_done(ncnn_mp_net_use_t *u) {
     nlr_pop_jump_callback(true);
 }
 

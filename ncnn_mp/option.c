@@ -103,16 +103,38 @@ mp_obj_t ncnn_mp_option_wrap_net_view(ncnn_mp_net_native_t *net) {
     return MP_OBJ_FROM_PTR(self);
 }
 
-mp_obj_t ncnn_mp_option_wrap_borrowed(ncnn_option_t handle) {
+static void ncnn_mp_option_expire(mp_obj_t obj) {
+    ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
+}
+
+static const ncnn_mp_lent_kind_t ncnn_mp_option_lent = { ncnn_mp_option_expire, NULL };
+
+// A wrapper for an Option ncnn lends, without its handle until it is listed to expire.
+static ncnn_mp_option_obj_t *ncnn_mp_option_new_lent(void) {
     ncnn_mp_option_obj_t *self = ncnn_mp_option_new(&ncnn_mp_type_Option, false);
     self->kind = NCNN_MP_OPTION_BORROWED;
     self->owner = ncnn_mp_thread();
+    self->handle = NULL;
+    return self;
+}
+
+mp_obj_t ncnn_mp_option_lend(ncnn_option_t handle, ncnn_mp_lent_t *lent) {
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new_lent();
+    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self), &ncnn_mp_option_lent);
     self->handle = handle;
     return MP_OBJ_FROM_PTR(self);
 }
 
-void ncnn_mp_option_expire(mp_obj_t obj) {
-    ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
+mp_obj_t ncnn_mp_option_lend_to_call(ncnn_option_t handle, ncnn_mp_lent_item_t *slot) {
+    if (slot->obj != MP_OBJ_NULL && ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(slot->obj))->handle == handle) {
+        return slot->obj;
+    }
+    ncnn_mp_option_obj_t *self = ncnn_mp_option_new_lent();  // (may raise: nothing changed yet)
+    ncnn_mp_lent_item_expire(slot);
+    slot->obj = MP_OBJ_FROM_PTR(self);
+    slot->kind = &ncnn_mp_option_lent;
+    self->handle = handle;
+    return slot->obj;
 }
 
 // Option()   ncnn_option_create

@@ -1,6 +1,13 @@
 // ParamDict: a layer's parameters, id -> int | float | array (ncnn_paramdict_*).
 #include "ncnn_mp.h"
 
+typedef struct _ncnn_mp_paramdict_obj_t {
+    mp_obj_base_t base;
+    ncnn_paramdict_t handle;  // NULL once a lent ParamDict's callback returned
+    const void *owner;        // lent: the thread
+    bool borrowed;
+} ncnn_mp_paramdict_obj_t;
+
 // ncnn's NCNN_MAX_PARAM_COUNT (paramdict.h, not part of the C API): ids run 0..31.
 // ncnn checks the range only when built with NCNN_VALIDATION, so ncnn_mp always does.
 #define NCNN_MP_PARAM_COUNT 32
@@ -17,16 +24,19 @@ static ncnn_mp_paramdict_obj_t *ncnn_mp_paramdict_new(const mp_obj_type_t *type)
     return self;
 }
 
-mp_obj_t ncnn_mp_paramdict_wrap_borrowed(ncnn_paramdict_t handle) {
-    ncnn_mp_paramdict_obj_t *self = ncnn_mp_paramdict_new(&ncnn_mp_type_ParamDict);
-    self->handle = handle;
-    self->owner = ncnn_mp_thread();
-    self->borrowed = true;
-    return MP_OBJ_FROM_PTR(self);
+static void ncnn_mp_paramdict_expire(mp_obj_t obj) {
+    ((ncnn_mp_paramdict_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
 }
 
-void ncnn_mp_paramdict_expire(mp_obj_t obj) {
-    ((ncnn_mp_paramdict_obj_t *)MP_OBJ_TO_PTR(obj))->handle = NULL;
+static const ncnn_mp_lent_kind_t ncnn_mp_paramdict_lent = { ncnn_mp_paramdict_expire, NULL };
+
+mp_obj_t ncnn_mp_paramdict_lend(ncnn_paramdict_t handle, ncnn_mp_lent_t *lent) {
+    ncnn_mp_paramdict_obj_t *self = ncnn_mp_paramdict_new(&ncnn_mp_type_ParamDict);
+    self->owner = ncnn_mp_thread();
+    self->borrowed = true;
+    ncnn_mp_lend(lent, MP_OBJ_FROM_PTR(self), &ncnn_mp_paramdict_lent);
+    self->handle = handle;
+    return MP_OBJ_FROM_PTR(self);
 }
 
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where) {

@@ -20,7 +20,6 @@
 #include "ncnn_mp.h"
 
 MP_REGISTER_ROOT_POINTER(struct _ncnn_mp_roots_t *ncnn_mp_roots);
-MP_REGISTER_ROOT_POINTER(struct _ncnn_mp_call_t *ncnn_mp_calls);
 MP_REGISTER_ROOT_POINTER(struct _ncnn_mp_reader_t *ncnn_mp_readers);
 MP_REGISTER_ROOT_POINTER(struct _ncnn_mp_mat_array_t *ncnn_mp_mat_arrays);
 
@@ -150,32 +149,14 @@ void ncnn_mp_root_add(const void *key, mp_obj_t value) {
     }
 }
 
-// (Under the lock.)
-static mp_obj_t ncnn_mp_root_find(const void *key) {
+mp_obj_t ncnn_mp_root_find_locked(const void *key) {
     ncnn_mp_roots_t *r = MP_STATE_VM(ncnn_mp_roots);
     return r != NULL && r->alloc ? r->table[ncnn_mp_root_slot(r->table, r->alloc, key)].value : MP_OBJ_NULL;
 }
 
-// (Under the lock.)
-static ncnn_mp_call_t *ncnn_mp_call_find(const void *thread) {
-    ncnn_mp_call_t *c = MP_STATE_VM(ncnn_mp_calls);
-    while (c && c->thread != thread) {
-        c = c->next;
-    }
-    return c;
-}
-
 mp_obj_t ncnn_mp_root_get(const void *key) {
     mp_uint_t l = ncnn_mp_lock();
-    mp_obj_t value = ncnn_mp_root_find(key);
-    ncnn_mp_unlock(l);
-    return value;
-}
-
-mp_obj_t ncnn_mp_root_get_in_call(const void *key, const void *thread, ncnn_mp_call_t **call) {
-    mp_uint_t l = ncnn_mp_lock();
-    mp_obj_t value = ncnn_mp_root_find(key);
-    *call = ncnn_mp_call_find(thread);
+    mp_obj_t value = ncnn_mp_root_find_locked(key);
     ncnn_mp_unlock(l);
     return value;
 }
@@ -219,119 +200,4 @@ void ncnn_mp_live_layers_add(int delta) {
 size_t ncnn_mp_custom_live_count(void) {
     ncnn_mp_roots_t *r = MP_STATE_VM(ncnn_mp_roots);
     return r ? r->live_layers : 0;
-}
-
-// ---------------------------------------------------------------------------
-// Calls in progress: where an exception a callback raised waits for the public method
-// that entered ncnn. One list for every thread; each thread finds its own innermost call.
-
-bool ncnn_mp_in_collection(void) {
-    #if defined(GC_COLLECT_FLAG)
-    return GC_COLLECT_FLAG && (MP_STATE_THREAD(gc_lock_depth) & GC_COLLECT_FLAG);
-    #else
-    return gc_is_locked();  // older MicroPython cannot tell the two apart
-    #endif
-}
-
-void ncnn_mp_call_link(ncnn_mp_call_t *call) {
-    call->thread = ncnn_mp_thread();
-    call->error = MP_OBJ_NULL;
-    call->lent = NULL;
-    call->weights = MP_OBJ_NULL;
-    call->option = MP_OBJ_NULL;
-    call->refusal.rule = NCNN_MP_FITS;
-    call->gil_released = false;
-    call->next = MP_STATE_VM(ncnn_mp_calls);
-    MP_STATE_VM(ncnn_mp_calls) = call;
-}
-
-void ncnn_mp_call_unlink(ncnn_mp_call_t *call) {
-    ncnn_mp_call_t **link = &MP_STATE_VM(ncnn_mp_calls);
-    while (*link && *link != call) {
-        link = &(*link)->next;
-    }
-    if (*link) {
-        *link = call->next;
-    }
-}
-
-void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call) {
-    // Never inside a collection: the collecting thread holds the GC's lock, and another
-    // thread given the GIL would wait for that lock while this one waits for the GIL.
-    call->gil_released = MICROPY_PY_THREAD_GIL && !ncnn_mp_in_collection();
-    if (call->gil_released) {
-        MP_THREAD_GIL_EXIT();
-    }
-}
-
-void ncnn_mp_call_returned(ncnn_mp_call_t *call) {
-    if (call->option != MP_OBJ_NULL) {
-        ncnn_mp_option_expire(call->option);
-        call->option = MP_OBJ_NULL;
-    }
-    if (call->gil_released) {
-        MP_THREAD_GIL_ENTER();
-        call->gil_released = false;
-    }
-    if (call->error == MP_OBJ_NULL) {  // else an interrupt stays pending, for the next branch
-        call->error = ncnn_mp_take_pending();
-    }
-}
-
-void ncnn_mp_call_begin(ncnn_mp_call_t *call) {
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_link(call);
-    ncnn_mp_unlock(l);
-    ncnn_mp_call_leave_gil(call);
-}
-
-bool ncnn_mp_call_take_gil(ncnn_mp_call_t *call) {
-    #if MICROPY_PY_THREAD_GIL
-    if (call && call->gil_released) {
-        MP_THREAD_GIL_ENTER();
-        return true;
-    }
-    #endif
-    (void)call;
-    return false;
-}
-
-void ncnn_mp_call_give_gil(void) {
-    MP_THREAD_GIL_EXIT();
-}
-
-ncnn_mp_call_t *ncnn_mp_call_current(void) {
-    const void *me = ncnn_mp_thread();
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_t *c = ncnn_mp_call_find(me);
-    ncnn_mp_unlock(l);
-    return c;
-}
-
-void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal) {
-    const void *me = ncnn_mp_thread();
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_t *c = ncnn_mp_call_find(me);
-    if (c != NULL) {
-        c->refusal = *refusal;
-    }
-    ncnn_mp_unlock(l);
-}
-
-void ncnn_mp_call_stop(ncnn_mp_call_t *call) {
-    ncnn_mp_call_returned(call);
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_call_unlink(call);
-    ncnn_mp_unlock(l);
-}
-
-void ncnn_mp_call_raise(ncnn_mp_call_t *call) {
-    if (call->error != MP_OBJ_NULL) {
-        nlr_raise(call->error);
-    }
-}
-
-void ncnn_mp_call_end(ncnn_mp_call_t *call) {
-    ncnn_mp_call_stop(call);
-    ncnn_mp_call_raise(call);
 }

@@ -1,11 +1,9 @@
 // The trampoline: ncnn calling the methods of a Layer subclass written in Python.
 //
-// Rules (see ../README.md, "Custom layers"):
-// - No MicroPython exception ever unwinds through ncnn's C++ frames. Every callback
-//   runs its Python under nlr_push; an exception is kept in the innermost
-//   ncnn_mp_call_t (the public method that entered ncnn pushed it), the callback
-//   returns an error code, ncnn unwinds normally, and the public method re-raises
-//   the same exception object.
+// Rules (docs/custom-layers.md; the frames, lending and the kept error are lend.c's):
+// - Every callback runs in a frame (ncnn_mp_frame_open/close): its Python under nlr_push,
+//   an exception kept for the public method that entered ncnn, which re-raises it once
+//   ncnn has returned; the callback returns an error code and ncnn unwinds normally.
 // - ncnn destroys every top-blob handle a forward callback hands back, and
 //   dereferences it even on error: each top slot always gets a handle of its own,
 //   an empty Mat on every error path.
@@ -15,9 +13,6 @@
 // - The Python objects ncnn can reach (layer instances, creators) are kept in the
 //   roots table (state.c), keyed by the address of the C record ncnn holds, and dropped
 //   without allocating (a Net may be destroyed from a finaliser, inside a collection).
-// - Threads: a callback runs in the thread that entered ncnn, and finds that thread's
-//   call (its exception goes there and nowhere else). On a port with a GIL, the public
-//   method let the GIL go while ncnn runs: a callback takes it back for its Python.
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,102 +21,16 @@
 #include "py/bc.h"
 #include "ncnn_mp.h"
 
-// Keeps the first exception of the calling thread's current call, with a traceback line
-// naming the layer.
-static void ncnn_mp_keep_error(mp_obj_t exc, ncnn_layer_t layer, qstr method) {
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        #if NCNN_STRING
-        if (layer) {
-            vstr_t where;
-            vstr_init(&where, 48);
-            vstr_printf(&where, "<ncnn layer '%s' of type %s>", ncnn_mp_layer_name(layer), ncnn_mp_layer_type(layer));
-            mp_obj_exception_add_traceback(exc, qstr_from_strn(where.buf, where.len), 0, method);
-            vstr_clear(&where);
-        }
-        #endif
-        nlr_pop();
-    }  // else: no memory to annotate; the exception itself is kept all the same
-    ncnn_mp_call_t *call = ncnn_mp_call_current();
-    if (call == NULL) {
-        // ncnn called back outside any call of ours (a Net's __del__ called by hand):
-        // nobody can receive it. Report it as MicroPython reports a failing __del__,
-        // guarded: printing may raise too.
-        if (nlr_push(&nlr) == 0) {
-            mp_printf(MICROPY_ERROR_PRINTER, "ncnn_mp: exception in a callback outside any call, ignored:\n");
-            mp_obj_print_exception(MICROPY_ERROR_PRINTER, exc);
-            nlr_pop();
-        }
-        return;
-    }
-    if (call->error == MP_OBJ_NULL) {
-        call->error = exc;
-    }
-}
+// A custom layer type registered on a Net: what ncnn's creator callback
+// gets as userdata. C heap, freed with the Net; `creator` is kept alive in a GC root.
+typedef struct _ncnn_mp_factory_t {
+    mp_obj_t creator;
+    struct _ncnn_mp_factory_t *next;
+    char name[];  // the type name, which ncnn keeps a pointer to
+} ncnn_mp_factory_t;
 
 static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, const char *what) {
     return mp_obj_new_exception_msg_varg(type, MP_ERROR_TEXT("%s.%q: %s"), mp_obj_get_type_str(instance), method, what);
-}
-
-// ---------------------------------------------------------------------------
-// Lent objects: wrapped for one callback, expired when it returns.
-
-struct _ncnn_mp_lent_t {
-    mp_obj_t small[6];
-    mp_obj_t *items;
-    size_t n, cap;
-};
-
-static void ncnn_mp_lent_init(ncnn_mp_lent_t *lent) {
-    lent->items = lent->small;
-    lent->n = 0;
-    lent->cap = MP_ARRAY_SIZE(lent->small);
-}
-
-mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj) {
-    if (lent->n == lent->cap) {
-        mp_obj_t *more = m_new(mp_obj_t, lent->cap * 2);
-        memcpy(more, lent->items, lent->n * sizeof(mp_obj_t));
-        lent->items = more;
-        lent->cap *= 2;
-    }
-    lent->items[lent->n++] = obj;
-    return obj;
-}
-
-ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p) {
-    const void *me = ncnn_mp_thread();
-    ncnn_mp_lent_t *found = NULL;
-    mp_uint_t l = ncnn_mp_lock();  // (other threads link and unlink calls meanwhile)
-    for (ncnn_mp_call_t *c = MP_STATE_VM(ncnn_mp_calls); c && !found; c = c->next) {
-        ncnn_mp_lent_t *lent = c->thread == me ? c->lent : NULL;
-        for (size_t i = 0; lent && i < lent->n && !found; i++) {
-            mp_obj_t o = lent->items[i];
-            ncnn_mat_t h = mp_obj_is_type(o, &ncnn_mp_type_Mat) ? ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(o))->handle : NULL;
-            const uint8_t *data = h ? ncnn_mat_get_data(h) : NULL;
-            if (data && (const uint8_t *)p >= data && (const uint8_t *)p < data + ncnn_mp_mat_storage_bytes(h)) {
-                found = lent;
-            }
-        }
-    }
-    ncnn_mp_unlock(l);
-    return found;
-}
-
-// In reverse: views go before the Mats they were computed from.
-static void ncnn_mp_lent_expire(ncnn_mp_lent_t *lent) {
-    while (lent->n > 0) {
-        mp_obj_t o = lent->items[--lent->n];
-        if (mp_obj_is_type(o, &ncnn_mp_type_Mat)) {
-            ncnn_mp_mat_expire(o);
-        } else if (mp_obj_is_type(o, &ncnn_mp_type_Option)) {
-            ncnn_mp_option_expire(o);
-        } else if (mp_obj_is_type(o, &ncnn_mp_type_ParamDict)) {
-            ncnn_mp_paramdict_expire(o);
-        } else if (mp_obj_is_type(o, &ncnn_mp_type_ModelBin)) {
-            ncnn_mp_modelbin_expire(o);
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -219,87 +128,6 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
     return copy;
 }
 
-// One callback's frame: its layer, the Python instance behind it, the lent objects.
-typedef struct {
-    ncnn_layer_t layer;
-    mp_obj_t instance;
-    ncnn_mp_lent_t lent;
-    ncnn_mp_call_t *call;         // the thread's call the callback runs under (NULL: none)
-    ncnn_mp_lent_t *outer_lent;   // what call->lent was before this frame
-    bool gil;  // the frame took the GIL back from the call that released it
-} ncnn_mp_frame_t;
-
-// Opens a callback of `instance` (MP_OBJ_NULL: the Python layer behind `layer`, found in
-// the roots), and takes the GIL if the public method that entered ncnn let it go. False
-// when there is none, or when Python may not run now: inside a garbage collection, or in
-// a thread MicroPython does not know.
-static bool ncnn_mp_frame_open_instance(ncnn_mp_frame_t *f, ncnn_layer_t layer, mp_obj_t instance) {
-    f->layer = layer;
-    f->instance = MP_OBJ_NULL;
-    f->gil = false;
-    ncnn_mp_lent_init(&f->lent);
-    const void *thread = ncnn_mp_thread();
-    #if MICROPY_PY_THREAD
-    if (thread == NULL) {
-        return false;
-    }
-    #endif
-    if (ncnn_mp_in_collection()) {
-        return false;
-    }
-    if (instance != MP_OBJ_NULL) {  // (a Python DataReader: its caller holds it)
-        f->instance = instance;
-        f->call = ncnn_mp_call_current();
-    } else {
-        f->instance = ncnn_mp_root_get_in_call(layer, thread, &f->call);
-    }
-    if (f->instance == MP_OBJ_NULL) {
-        return false;
-    }
-    f->gil = ncnn_mp_call_take_gil(f->call);
-    if (f->call) {
-        f->outer_lent = f->call->lent;
-        f->call->lent = &f->lent;
-    }
-    return true;
-}
-
-// Ends a callback: expires what was lent; keeps the exception, if any, for the public
-// method; lets the GIL go again if the frame took it.
-static int ncnn_mp_frame_close(ncnn_mp_frame_t *f, nlr_buf_t *failed, qstr method) {
-    ncnn_mp_lent_expire(&f->lent);
-    if (f->call) {
-        f->call->lent = f->outer_lent;
-    }
-    if (failed) {
-        ncnn_mp_keep_error(MP_OBJ_FROM_PTR(failed->ret_val), f->layer, method);
-    }
-    if (f->gil) {
-        ncnn_mp_call_give_gil();
-    }
-    return failed ? -1 : 0;
-}
-
-static bool ncnn_mp_frame_open(ncnn_mp_frame_t *f, ncnn_layer_t layer) {
-    return ncnn_mp_frame_open_instance(f, layer, MP_OBJ_NULL);
-}
-
-bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (*fun)(mp_obj_t instance, void *arg),
-    void *arg) {
-    ncnn_mp_frame_t f;
-    if (!ncnn_mp_frame_open_instance(&f, layer, instance)) {
-        return false;
-    }
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        fun(f.instance, arg);
-        nlr_pop();
-        return ncnn_mp_frame_close(&f, NULL, method) == 0;
-    }
-    ncnn_mp_frame_close(&f, &nlr, method);
-    return false;
-}
-
 // The Layer base class's own function for `name` (a lookup through the type would
 // return a fresh self-checking wrapper, never equal to what an instance finds).
 static mp_obj_t ncnn_mp_base_method(qstr name) {
@@ -314,16 +142,17 @@ static mp_obj_t ncnn_mp_base_method(qstr name) {
 }
 
 // load_param / load_model / create_pipeline / destroy_pipeline: one lent argument, a status back.
-static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*wrap)(void *), void *arg) {
+static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*lend)(ncnn_mp_frame_t *f, void *arg),
+    void *arg) {
     ncnn_mp_frame_t f;
-    if (!ncnn_mp_frame_open(&f, layer)) {
+    if (!ncnn_mp_frame_open(&f, layer, MP_OBJ_NULL)) {
         return method == MP_QSTR_destroy_pipeline ? 0 : -1;
     }
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_obj_t dest[3];
         if (ncnn_mp_find_method(f.instance, method, ncnn_mp_base_method(method), dest)) {
-            dest[2] = ncnn_mp_lend(&f.lent, wrap(arg));
+            dest[2] = lend(&f, arg);
             ncnn_mp_status(f.instance, method, mp_call_method_n_kw(1, 0, dest));
         }
         nlr_pop();
@@ -332,14 +161,15 @@ static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*w
     return ncnn_mp_frame_close(&f, &nlr, method);
 }
 
-static mp_obj_t ncnn_mp_wrap_paramdict(void *p) {
-    return ncnn_mp_paramdict_wrap_borrowed(p);
+static mp_obj_t ncnn_mp_lend_paramdict(ncnn_mp_frame_t *f, void *p) {
+    return ncnn_mp_paramdict_lend(p, &f->lent);
 }
-static mp_obj_t ncnn_mp_wrap_modelbin(void *p) {
-    return ncnn_mp_modelbin_wrap_borrowed(p);
+// Under a load_model(copy=False), the ModelBin is given the buffer the weights lie in.
+static mp_obj_t ncnn_mp_lend_modelbin(ncnn_mp_frame_t *f, void *p) {
+    return ncnn_mp_modelbin_lend(p, f->call ? f->call->weights : MP_OBJ_NULL, &f->lent);
 }
-static mp_obj_t ncnn_mp_wrap_option(void *p) {
-    return ncnn_mp_option_wrap_borrowed(p);
+static mp_obj_t ncnn_mp_lend_option_arg(ncnn_mp_frame_t *f, void *p) {
+    return ncnn_mp_option_lend(p, &f->lent);
 }
 
 // What ncnn's forward takes for granted of a layer's blobs, given its flags (its
@@ -357,7 +187,7 @@ static void ncnn_mp_check_blob_counts(mp_obj_t instance, ncnn_layer_t layer) {
 
 static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) {
     ncnn_mp_frame_t f;
-    if (ncnn_mp_frame_open(&f, layer)) {
+    if (ncnn_mp_frame_open(&f, layer, MP_OBJ_NULL)) {
         nlr_buf_t nlr;
         if (nlr_push(&nlr) == 0) {
             ncnn_mp_check_blob_counts(f.instance, layer);
@@ -367,7 +197,7 @@ static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) 
             return ncnn_mp_frame_close(&f, &nlr, MP_QSTR_load_param);
         }
     }
-    int ret = ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_wrap_paramdict, pd);
+    int ret = ncnn_mp_simple_callback(layer, MP_QSTR_load_param, ncnn_mp_lend_paramdict, pd);
     mp_obj_t instance = ncnn_mp_root_get(layer);
     if (instance != MP_OBJ_NULL) {  // ncnn sizes the shape lists once this returns
         mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
@@ -376,18 +206,18 @@ static int ncnn_mp_tr_load_param(ncnn_layer_t layer, const ncnn_paramdict_t pd) 
     return ret;
 }
 static int ncnn_mp_tr_load_model(ncnn_layer_t layer, const ncnn_modelbin_t mb) {
-    return ncnn_mp_simple_callback(layer, MP_QSTR_load_model, ncnn_mp_wrap_modelbin, mb);
+    return ncnn_mp_simple_callback(layer, MP_QSTR_load_model, ncnn_mp_lend_modelbin, mb);
 }
 static int ncnn_mp_tr_create_pipeline(ncnn_layer_t layer, const ncnn_option_t opt) {
-    return ncnn_mp_simple_callback(layer, MP_QSTR_create_pipeline, ncnn_mp_wrap_option, opt);
+    return ncnn_mp_simple_callback(layer, MP_QSTR_create_pipeline, ncnn_mp_lend_option_arg, opt);
 }
 static int ncnn_mp_tr_destroy_pipeline(ncnn_layer_t layer, const ncnn_option_t opt) {
-    return ncnn_mp_simple_callback(layer, MP_QSTR_destroy_pipeline, ncnn_mp_wrap_option, opt);
+    return ncnn_mp_simple_callback(layer, MP_QSTR_destroy_pipeline, ncnn_mp_lend_option_arg, opt);
 }
 
 // A lent Mat for a bottom blob: ncnn's, read-only (other layers may read the same blob).
 static mp_obj_t ncnn_mp_lend_bottom(ncnn_mp_lent_t *lent, ncnn_mat_t h) {
-    mp_obj_t m = ncnn_mp_mat_wrap_borrowed(h, lent);
+    mp_obj_t m = ncnn_mp_mat_lend(h, lent);
     ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(m))->readonly = true;
     return m;
 }
@@ -399,19 +229,7 @@ static mp_obj_t ncnn_mp_lend_bottom(ncnn_mp_lent_t *lent, ncnn_mat_t h) {
 // ncnn handed that callback (a layer with a featmask gets a masked copy; the old wrapper
 // expires then), and never after the call, or in another thread.
 static mp_obj_t ncnn_mp_lend_option(ncnn_mp_frame_t *f, ncnn_option_t opt) {
-    ncnn_mp_call_t *c = f->call;
-    if (c == NULL) {
-        return ncnn_mp_lend(&f->lent, ncnn_mp_option_wrap_borrowed(opt));
-    }
-    if (c->option != MP_OBJ_NULL && ((ncnn_mp_option_obj_t *)MP_OBJ_TO_PTR(c->option))->handle == opt) {
-        return c->option;
-    }
-    mp_obj_t o = ncnn_mp_option_wrap_borrowed(opt);
-    if (c->option != MP_OBJ_NULL) {
-        ncnn_mp_option_expire(c->option);
-    }
-    c->option = o;
-    return o;
+    return f->call ? ncnn_mp_option_lend_to_call(opt, &f->call->option) : ncnn_mp_option_lend(opt, &f->lent);
 }
 
 // forward with n bottoms and n2 tops (n = n2 = 1 for a one_blob_only layer).
@@ -426,7 +244,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
     ncnn_mp_frame_t f;
     int ret = -1;
     nlr_buf_t nlr;
-    if (ncnn_mp_frame_open(&f, layer)) {
+    if (ncnn_mp_frame_open(&f, layer, MP_OBJ_NULL)) {
         if (nlr_push(&nlr) == 0) {
             mp_obj_t dest[5];
             if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest)) {
@@ -513,7 +331,7 @@ static int ncnn_mp_tr_forward_n(const ncnn_layer_t layer, const ncnn_mat_t *bott
 
 static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n, ncnn_option_t opt, bool single) {
     ncnn_mp_frame_t f;
-    if (!ncnn_mp_frame_open(&f, layer)) {
+    if (!ncnn_mp_frame_open(&f, layer, MP_OBJ_NULL)) {
         return -1;
     }
     nlr_buf_t nlr;
@@ -524,11 +342,11 @@ static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n,
         }
         mp_obj_t arg;
         if (single) {
-            arg = ncnn_mp_mat_wrap_borrowed(blobs[0], &f.lent);
+            arg = ncnn_mp_mat_lend(blobs[0], &f.lent);
         } else {
             arg = mp_obj_new_list(n, NULL);
             for (int i = 0; i < n; i++) {
-                mp_obj_list_store(arg, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_mat_wrap_borrowed(blobs[i], &f.lent));
+                mp_obj_list_store(arg, MP_OBJ_NEW_SMALL_INT(i), ncnn_mp_mat_lend(blobs[i], &f.lent));
             }
         }
         dest[2] = arg;
