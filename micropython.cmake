@@ -19,6 +19,8 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat_pixels.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/datareader.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_load.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_native.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/extractor.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/paramdict.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modelbin.c

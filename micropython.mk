@@ -28,6 +28,8 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/mat_pixels.c \
 	$(NCNN_MP_DIR)/ncnn_mp/datareader.c \
 	$(NCNN_MP_DIR)/ncnn_mp/net.c \
+	$(NCNN_MP_DIR)/ncnn_mp/net_load.c \
+	$(NCNN_MP_DIR)/ncnn_mp/net_native.c \
 	$(NCNN_MP_DIR)/ncnn_mp/extractor.c \
 	$(NCNN_MP_DIR)/ncnn_mp/paramdict.c \
 	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \

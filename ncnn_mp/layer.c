@@ -4,34 +4,6 @@
 
 #include "ncnn_mp.h"
 
-// The support_* flags and one_blob_only, as data: one row per get/set pair.
-typedef struct {
-    qstr name;
-    int (*get)(const ncnn_layer_t);
-    void (*set)(ncnn_layer_t, int);
-} ncnn_mp_layer_flag_t;
-
-#define NCNN_MP_LAYER_FLAG(n) { MP_QSTR_##n, ncnn_layer_get_##n, ncnn_layer_set_##n }
-static const ncnn_mp_layer_flag_t ncnn_mp_layer_flags[] = {
-    NCNN_MP_LAYER_FLAG(one_blob_only),
-    NCNN_MP_LAYER_FLAG(support_inplace),
-    NCNN_MP_LAYER_FLAG(support_vulkan),
-    NCNN_MP_LAYER_FLAG(support_packing),
-    NCNN_MP_LAYER_FLAG(support_bf16_storage),
-    NCNN_MP_LAYER_FLAG(support_fp16_storage),
-    NCNN_MP_LAYER_FLAG(support_vulkan_packing),
-    NCNN_MP_LAYER_FLAG(support_any_packing),
-    NCNN_MP_LAYER_FLAG(support_vulkan_any_packing),
-};
-#undef NCNN_MP_LAYER_FLAG
-
-void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle) {
-    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
-        mp_obj_t v = mp_load_attr(instance, ncnn_mp_layer_flags[i].name);
-        ncnn_mp_layer_flags[i].set(handle, mp_obj_is_true(v));
-    }
-}
-
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Layer, where);
     if (self->handle == NULL) {
@@ -168,7 +140,7 @@ static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
     self->stage = 1;
     return mp_const_none;
 }
-NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_param_obj, Layer, load_param, ncnn_mp_Layer_load_param);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_param_obj, Layer, load_param, ncnn_mp_Layer_load_param);
 
 // Layer.load_model(mb: ModelBin) -> None   layer->load_model
 static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
@@ -202,7 +174,7 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     self->stage = 2;
     return mp_const_none;
 }
-NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_model_obj, Layer, load_model, ncnn_mp_Layer_load_model);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_load_model_obj, Layer, load_model, ncnn_mp_Layer_load_model);
 
 // Layer.create_pipeline(opt: Option) -> None   layer->create_pipeline
 // The layer keeps a copy of opt: forward must run with the same pipeline flags,
@@ -224,7 +196,7 @@ static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in)
     ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
     return mp_const_none;
 }
-NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_create_pipeline_obj, Layer, create_pipeline, ncnn_mp_Layer_create_pipeline);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_create_pipeline_obj, Layer, create_pipeline, ncnn_mp_Layer_create_pipeline);
 
 // Layer.destroy_pipeline(opt: Option) -> None   layer->destroy_pipeline
 static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in) {
@@ -240,7 +212,7 @@ static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in
     ncnn_mp_layer_check_ret(ret, where);
     return mp_const_none;
 }
-NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_destroy_pipeline_obj, Layer, destroy_pipeline, ncnn_mp_Layer_destroy_pipeline);
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_destroy_pipeline_obj, Layer, destroy_pipeline, ncnn_mp_Layer_destroy_pipeline);
 
 // Before a forward: the steps ncnn's Net always runs, done here if the user skipped
 // them (a layer run without load_param/create_pipeline reads unset weights).
@@ -397,7 +369,7 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     m_del(mp_obj_t, out, n_top);
     return result;
 }
-NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, Layer, forward, 3, 4, ncnn_mp_Layer_forward);
+static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Layer_forward_obj, Layer, forward, 3, 4, ncnn_mp_Layer_forward);
 
 // Layer.forward_inplace(mat | [mats], opt) -> None   layer->forward_inplace_1 / _n
 static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, mp_obj_t opt_in) {
@@ -437,7 +409,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     ncnn_mp_layer_forward_done(self->handle, &call, ret, where);
     return mp_const_none;
 }
-NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Layer_forward_inplace_obj, Layer, forward_inplace, ncnn_mp_Layer_forward_inplace);
+static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Layer_forward_inplace_obj, Layer, forward_inplace, ncnn_mp_Layer_forward_inplace);
 
 // The bottom or top blob i of a layer inside a Net; *handle is the layer's.
 static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, bool shape, const char *where,
@@ -520,12 +492,7 @@ static mp_obj_t ncnn_mp_layer_blob_list(ncnn_layer_t h, bool top) {
 // Layer.one_blob_only / support_*: bool (read-write)   ncnn_layer_get_* / ncnn_layer_set_*
 // Layer.name / type: str, typeindex / bottom_count / top_count: int, bottoms / tops: list[int] (read-only)
 static void ncnn_mp_Layer_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
-    const ncnn_mp_layer_flag_t *flag = NULL;
-    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
-        if (ncnn_mp_layer_flags[i].name == attr) {
-            flag = &ncnn_mp_layer_flags[i];
-        }
-    }
+    const ncnn_mp_layer_flag_t *flag = ncnn_mp_layer_flag(attr);
     static const qstr readonly[] = { MP_QSTR_name, MP_QSTR_type, MP_QSTR_typeindex, MP_QSTR_bottom_count,
                                      MP_QSTR_top_count, MP_QSTR_bottoms, MP_QSTR_tops };
     size_t ro = 0;

@@ -375,7 +375,7 @@ bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (
     void *arg);
 
 // ---------------------------------------------------------------------------
-// Natives shared by several Python objects (allocator.c, net.c, extractor.c, datareader.c).
+// Natives shared by several Python objects (allocator.c, net_native.c, datareader.c).
 //
 // MicroPython runs finalisers in heap order, not in dependency order: when a Mat
 // and the Allocator it was allocated from become garbage in the same collection,
@@ -408,8 +408,13 @@ void ncnn_mp_allocator_set_share(ncnn_mp_allocator_set_t dst, ncnn_mp_allocator_
 void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *const *set);
 
 typedef struct _ncnn_mp_extractor_native_t ncnn_mp_extractor_native_t;
-// A custom layer type registered on a Net (trampoline.c).
-typedef struct _ncnn_mp_factory_t ncnn_mp_factory_t;
+// A custom layer type registered on a Net (trampoline.c; freed by net_native.c): what ncnn's creator callback
+// gets as userdata. C heap, freed with the Net; `creator` is kept alive in a GC root.
+typedef struct _ncnn_mp_factory_t {
+    mp_obj_t creator;
+    struct _ncnn_mp_factory_t *next;
+    char name[];  // the type name, which ncnn keeps a pointer to
+} ncnn_mp_factory_t;
 
 
 // Where a Net is in its life. ncnn destroys a layer with the destroyer registered for its
@@ -485,6 +490,10 @@ NORETURN void ncnn_mp_net_raise_busy(const char *where);
 void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where);
 // Destroy every ncnn Extractor still made from this net (before a load or clear).
 void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
+// Keeps `buffer` alive for as long as the net's layers may point into it (copy=False).
+void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer);
+// Once ncnn destroyed the layers: the kept buffers go. Never allocates (finalisers call it).
+void ncnn_mp_net_release_weights(ncnn_mp_net_native_t *n);
 
 struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded
@@ -706,16 +715,6 @@ ncnn_modelbin_t ncnn_mp_modelbin_use(ncnn_mp_use_t *u, mp_obj_t obj, const char 
 void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where);
 
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where);
-// The Layer base class's own methods: a Python subclass that does not override one
-// finds these, which is how the trampoline tells "not defined".
-extern const ncnn_mp_method_t ncnn_mp_Layer_load_param_obj;
-extern const ncnn_mp_method_t ncnn_mp_Layer_load_model_obj;
-extern const ncnn_mp_method_t ncnn_mp_Layer_create_pipeline_obj;
-extern const ncnn_mp_method_t ncnn_mp_Layer_destroy_pipeline_obj;
-extern const ncnn_mp_method_t ncnn_mp_Layer_forward_inplace_obj;
-extern const ncnn_mp_method_t ncnn_mp_Layer_forward_obj;
-// Sets the layer's support_* flags and one_blob_only from a Python instance's attributes.
-void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle);
 
 // Options.
 void ncnn_mp_option_copy_flags(ncnn_option_t dst, const ncnn_option_t src);
@@ -724,6 +723,11 @@ qstr ncnn_mp_option_pipeline_mismatch(const ncnn_option_t a, const ncnn_option_t
 // A new Option (collected like any) with src's flags and ncnn's default allocators.
 ncnn_option_t ncnn_mp_option_new_copy(const ncnn_option_t src);
 
+// Loading (net_load.c): runs ncnn's loader of `kind` on src (a path, a DataReader or a
+// buffer; in_place: copy=False) for a Net method that has n entered alone.
+typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
+void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where);
+
 // Net.create_extractor's work: checks and makes it under one lock.
 mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net);
 
@@ -731,7 +735,14 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net);
 // The trampoline (trampoline.c): Layer subclasses written in Python, run by ncnn.
 
 ncnn_layer_t ncnn_mp_trampoline_layer_create(void);
+// A layer's flags for ncnn (support_*, one_blob_only): Layer's attributes, and what a Python
+// subclass declares in __init__ (copied when ncnn makes its layer).
+typedef struct {
+    qstr name;
+    int (*get)(const ncnn_layer_t);
+    void (*set)(ncnn_layer_t, int);
+} ncnn_mp_layer_flag_t;
+const ncnn_mp_layer_flag_t *ncnn_mp_layer_flag(qstr name);  // or NULL
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where);
-void ncnn_mp_free_factories(ncnn_mp_net_native_t *net);
 
 #endif // NCNN_MP_H

@@ -1,16 +1,7 @@
 // Net: a loaded network (ncnn_net_*): loading params and weights, its option, its blobs.
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__GLIBC__) || defined(_NEWLIB_VERSION) || defined(__PICOLIBC__)
-#include <malloc.h>
-#endif
-#ifdef ESP_PLATFORM
-#include "esp_heap_caps.h"
-#endif
 
-#include "py/gc.h"
-#include "py/objarray.h"
 #include "ncnn_mp.h"
 #include "net_cxx.h"
 
@@ -22,106 +13,6 @@ typedef struct {
     nlr_jump_callback_node_t leave;  // first: the callback gets its address
     ncnn_mp_net_native_t *net;
 } ncnn_mp_net_use_t;
-
-// Keeps `buffer` alive for as long as the net's layers may point into it.
-static void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer) {
-    mp_obj_t kept = n->kept_weights ? ncnn_mp_root_get(&n->kept_weights) : MP_OBJ_NULL;
-    if (kept == MP_OBJ_NULL) {
-        ncnn_mp_root_add(&n->kept_weights, mp_obj_new_list(1, &buffer));
-        n->kept_weights = true;
-    } else {
-        mp_obj_list_append(kept, buffer);  // (a failed reload leaves layers in the old buffers too)
-        ncnn_mp_gc_settle(buffer);
-    }
-}
-
-// Once ncnn destroyed the layers. Never allocates: a finaliser may call it.
-static void ncnn_mp_net_release_weights(ncnn_mp_net_native_t *n) {
-    if (n->kept_weights) {
-        ncnn_mp_root_remove(&n->kept_weights);
-        n->kept_weights = false;
-    }
-    n->weights_counted = false;
-}
-
-// Bytes of C heap in use (where ncnn's weights and blobs live), or -1 where the C library
-// cannot say (a sanitizer's or valgrind's malloc reports nothing).
-static long ncnn_mp_c_heap_in_use(void) {
-    long used = -1;
-    #if defined(ESP_PLATFORM)
-    used = (long)(heap_caps_get_total_size(MALLOC_CAP_DEFAULT) - heap_caps_get_free_size(MALLOC_CAP_DEFAULT));
-    #elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    struct mallinfo2 mi = mallinfo2();
-    used = (long)(mi.uordblks + mi.hblkhd);
-    #elif defined(_NEWLIB_VERSION) || defined(__PICOLIBC__)
-    struct mallinfo mi = mallinfo();
-    used = (long)mi.uordblks;
-    #endif
-    return used > 0 ? used : -1;
-}
-
-ncnn_mp_net_native_t *ncnn_mp_net_native_ref(ncnn_mp_net_native_t *n) {
-    if (n) {
-        ncnn_mp_count(&n->refs, 1);
-    }
-    return n;
-}
-
-void ncnn_mp_net_native_destroy(ncnn_mp_net_native_t *n) {
-    // Every Extractor holds a reference, so none is left here.
-    ncnn_net_destroy(n->handle);
-    ncnn_mp_net_release_weights(n);
-    ncnn_mp_free_factories(n);
-    ncnn_mp_allocator_set_assign(n->allocators, NULL);
-    free(n);
-}
-
-void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
-    if (n && ncnn_mp_count(&n->refs, -1) == 0) {
-        ncnn_mp_net_native_destroy(n);
-    }
-}
-
-NORETURN void ncnn_mp_net_raise_busy(const char *where) {
-    mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
-        "(from one of its custom layers, or in another thread)"), where);
-}
-
-bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {
-    bool free_to_enter = alone ? n->users == 0 : n->users >= 0;
-    if (free_to_enter) {
-        n->users = alone ? -1 : n->users + 1;
-    }
-    return free_to_enter;
-}
-
-void ncnn_mp_net_exit(ncnn_mp_net_native_t *n) {
-    n->users = n->users < 0 ? 0 : n->users - 1;
-}
-
-void ncnn_mp_net_leave(ncnn_mp_net_native_t *n) {
-    mp_uint_t l = ncnn_mp_lock();
-    ncnn_mp_net_exit(n);
-    ncnn_mp_unlock(l);
-}
-
-void ncnn_mp_net_check_idle(ncnn_mp_net_native_t *n, const char *where) {
-    if (n->users != 0) {
-        ncnn_mp_net_raise_busy(where);
-    }
-}
-
-// (With the net entered alone: no Extractor is in use, none is being made.)
-void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n) {
-    mp_uint_t l = ncnn_mp_lock();
-    for (ncnn_mp_extractor_native_t *e = n->extractors; e; e = e->next) {
-        if (e->handle) {
-            ncnn_extractor_destroy(e->handle);  // frees memory only: no callback
-            e->handle = NULL;
-        }
-    }
-    ncnn_mp_unlock(l);
-}
 
 static void ncnn_mp_net_use_leave(void *use) {
     ncnn_mp_net_leave(((ncnn_mp_net_use_t *)use)->net);
@@ -200,261 +91,17 @@ static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_close_obj, Net, close, ncnn_mp_Net_cl
 NCNN_MP_DEFINE_CONTEXT_MANAGER(Net);
 
 
-typedef enum { NCNN_MP_LOAD_PARAM, NCNN_MP_LOAD_PARAM_BIN, NCNN_MP_LOAD_MODEL } ncnn_mp_load_kind_t;
-
-static const char *const ncnn_mp_load_what[] = { "param", "binary param", "model weights" };
-
-// Runs ncnn's loader of `kind` from a path or from a DataReader.
-static int ncnn_mp_net_run_loader(ncnn_net_t net, ncnn_mp_load_kind_t kind, const char *path, ncnn_datareader_t dr) {
-    #if NCNN_STDIO
-    if (path) {
-        #if NCNN_STRING
-        if (kind == NCNN_MP_LOAD_PARAM) {
-            return ncnn_net_load_param(net, path);
-        }
-        #endif
-        return kind == NCNN_MP_LOAD_PARAM_BIN ? ncnn_net_load_param_bin(net, path) : ncnn_net_load_model(net, path);
-    }
-    #endif
-    #if NCNN_STRING
-    if (kind == NCNN_MP_LOAD_PARAM) {
-        return ncnn_net_load_param_datareader(net, dr);
-    }
-    #endif
-    return kind == NCNN_MP_LOAD_PARAM_BIN ? ncnn_net_load_param_bin_datareader(net, dr)
-        : ncnn_net_load_model_datareader(net, dr);
-}
-
-// Where the board keeps what never changes (flash, a ROMFS image), for copy=False: a board's
-// glue overrides it (ci/mcu/board.c); the Unix port has none (bytes are taken by their type).
-MP_WEAK bool ncnn_mp_port_read_only(const void *p, size_t len) {
-    (void)p;
-    (void)len;
-    return false;
-}
-
-#if MICROPY_GC_SPLIT_HEAP
-#define NCNN_MP_NEXT_AREA(area) ((area)->next)
-#else
-#define NCNN_MP_NEXT_AREA(area) ((mp_state_mem_area_t *)NULL)
-#endif
-
-// Whether the read-only buffer `src` lies in memory that neither moves nor is freed while
-// the Net keeps src: a bytes object's data (its own, or constants in flash); memory the port
-// calls read-only; or a GC heap allocation that src's pointer keeps alive (the collector
-// follows a pointer into an allocation's first block only, so a view into the middle of
-// another object does not keep it). Not a Mat's storage, nor any other C heap memory.
-static bool ncnn_mp_memory_stays(mp_obj_t src, const mp_buffer_info_t *info) {
-    if (mp_obj_is_type(src, &mp_type_bytes) || ncnn_mp_port_read_only(info->buf, info->len)) {
-        return true;
-    }
-    // (a memoryview's slice keeps the pointer it was made over, and an offset from it)
-    const void *held = mp_obj_is_type(src, &mp_type_memoryview) ? ((mp_obj_array_t *)MP_OBJ_TO_PTR(src))->items : info->buf;
-    size_t block = gc_nbytes(held);
-    if (block == 0) {
-        return false;
-    }
-    for (mp_state_mem_area_t *area = &MP_STATE_MEM(area); area; area = NCNN_MP_NEXT_AREA(area)) {
-        uintptr_t pool = (uintptr_t)area->gc_pool_start, h = (uintptr_t)held, p = (uintptr_t)info->buf;
-        if (h >= pool && h < (uintptr_t)area->gc_pool_end) {
-            uintptr_t start = pool + (h - pool) / MICROPY_BYTES_PER_GC_BLOCK * MICROPY_BYTES_PER_GC_BLOCK;
-            return p >= start && p - start <= block && info->len <= block - (p - start);
-        }
-    }
-    return false;
-}
-
-// One load, as the C++ seam calls it (net_cxx.h: what ncnn throws is caught there).
-typedef struct {
-    ncnn_net_t net;
-    ncnn_mp_load_kind_t kind;
-    const char *path;
-    ncnn_datareader_t dr;
-    ncnn_mp_reader_t *in_place;  // load_model(copy=False): the reader ncnn keeps weights through
-    int ret;
-} ncnn_mp_load_call_t;
-
-static void ncnn_mp_net_load_call(void *arg) {
-    ncnn_mp_load_call_t *c = arg;
-    c->ret = c->in_place ? ncnn_mp_cxx_load_model_in_place(c->net, c->in_place)
-        : ncnn_mp_net_run_loader(c->net, c->kind, c->path, c->dr);
-}
-
-// The checks a buffer passes before ncnn may keep weights in it (load_model(copy=False)).
-static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
-    if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
-        // Even over bytes: create() or clone_from() give it new storage and let the old go.
-        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a Mat (its storage can be replaced): "
-            "pass the bytes or memoryview it lies over");
-    }
-    mp_buffer_info_t rw;
-    if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs a read-only buffer (bytes, "
-            "a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's "
-            "layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
-    }
-    if (ncnn_mp_lent_holding(info->buf) != NULL) {
-        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a blob ncnn lent a callback (it dies when "
-            "the callback returns): copy=True");
-    }
-    if ((uintptr_t)info->buf % 4 != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs the weights 4-byte aligned "
-            "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "
-            "(pack models with examples/romfs_pack.py, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
-    }
-    if (!ncnn_mp_memory_stays(src, info)) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs weights in memory that stays as "
-            "it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory "
-            "ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
-            where, mp_obj_get_type_str(src));
-    }
-}
-
-// Whether the param just loaded gives a layer an int8 blob it cannot read (shape_guard.h:
-// ncnn's layers would read it as floats, past its end); if so, what, in `buf`. Raises
-// nothing (the load's caller holds ncnn's callbacks open).
-static bool ncnn_mp_net_int8_misfit(ncnn_mp_net_native_t *n, char *buf, size_t len) {
-    int layer, blob, why;
-    if (!ncnn_mp_cxx_int8_misfit(n->handle, &layer, &blob, &why)) {
-        return false;
-    }
-    ncnn_mp_layer_info_t l;
-    ncnn_mp_blob_info_t b;
-    ncnn_mp_cxx_layer_info(n->handle, layer, &l);
-    ncnn_mp_cxx_blob_info(n->handle, blob, &b);
-    const char *what = why == 2 ? "takes int8 and float blobs together, int8 from"
-        : "cannot read the int8 blob";
-    #if NCNN_STRING
-    snprintf(buf, len, "layer '%s' (%s) %s '%s'", l.name, l.type, what, b.name);
-    #else
-    snprintf(buf, len, "layer %d (type %d) %s %d", layer, l.typeindex, what, blob);
-    #endif
-    return true;
-}
-
-// Runs one of ncnn's loaders on `src`: a path (str), a DataReader, or a buffer (read
-// through a bounded reader: ncnn_net_load_*_memory would read past its end). in_place:
-// a buffer ncnn keeps the weights in, which the net then keeps alive.
-static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where) {
+// A load, with the net entered alone for it (net_load.c).
+static void ncnn_mp_Net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where) {
     ncnn_mp_net_use_t use;
     ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, true, where);
-    ncnn_mp_stack_check(0, where);
-    #if !NCNN_STRING
-    if (kind == NCNN_MP_LOAD_PARAM) {
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
-    }
-    #endif
-    const char *path = NULL;
-    ncnn_datareader_t dr = NULL;
-    ncnn_mp_reader_t reader, *counted = NULL;
-    ncnn_mp_use_t reader_use;
-    mp_buffer_info_t info = { .buf = NULL };
-    bool is_reader = !mp_obj_is_str(src) && mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL;
-    if (in_place && (mp_obj_is_str(src) || is_reader)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: copy=False needs the weights in a buffer "
-            "(bytes, a memoryview, a ROMFS file), not %s"), where, mp_obj_get_type_str(src));
-    }
-    if (mp_obj_is_str(src)) {
-        path = mp_obj_str_get_str(src);
-        #if NCNN_STDIO
-        // ncnn reports a missing file and a malformed one alike (-1): look first.
-        FILE *fp = fopen(path, "rb");
-        if (fp == NULL) {
-            mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("%s: cannot open '%s'"), where, path);
-        }
-        fclose(fp);
-        #else
-        ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
-        #endif
-    } else if (is_reader) {
-        ncnn_mp_use_begin(&reader_use, 1);  // (pushed after the net's use: ended before it)
-        dr = ncnn_mp_reader_use(&reader_use, src, &counted, where);
-    } else {
-        if (!mp_get_buffer(src, &info, MP_BUFFER_READ)) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
-                where, mp_obj_get_type_str(src));
-        }
-        if (in_place) {
-            ncnn_mp_net_check_in_place(src, &info, where);
-            ncnn_mp_net_keep_weights(n, src);
-        }
-    }
-    bool own_reader = path == NULL && dr == NULL;
-    if (own_reader) {  // (linked where ncnn's callbacks find it: nothing may raise until it is closed)
-        ncnn_mp_reader_open(&reader, info.buf, info.len, false);
-        dr = reader.handle;
-        counted = &reader;
-    }
-    if (counted) {
-        memset(&counted->counts, 0, sizeof(counted->counts));
-    }
-    ncnn_mp_net_native_drop_extractors(n);
-    // Nothing raises from here to ncnn_mp_call_end: custom layers' exceptions wait there.
-    long heap_before = kind == NCNN_MP_LOAD_MODEL ? ncnn_mp_c_heap_in_use() : -1;
-    ncnn_mp_call_t call;
-    ncnn_mp_call_begin(&call);
-    call.weights = in_place ? src : MP_OBJ_NULL;
-    if (kind == NCNN_MP_LOAD_MODEL && n->pipelines) {
-        ncnn_mp_cxx_destroy_pipelines(n->handle);  // (ncnn would create them over the old ones)
-    }
-    ncnn_mp_load_call_t load = { n->handle, kind, path, dr, in_place ? &reader : NULL, 0 };
-    char misfit[192];
-    int caught = ncnn_mp_cxx_catch(ncnn_mp_net_load_call, &load);  // (a param's layer list too large: bad_alloc)
-    int ret = caught ? NCNN_MP_OUT_OF_MEMORY : load.ret;
-    // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
-    bool ran_out = kind == NCNN_MP_LOAD_MODEL && counted != NULL && counted->counts.short_read;
-    if (kind == NCNN_MP_LOAD_MODEL) {
-        bool has_layers = n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY;
-        n->pipelines = has_layers;
-        n->stage = ret == 0 && !ran_out && call.error == MP_OBJ_NULL ? NCNN_MP_NET_READY
-            : has_layers ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
-        long heap_after = ncnn_mp_c_heap_in_use();
-        n->weights_heap = heap_before >= 0 && heap_after >= 0 ? heap_after - heap_before : -1;
-        n->weights_counted = counted != NULL;
-        if (counted) {
-            n->weights = counted->counts;
-            n->weights.unused = counted->zeros || counted->python ? 0 : counted->len - counted->offset;
-            n->weights.stream = counted->python;
-        }
-    } else {
-        if (ret == 0 && ncnn_mp_net_int8_misfit(n, misfit, sizeof(misfit))) {
-            ret = NCNN_MP_INT8_MISFIT;
-        }
-        // Even a failed load may have prepared some layers with the option.
-        n->stage = ret == 0 ? NCNN_MP_NET_PARAMS : NCNN_MP_NET_PARAMS_FAILED;
-        n->named = kind == NCNN_MP_LOAD_PARAM && ret == 0;
-        n->depth = ncnn_mp_cxx_graph_depth(n->handle);
-        n->pipelines = false;
-        ncnn_mp_net_release_weights(n);  // ncnn destroyed the old layers first
-    }
-    if (own_reader) {
-        ncnn_mp_reader_close(&reader);
-    }
-    if (is_reader) {
-        ncnn_mp_use_end(&reader_use);
-    }
+    ncnn_mp_net_load(n, src, kind, in_place, where);
     ncnn_mp_net_done(&use);
-    ncnn_mp_call_end(&call);
-    if (ran_out) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
-            "the model needs (truncated, or another model's)"), where);
-    }
-    if (caught) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s"),
-            where, ncnn_mp_load_what[kind]);
-    }
-    if (ret == NCNN_MP_INT8_MISFIT) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (README: int8 between layers)"), where, misfit);
-    }
-    if (ret != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
-            where, ncnn_mp_load_what[kind], ret);
-    }
 }
 
 // Net.load_param(src: str | DataReader | buffer) -> None   ncnn_net_load_param / _datareader
 static mp_obj_t ncnn_mp_Net_load_param(mp_obj_t self_in, mp_obj_t src) {
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM, false, "Net.load_param");
+    ncnn_mp_Net_load(self_in, src, NCNN_MP_LOAD_PARAM, false, "Net.load_param");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_obj, Net, load_param, ncnn_mp_Net_load_param);
@@ -469,14 +116,14 @@ static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
     }
     // A str would be taken for a path by load_param: hand its bytes over as a buffer.
     mp_obj_t buf = mp_obj_new_memoryview('B', info.len, info.buf);
-    ncnn_mp_net_load(self_in, buf, NCNN_MP_LOAD_PARAM, false, where);
+    ncnn_mp_Net_load(self_in, buf, NCNN_MP_LOAD_PARAM, false, where);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_mem_obj, Net, load_param_mem, ncnn_mp_Net_load_param_mem);
 
 // Net.load_param_bin(src: str | DataReader | buffer) -> None   ncnn_net_load_param_bin / _datareader
 static mp_obj_t ncnn_mp_Net_load_param_bin(mp_obj_t self_in, mp_obj_t src) {
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, false, "Net.load_param_bin");
+    ncnn_mp_Net_load(self_in, src, NCNN_MP_LOAD_PARAM_BIN, false, "Net.load_param_bin");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_bin_obj, Net, load_param_bin, ncnn_mp_Net_load_param_bin);
@@ -494,7 +141,7 @@ static mp_obj_t ncnn_mp_Net_load_model(size_t n_args, const mp_obj_t *pos, mp_ma
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args(where, n_args - 1, pos + 1, kws, MP_ARRAY_SIZE(allowed), allowed, args);
-    ncnn_mp_net_load(pos[0], args[ARG_src].u_obj, NCNN_MP_LOAD_MODEL, !args[ARG_copy].u_bool, where);
+    ncnn_mp_Net_load(pos[0], args[ARG_src].u_obj, NCNN_MP_LOAD_MODEL, !args[ARG_copy].u_bool, where);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Net_load_model_obj, Net, load_model, 1, 2, ncnn_mp_Net_load_model);
@@ -548,7 +195,7 @@ static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
     if (mp_obj_is_str(src)) {
         ncnn_mp_raise_type("Net.load_model_mem", "expected a buffer of weights, not str");
     }
-    ncnn_mp_net_load(self_in, src, NCNN_MP_LOAD_MODEL, false, "Net.load_model_mem");
+    ncnn_mp_Net_load(self_in, src, NCNN_MP_LOAD_MODEL, false, "Net.load_model_mem");
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_model_mem_obj, Net, load_model_mem, ncnn_mp_Net_load_model_mem);

@@ -21,13 +21,37 @@
 #include "py/bc.h"
 #include "ncnn_mp.h"
 
-// A custom layer type registered on a Net: what ncnn's creator callback
-// gets as userdata. C heap, freed with the Net; `creator` is kept alive in a GC root.
-typedef struct _ncnn_mp_factory_t {
-    mp_obj_t creator;
-    struct _ncnn_mp_factory_t *next;
-    char name[];  // the type name, which ncnn keeps a pointer to
-} ncnn_mp_factory_t;
+
+// The support_* flags and one_blob_only, as data: one row per get/set pair.
+#define NCNN_MP_LAYER_FLAG(n) { MP_QSTR_##n, ncnn_layer_get_##n, ncnn_layer_set_##n }
+static const ncnn_mp_layer_flag_t ncnn_mp_layer_flags[] = {
+    NCNN_MP_LAYER_FLAG(one_blob_only),
+    NCNN_MP_LAYER_FLAG(support_inplace),
+    NCNN_MP_LAYER_FLAG(support_vulkan),
+    NCNN_MP_LAYER_FLAG(support_packing),
+    NCNN_MP_LAYER_FLAG(support_bf16_storage),
+    NCNN_MP_LAYER_FLAG(support_fp16_storage),
+    NCNN_MP_LAYER_FLAG(support_vulkan_packing),
+    NCNN_MP_LAYER_FLAG(support_any_packing),
+    NCNN_MP_LAYER_FLAG(support_vulkan_any_packing),
+};
+#undef NCNN_MP_LAYER_FLAG
+
+static void ncnn_mp_layer_copy_flags_from_instance(mp_obj_t instance, ncnn_layer_t handle) {
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
+        mp_obj_t v = mp_load_attr(instance, ncnn_mp_layer_flags[i].name);
+        ncnn_mp_layer_flags[i].set(handle, mp_obj_is_true(v));
+    }
+}
+
+const ncnn_mp_layer_flag_t *ncnn_mp_layer_flag(qstr name) {
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ncnn_mp_layer_flags); i++) {
+        if (ncnn_mp_layer_flags[i].name == name) {
+            return &ncnn_mp_layer_flags[i];
+        }
+    }
+    return NULL;
+}
 
 static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, const char *what) {
     return mp_obj_new_exception_msg_varg(type, MP_ERROR_TEXT("%s.%q: %s"), mp_obj_get_type_str(instance), method, what);
@@ -36,11 +60,12 @@ static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance
 // ---------------------------------------------------------------------------
 // Calling the Python side.
 
-// The Python method `name` of the instance behind `layer`, or MP_OBJ_NULL in dest[0]
-// when the class does not define it (the Layer base's own method is found instead).
-static bool ncnn_mp_find_method(mp_obj_t instance, qstr name, const mp_obj_t base_method, mp_obj_t *dest) {
+// Whether the Python class of `instance` defines the method `name` (loaded into dest):
+// false when only the Layer base class's own one is found, a C method (ncnn_mp_type_method),
+// as every method of ncnn_mp's classes is.
+static bool ncnn_mp_find_method(mp_obj_t instance, qstr name, mp_obj_t *dest) {
     mp_load_method_maybe(instance, name, dest);
-    return dest[0] != MP_OBJ_NULL && dest[0] != base_method;
+    return dest[0] != MP_OBJ_NULL && !mp_obj_is_type(dest[0], &ncnn_mp_type_method);
 }
 
 // The number of positional parameters of a Python function (self included), or -1
@@ -128,19 +153,6 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
     return copy;
 }
 
-// The Layer base class's own function for `name` (a lookup through the type would
-// return a fresh self-checking wrapper, never equal to what an instance finds).
-static mp_obj_t ncnn_mp_base_method(qstr name) {
-    switch (name) {
-        case MP_QSTR_load_param: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_load_param_obj);
-        case MP_QSTR_load_model: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_load_model_obj);
-        case MP_QSTR_create_pipeline: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_create_pipeline_obj);
-        case MP_QSTR_destroy_pipeline: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_destroy_pipeline_obj);
-        case MP_QSTR_forward_inplace: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_forward_inplace_obj);
-        default: return MP_OBJ_FROM_PTR(&ncnn_mp_Layer_forward_obj);
-    }
-}
-
 // load_param / load_model / create_pipeline / destroy_pipeline: one lent argument, a status back.
 static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*lend)(ncnn_mp_frame_t *f, void *arg),
     void *arg) {
@@ -151,7 +163,7 @@ static int ncnn_mp_simple_callback(ncnn_layer_t layer, qstr method, mp_obj_t (*l
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_obj_t dest[3];
-        if (ncnn_mp_find_method(f.instance, method, ncnn_mp_base_method(method), dest)) {
+        if (ncnn_mp_find_method(f.instance, method, dest)) {
             dest[2] = lend(&f, arg);
             ncnn_mp_status(f.instance, method, mp_call_method_n_kw(1, 0, dest));
         }
@@ -247,7 +259,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
     if (ncnn_mp_frame_open(&f, layer, MP_OBJ_NULL)) {
         if (nlr_push(&nlr) == 0) {
             mp_obj_t dest[5];
-            if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest)) {
+            if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward, dest)) {
                 nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward,
                     "not defined (define forward, or set support_inplace and define forward_inplace)"));
             }
@@ -337,7 +349,7 @@ static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n,
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_obj_t dest[4];
-        if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward_inplace, ncnn_mp_base_method(MP_QSTR_forward_inplace), dest)) {
+        if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward_inplace, dest)) {
             nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward_inplace, "not defined"));
         }
         mp_obj_t arg;
@@ -401,9 +413,8 @@ static ncnn_layer_t ncnn_mp_failed_layer(void) {
 // fp16/bf16 flags are the class's promise to handle such blobs; nothing to check.)
 static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
     mp_obj_t dest[2];
-    bool has_forward = ncnn_mp_find_method(instance, MP_QSTR_forward, ncnn_mp_base_method(MP_QSTR_forward), dest);
-    bool has_inplace = ncnn_mp_find_method(instance, MP_QSTR_forward_inplace,
-        ncnn_mp_base_method(MP_QSTR_forward_inplace), dest);
+    bool has_forward = ncnn_mp_find_method(instance, MP_QSTR_forward, dest);
+    bool has_inplace = ncnn_mp_find_method(instance, MP_QSTR_forward_inplace, dest);
     if (ncnn_layer_get_support_inplace(h) && !has_inplace) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward_inplace,
             "missing, but support_inplace is True"));
@@ -516,14 +527,4 @@ void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_
     }
     #endif
     ncnn_net_register_custom_layer_by_typeindex(net->handle, index, ncnn_mp_creator, ncnn_mp_destroyer, f);
-}
-
-// With the net destroyed: drop the records and their roots (no allocation: maybe in a finaliser).
-void ncnn_mp_free_factories(ncnn_mp_net_native_t *net) {
-    while (net->factories) {
-        ncnn_mp_factory_t *f = net->factories;
-        net->factories = f->next;
-        ncnn_mp_root_remove(f);
-        free(f);
-    }
 }
