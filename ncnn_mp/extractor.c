@@ -103,7 +103,9 @@ static void ncnn_mp_extractor_release(void *use) {
 }
 
 // Why an Extractor cannot be used now, and the exception that says so.
-typedef enum { NCNN_MP_EX_CLOSED, NCNN_MP_EX_RUNNING, NCNN_MP_EX_BUSY, NCNN_MP_EX_STALE } ncnn_mp_extractor_refusal_t;
+typedef enum {
+    NCNN_MP_EX_OK, NCNN_MP_EX_CLOSED, NCNN_MP_EX_RUNNING, NCNN_MP_EX_BUSY, NCNN_MP_EX_STALE
+} ncnn_mp_extractor_refusal_t;
 
 static NORETURN void ncnn_mp_extractor_refuse(ncnn_mp_extractor_refusal_t why, const char *where) {
     switch (why) {
@@ -377,6 +379,91 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_set_option_obj, Extractor, set_option, ncnn_mp_Extractor_set_option);
 
+// One Extractor.input in progress. The inputs array (ncnn_mp_extractor_obj_t.inputs) is
+// looked at and grown outside the lock, then checked again under it: another thread using
+// the same Extractor may have changed it meanwhile, and then the input starts over.
+typedef struct {
+    mp_obj_t key;        // the blob: a name or an index
+    int index;           // the index, or -1 for a name
+    const char *name;
+    mp_obj_t keep;       // what the inputs keep: the native Mat (a Python subclass's instance
+                         // is not a Mat object, and the inputs' readers take each for one)
+    ncnn_mat_t copy;     // a copy of a Mat whose storage ncnn does not count, or NULL
+    mp_obj_t *seen;      // the inputs array as last seen, its count and size in words
+    size_t n, words;
+    mp_obj_t *grown;     // a larger array, when `seen` has no room for one more
+} ncnn_mp_input_t;
+
+// Outside the lock: what the array holds now, a larger one if it is full, and the copy if
+// ncnn needs one (ncnn_mp_extractor_input_mat says why). May raise; frees the copy then.
+static void ncnn_mp_input_prepare(ncnn_mp_input_t *in, ncnn_mp_extractor_obj_t *self, ncnn_mp_mat_obj_t *mat,
+    const char *where) {
+    in->seen = self->inputs;
+    in->n = ncnn_mp_inputs_count(in->seen);
+    in->words = in->seen ? gc_nbytes(in->seen) / sizeof(mp_obj_t) : 0;
+    in->grown = NULL;
+    size_t need = 1 + 2 * (in->n + 1);
+    if (need > in->words && ncnn_mp_inputs_find(in->seen, in->key) == NULL) {
+        // (not m_new: on a second pass the copy exists, and a MemoryError would leak it)
+        in->grown = m_new_maybe(mp_obj_t, need);
+        if (in->grown == NULL) {
+            if (in->copy) {
+                ncnn_mat_destroy(in->copy);
+            }
+            m_malloc_fail(sizeof(mp_obj_t) * need);
+        }
+    }
+    if (in->copy == NULL && !ncnn_mp_mat_counted(in->keep)) {
+        in->copy = ncnn_mp_input_copy(mat->handle, where);
+    }
+}
+
+// (Under the lock.) Why the Extractor cannot take an input now, or NCNN_MP_EX_OK.
+static ncnn_mp_extractor_refusal_t ncnn_mp_extractor_refusal_locked(const ncnn_mp_extractor_native_t *e) {
+    return e == NULL ? NCNN_MP_EX_CLOSED : e->running ? NCNN_MP_EX_RUNNING : e->net->users < 0 ? NCNN_MP_EX_BUSY
+        : e->handle == NULL ? NCNN_MP_EX_STALE : NCNN_MP_EX_OK;
+}
+
+// (Under the lock.) Whether the array is still as prepared; *slot: the key's entry, if any.
+static bool ncnn_mp_input_still_fits_locked(const ncnn_mp_input_t *in, ncnn_mp_extractor_obj_t *self, mp_obj_t **slot) {
+    if (self->inputs != in->seen || ncnn_mp_inputs_count(in->seen) != in->n) {
+        return false;
+    }
+    *slot = ncnn_mp_inputs_find(in->seen, in->key);
+    return *slot != NULL || 1 + 2 * (in->n + 1) <= in->words || in->grown != NULL;  // (else it filled up since)
+}
+
+// (Under the lock.) The key's Mat recorded: in its entry, or appended (to the grown array).
+static void ncnn_mp_input_store_locked(ncnn_mp_input_t *in, ncnn_mp_extractor_obj_t *self, mp_obj_t *slot) {
+    if (slot) {
+        *slot = in->keep;
+        in->grown = NULL;
+        return;
+    }
+    if (in->grown) {
+        if (in->n) {
+            memcpy(in->grown + 1, in->seen + 1, 2 * in->n * sizeof(mp_obj_t));
+        }
+        self->inputs = in->grown;
+    }
+    self->inputs[1 + 2 * in->n] = in->key;
+    self->inputs[2 + 2 * in->n] = in->keep;
+    self->inputs[0] = MP_OBJ_NEW_SMALL_INT(in->n + 1);
+}
+
+// What was stored waits out a collection in progress in another thread (a grown array
+// holds the key and the Mat; see ncnn_mp_gc_settle).
+static void ncnn_mp_input_settle(const ncnn_mp_input_t *in) {
+    if (in->grown) {
+        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(in->grown));
+    } else {
+        ncnn_mp_gc_settle(in->keep);
+        if (mp_obj_is_obj(in->key)) {
+            ncnn_mp_gc_settle(in->key);
+        }
+    }
+}
+
 // Extractor.input(blob: str | int, mat: Mat) -> None   ncnn_extractor_input / _input_index
 // ncnn keeps pointing at the Mat's data until extraction: the Extractor keeps the Mat, in
 // its inputs array. All of it under one lock, use()'s checks included, instead of marking
@@ -392,102 +479,40 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     if (refused) {
         ncnn_mp_raise_value(where, refused);
     }
-    int index = ncnn_mp_blob_key(key, where);
-    const char *name = index < 0 ? mp_obj_str_get_str(key) : NULL;
+    ncnn_mp_input_t in = { .key = key, .keep = MP_OBJ_FROM_PTR(mat), .copy = NULL };
+    in.index = ncnn_mp_blob_key(key, where);
+    in.name = in.index < 0 ? mp_obj_str_get_str(key) : NULL;
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Extractor, where);
-    // The native Mat is what the inputs keep (a Python subclass's instance is not a Mat
-    // object: the inputs' readers take each for one).
-    mp_obj_t keep = MP_OBJ_FROM_PTR(mat);
-    enum { GIVEN, MISSING, REFUSED } state;
-    ncnn_mp_extractor_refusal_t why = NCNN_MP_EX_CLOSED;
-    mp_obj_t *grown;
-    ncnn_mat_t copy = NULL;
+    ncnn_mp_extractor_refusal_t why;
+    int ret = 0;
     for (;;) {
-        // Room for one more input, in a grown array if the one seen is full: sized from
-        // what the array holds now, checked again under the lock (a race in another
-        // thread, using the same Extractor, may have changed it: then again).
-        mp_obj_t *seen = self->inputs;
-        size_t n = ncnn_mp_inputs_count(seen), words = seen ? gc_nbytes(seen) / sizeof(mp_obj_t) : 0;
-        grown = NULL;
-        if (1 + 2 * (n + 1) > words && ncnn_mp_inputs_find(seen, key) == NULL) {
-            // (not m_new: on a second pass the copy below exists, and a MemoryError would leak it)
-            grown = m_new_maybe(mp_obj_t, 1 + 2 * (n + 1));
-            if (grown == NULL) {
-                if (copy) {
-                    ncnn_mat_destroy(copy);
-                }
-                m_malloc_fail(sizeof(mp_obj_t) * (1 + 2 * (n + 1)));
-            }
-        }
-        if (copy == NULL && !ncnn_mp_mat_counted(keep)) {
-            copy = ncnn_mp_input_copy(mat->handle, where);  // (see ncnn_mp_extractor_input_mat)
-        }
+        ncnn_mp_input_prepare(&in, self, mat, where);
         mp_uint_t l = ncnn_mp_lock();
-        ncnn_mp_extractor_native_t *e = self->native;
-        state = REFUSED;
-        if (e == NULL) {
-            why = NCNN_MP_EX_CLOSED;
-        } else if (e->running) {
-            why = NCNN_MP_EX_RUNNING;
-        } else if (e->net->users < 0) {
-            why = NCNN_MP_EX_BUSY;
-        } else if (e->handle == NULL) {
-            why = NCNN_MP_EX_STALE;
-        } else {
-            state = GIVEN;
-        }
+        why = ncnn_mp_extractor_refusal_locked(self->native);
         mp_obj_t *slot = NULL;
-        if (state == GIVEN) {
-            if (self->inputs != seen || ncnn_mp_inputs_count(seen) != n) {
-                ncnn_mp_unlock(l);
-                continue;
-            }
-            slot = ncnn_mp_inputs_find(seen, key);
-            if (slot == NULL && 1 + 2 * (n + 1) > words && grown == NULL) {
-                ncnn_mp_unlock(l);  // (the array filled up since it was seen)
-                continue;
-            }
-            int ret = ncnn_mp_extractor_input_at(e->handle, index, name, copy ? copy : mat->handle);
-            state = ret == 0 ? GIVEN : MISSING;
+        if (why == NCNN_MP_EX_OK && !ncnn_mp_input_still_fits_locked(&in, self, &slot)) {
+            ncnn_mp_unlock(l);
+            continue;
         }
-        if (state == GIVEN) {
-            if (slot) {
-                *slot = keep;
-                grown = NULL;
-            } else {
-                if (grown) {
-                    if (n) {
-                        memcpy(grown + 1, seen + 1, 2 * n * sizeof(mp_obj_t));
-                    }
-                    self->inputs = grown;
-                }
-                self->inputs[1 + 2 * n] = key;
-                self->inputs[2 + 2 * n] = keep;
-                self->inputs[0] = MP_OBJ_NEW_SMALL_INT(n + 1);
+        if (why == NCNN_MP_EX_OK) {
+            ret = ncnn_mp_extractor_input_at(self->native->handle, in.index, in.name, in.copy ? in.copy : mat->handle);
+            if (ret == 0) {
+                ncnn_mp_input_store_locked(&in, self, slot);
             }
         }
         ncnn_mp_unlock(l);
         break;
     }
-    if (copy) {
-        ncnn_mat_destroy(copy);  // ncnn holds its own reference
+    if (in.copy) {
+        ncnn_mat_destroy(in.copy);  // ncnn holds its own reference
     }
-    if (state == MISSING) {
-        ncnn_mp_raise_blob_missing(key, where);
-    }
-    if (state == REFUSED) {
+    if (why != NCNN_MP_EX_OK) {
         ncnn_mp_extractor_refuse(why, where);
     }
-    // What was stored waits out a collection in progress in another thread (a grown array
-    // holds the key and the Mat; see ncnn_mp_gc_settle).
-    if (grown) {
-        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(grown));
-    } else {
-        ncnn_mp_gc_settle(keep);
-        if (mp_obj_is_obj(key)) {
-            ncnn_mp_gc_settle(key);
-        }
+    if (ret != 0) {
+        ncnn_mp_raise_blob_missing(key, where);
     }
+    ncnn_mp_input_settle(&in);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_3(ncnn_mp_Extractor_input_obj, Extractor, input, ncnn_mp_Extractor_input);
