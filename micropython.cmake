@@ -7,7 +7,7 @@
 add_library(usermod_ncnn_mp INTERFACE)
 
 # The sources; micropython.mk lists the same files (tests/test_build_files.py checks).
-# net_cxx.cpp: what c_api.h cannot express (weights in place), C++ built as ncnn is: ESP-IDF
+# cxx_*.cpp (the C++ seam, cxx_seam.h): what c_api.h cannot express (weights in place), C++ built as ncnn is: ESP-IDF
 # compiles C++ without RTTI and exceptions by default, as the MCU profiles build ncnn.
 target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
@@ -32,11 +32,13 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/stack.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/use.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_cxx.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_load.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_graph.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_allocator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_guard.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/arity.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_rules.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_seam.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_catch.cpp
 )
 
 # NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct

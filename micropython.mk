@@ -46,11 +46,13 @@ SRC_USERMOD_C += \
 # and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU profiles: give -fno-rtti in
 # NCNN_MP_CXXFLAGS, with the target's CPU flags for ports whose C++ rule has none).
 SRC_USERMOD_CXX += \
-	$(NCNN_MP_DIR)/ncnn_mp/net_cxx.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_load.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_graph.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_allocator.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_seam.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_catch.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 # ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (ncnn_mp/kernels.h), used
@@ -88,8 +90,8 @@ LDFLAGS_USERMOD += $(NCNN_MP_LDFLAGS)
 ifeq ($(notdir $(CURDIR)),unix)
 # The C++ seam catches what desktop ncnn throws (std::bad_alloc): that one file is built with
 # exceptions, and the C files with unwind tables, so an exception crosses ncnn_mp's C frames
-# between the seam and ncnn (ncnn_mp/cxx_seam.cpp).
-$(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_seam.o: CXXFLAGS += -fexceptions
+# between the seam and ncnn (ncnn_mp/cxx_catch.cpp).
+$(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_catch.o: CXXFLAGS += -fexceptions
 CFLAGS_USERMOD += -funwind-tables
 # The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
 # safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.

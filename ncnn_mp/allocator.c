@@ -1,15 +1,15 @@
 // Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), or
-// one that counts what it hands out (net_cxx.cpp).
+// one that counts what it hands out (cxx_allocator.cpp).
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 typedef struct _ncnn_mp_allocator_obj_t {
     mp_obj_base_t base;
     ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
     bool unlocked;
-    bool counting;  // Allocator(counting=True): net_cxx.cpp's counting allocator
+    bool counting;  // Allocator(counting=True): cxx_allocator.cpp's counting allocator
 } ncnn_mp_allocator_obj_t;
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 typedef struct _ncnn_mp_datareader_obj_t {
     mp_obj_base_t base;
@@ -95,7 +95,7 @@ static size_t ncnn_mp_reader_read_copy(ncnn_datareader_t dr, void *buf, size_t s
     return n;
 }
 
-// The reader lending ncnn the bytes in place (net_cxx.cpp).
+// The reader lending ncnn the bytes in place (cxx_load.cpp).
 size_t ncnn_mp_reader_read(ncnn_mp_reader_t *r, void *buf, size_t size) {
     mp_uint_t l = ncnn_mp_lock();
     size_t n = ncnn_mp_reader_read_locked(r, buf, size, true);

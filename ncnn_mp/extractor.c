@@ -4,7 +4,7 @@
 
 #include "py/gc.h"
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 typedef struct _ncnn_mp_extractor_obj_t {
     mp_obj_base_t base;

@@ -1,11 +1,11 @@
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
 // (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL.
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 #if NCNN_PIXEL
 
-// A call into ncnn's pixel and drawing code through the C++ seam (net_cxx.h): what it
+// A call into ncnn's pixel and drawing code through the C++ seam (cxx_seam.h): what it
 // threw (desktop std::bad_alloc) becomes MemoryError naming `where`.
 static void ncnn_mp_pixels_seam(void (*fn)(void *), void *arg, const char *where) {
     int caught = ncnn_mp_cxx_catch(fn, arg);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 // A public method's use of a Net object's native net, from ncnn_mp_net_use until
 // ncnn_mp_net_done or until the method raises (an nlr jump callback leaves the net then):
@@ -130,7 +130,7 @@ static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_load_param_bin_obj, Net, load_param_b
 
 // Net.load_model(src: str | DataReader | buffer, *, copy=True) -> None
 //   ncnn_net_load_model / _datareader; copy=False: Net::load_model through a reader
-//   whose reference() lends ncnn the buffer (net_cxx.cpp)
+//   whose reference() lends ncnn the buffer (cxx_load.cpp)
 // Copying, the buffer need not outlive the load; in place, the net keeps it alive.
 static mp_obj_t ncnn_mp_Net_load_model(size_t n_args, const mp_obj_t *pos, mp_map_t *kws) {
     const char *where = "Net.load_model";

@@ -13,7 +13,7 @@
 #include "py/gc.h"
 #include "py/objarray.h"
 #include "ncnn_mp.h"
-#include "net_cxx.h"
+#include "cxx_seam.h"
 
 static const char *const ncnn_mp_load_what[] = { "param", "binary param", "model weights" };
 
@@ -93,7 +93,7 @@ static bool ncnn_mp_memory_stays(mp_obj_t src, const mp_buffer_info_t *info) {
     return false;
 }
 
-// One load, as the C++ seam calls it (net_cxx.h: what ncnn throws is caught there).
+// One load, as the C++ seam calls it (cxx_seam.h: what ncnn throws is caught there).
 typedef struct {
     ncnn_net_t net;
     ncnn_mp_load_kind_t kind;

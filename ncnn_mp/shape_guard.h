@@ -3,7 +3,7 @@
 // them, an InnerProduct given a bigger image too, a Concat of misfitting blobs writes past
 // its output. ncnn_mp's Nets wrap the layers whose parameters fix their input's shape and
 // refuse a forward that does not fit, before the layer runs. Plain C on both sides, as
-// net_cxx.h: nothing here raises.
+// cxx_seam.h: nothing here raises.
 #ifndef NCNN_MP_SHAPE_GUARD_H
 #define NCNN_MP_SHAPE_GUARD_H
 

@@ -7,7 +7,7 @@
 // and raises RuntimeError naming both figures when the thread has less.
 //
 // What a call needs: NCNN_MP_STACK_PER_LAYER for each layer nested at once (the net's depth:
-// ncnn's recursion replayed over its graph, net_cxx.cpp) plus NCNN_MP_STACK_RESERVE for the
+// ncnn's recursion replayed over its graph, cxx_graph.cpp) plus NCNN_MP_STACK_RESERVE for the
 // deepest kernel, the C API and ncnn_mp's frames; a load or a standalone layer, the reserve.
 // Measured (2026-11-23): forward_layer's frame is 128 bytes on x86-64 (GCC 12 -O3), 96 on the
 // Cortex-M3 and 112 on rv32imac (-Os). On x86-64, the smallest threads that ran each net

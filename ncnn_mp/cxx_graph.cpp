@@ -1,76 +1,13 @@
-// The parts of ncnn's C++ API that ncnn_mp uses and c_api.h cannot express (see
-// net_cxx.h). ncnn_net_t is c_api.h's public struct: its pthis is the ncnn::Net.
+// The C++ seam, a Net's graph (cxx_seam.h): its layers and blobs as Net.layers() and
+// Net.blobs() show them, and how deep ncnn's recursion can go in an extract (stack.c).
 #include <stdlib.h>
 #include <string.h>
 
-#include <ncnn/allocator.h>
 #include <ncnn/blob.h>
-#include <ncnn/datareader.h>
 #include <ncnn/layer.h>
 #include <ncnn/net.h>
 
-#include "net_cxx.h"
-
-namespace {
-
-// A DataReader over ncnn_mp's bounded reader that lends ncnn the bytes in place
-// (reference()), so ModelBin keeps fp32, int8 and bias data where they lie. Both calls
-// stop at the buffer's end: a truncated .bin fails its load, it is never read past.
-class InPlaceReader : public ncnn::DataReader {
-public:
-    explicit InPlaceReader(_ncnn_mp_reader_t *r) : r_(r) {}
-#if NCNN_STRING
-    int scan(const char *, void *) const override {
-        return 0;  // weights only: a model load never scans text
-    }
-#endif
-    size_t read(void *buf, size_t size) const override {
-        return ncnn_mp_reader_read(r_, buf, size);
-    }
-    size_t reference(size_t size, const void **buf) const override {
-        return ncnn_mp_reader_reference(r_, size, buf);
-    }
-
-private:
-    _ncnn_mp_reader_t *r_;
-};
-
-}  // namespace
-
-extern "C" int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, _ncnn_mp_reader_t *r) {
-    InPlaceReader reader(r);
-    return static_cast<ncnn::Net *>(net->pthis)->load_model(reader);
-}
-
-extern "C" void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net) {
-    ncnn::Net *n = static_cast<ncnn::Net *>(net->pthis);
-    for (ncnn::Layer *layer : n->mutable_layers()) {
-        if (layer == nullptr) {
-            continue;
-        }
-        // The option the layer's pipeline was made with: the net's, less what the layer's
-        // featmask turns off for it (the bits of ncnn's layer.h: fp16, bf16, int8, vulkan,
-        // sgemm, winograd, threads), as Net::load_model gave it.
-        ncnn::Option opt = n->opt;
-        int mask = layer->featmask;
-        opt.use_fp16_arithmetic = opt.use_fp16_arithmetic && !(mask & 1 << 0);
-        opt.use_fp16_packed = opt.use_fp16_packed && !(mask & 1 << 1);
-        opt.use_fp16_storage = opt.use_fp16_storage && !(mask & 1 << 1);
-        opt.use_bf16_packed = opt.use_bf16_packed && !(mask & 1 << 2);
-        opt.use_bf16_storage = opt.use_bf16_storage && !(mask & 1 << 2);
-        opt.use_int8_packed = opt.use_int8_packed && !(mask & 1 << 3);
-        opt.use_int8_storage = opt.use_int8_storage && !(mask & 1 << 3);
-        opt.use_int8_arithmetic = opt.use_int8_arithmetic && !(mask & 1 << 3);
-        opt.use_vulkan_compute = opt.use_vulkan_compute && !(mask & 1 << 4);
-        opt.use_tensor_storage = opt.use_tensor_storage && !(mask & 1 << 4);
-        opt.use_sgemm_convolution = opt.use_sgemm_convolution && !(mask & 1 << 5);
-        opt.use_winograd_convolution = opt.use_winograd_convolution && !(mask & 1 << 6);
-        if (mask & 1 << 7) {
-            opt.num_threads = 1;
-        }
-        layer->destroy_pipeline(opt);
-    }
-}
+#include "cxx_seam.h"
 
 static const ncnn::Net *net_of(ncnn_net_t net) {
     return static_cast<const ncnn::Net *>(net->pthis);
@@ -120,68 +57,6 @@ extern "C" void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t
     out->h = blob.shape.h;
     out->d = blob.shape.d;
     out->c = blob.shape.c;
-}
-
-namespace {
-
-// Each block carries its size in a header as long as ncnn's alignment, so the data keeps it.
-class CountingAllocator : public ncnn::Allocator {
-public:
-    void *fastMalloc(size_t size) override {
-        unsigned char *block = static_cast<unsigned char *>(ncnn::fastMalloc(size + NCNN_MALLOC_ALIGN));
-        if (block == nullptr) {
-            return nullptr;
-        }
-        *reinterpret_cast<size_t *>(block) = size;
-        size_t now = __atomic_add_fetch(&in_use, size, __ATOMIC_RELAXED);
-        size_t seen = __atomic_load_n(&peak, __ATOMIC_RELAXED);
-        while (now > seen && !__atomic_compare_exchange_n(&peak, &seen, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-        }
-        return block + NCNN_MALLOC_ALIGN;
-    }
-    void fastFree(void *ptr) override {
-        if (ptr != nullptr) {
-            unsigned char *block = static_cast<unsigned char *>(ptr) - NCNN_MALLOC_ALIGN;
-            __atomic_sub_fetch(&in_use, *reinterpret_cast<size_t *>(block), __ATOMIC_RELAXED);
-            ncnn::fastFree(block);
-        }
-    }
-    size_t in_use = 0;
-    size_t peak = 0;
-};
-
-void *counting_fast_malloc(ncnn_allocator_t a, size_t size) {
-    return static_cast<CountingAllocator *>(a->pthis)->fastMalloc(size);
-}
-
-void counting_fast_free(ncnn_allocator_t a, void *ptr) {
-    static_cast<CountingAllocator *>(a->pthis)->fastFree(ptr);
-}
-
-}  // namespace
-
-extern "C" ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void) {
-    // (c_api.cpp's layout: ncnn_allocator_destroy deletes pthis, then frees the struct.)
-    ncnn_allocator_t a = static_cast<ncnn_allocator_t>(malloc(sizeof(*a)));
-    if (a == nullptr) {
-        return nullptr;
-    }
-    CountingAllocator *counting = new CountingAllocator();  // (as c_api.cpp makes ncnn's own)
-    a->pthis = counting;
-    a->fast_malloc = counting_fast_malloc;
-    a->fast_free = counting_fast_free;
-    return a;
-}
-
-extern "C" void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak) {
-    CountingAllocator *c = static_cast<CountingAllocator *>(a->pthis);
-    *in_use = __atomic_load_n(&c->in_use, __ATOMIC_RELAXED);
-    *peak = __atomic_load_n(&c->peak, __ATOMIC_RELAXED);
-}
-
-extern "C" void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a) {
-    CountingAllocator *c = static_cast<CountingAllocator *>(a->pthis);
-    __atomic_store_n(&c->peak, __atomic_load_n(&c->in_use, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 namespace {

@@ -1,8 +1,13 @@
-// What ncnn_mp needs from ncnn's C++ API that c_api.h cannot express (net_cxx.cpp).
-// Plain C on both sides: the C++ file includes no MicroPython header, raises nothing
-// and calls nothing that can raise, so no nlr jump ever crosses its frames.
-#ifndef NCNN_MP_NET_CXX_H
-#define NCNN_MP_NET_CXX_H
+// The C++ seam: what ncnn_mp's C calls in C++, where c_api.h cannot express it. Plain C on
+// both sides: the C++ files include no MicroPython header, raise nothing and call nothing
+// that can raise, so no nlr jump ever crosses their frames. By role:
+//   cxx_load.cpp       loading weights in place, ending pipelines before a reload
+//   cxx_graph.cpp      a Net's layers and blobs, and the depth of its graph
+//   cxx_allocator.cpp  the counting allocator
+//   cxx_catch.cpp      ncnn's C++ exceptions caught (the one file built with exceptions)
+// (The shape guard, shape_guard.h, is the other C++ part: ncnn's layers wrapped.)
+#ifndef NCNN_MP_CXX_SEAM_H
+#define NCNN_MP_CXX_SEAM_H
 
 #include <stddef.h>
 #include <ncnn/c_api.h>
@@ -11,12 +16,16 @@
 extern "C" {
 #endif
 
+// ---- Called from C++: the bounded reader (datareader.c) ----
+
 struct _ncnn_mp_reader_t;
 
 // The bounded reader's two ways of handing ncnn model bytes (datareader.c): a copy, or
 // a pointer into the buffer (size bytes at the reader's position, if it has them).
 size_t ncnn_mp_reader_read(struct _ncnn_mp_reader_t *r, void *buf, size_t size);
 size_t ncnn_mp_reader_reference(struct _ncnn_mp_reader_t *r, size_t size, const void **buf);
+
+// ---- Loading (cxx_load.cpp) ----
 
 // ncnn's Net::load_model through `r` with its reference() implemented: ncnn keeps raw
 // fp32, int8 and bias/scale data where they lie instead of copying them (c_api.h's
@@ -29,6 +38,8 @@ int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r)
 // calls create_pipeline on every layer it loads without ending the last one first, which
 // leaks what each layer made (an x86 InnerProduct's Flatten, a Convolution's activation).
 void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net);
+
+// ---- A Net's graph (cxx_graph.cpp) ----
 
 // What a Net's layers and blobs are (Net.layers(), Net.blobs()), read while the caller has
 // the net entered (ncnn_mp_net_use): pointers into ncnn's own vectors, valid until then.
@@ -54,6 +65,8 @@ void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
 // over the graph; the longest chain of layers where that replay would not bound it.
 int ncnn_mp_cxx_graph_depth(ncnn_net_t net);
 
+// ---- The counting allocator (cxx_allocator.cpp) ----
+
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
 // extract, measured on any port. Destroyed with ncnn_allocator_destroy. NULL: out of memory.
@@ -62,7 +75,9 @@ ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void);
 void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak);
 void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
 
-// fn(arg), which calls into ncnn, with ncnn's C++ exceptions caught (cxx_seam.cpp): 0, or
+// ---- Exceptions (cxx_catch.cpp) ----
+
+// fn(arg), which calls into ncnn, with ncnn's C++ exceptions caught: 0, or
 // what was caught. C frames between the seam and ncnn need unwind tables (micropython.mk).
 #define NCNN_MP_CAUGHT_BAD_ALLOC (-1)
 #define NCNN_MP_CAUGHT_OTHER (-2)
@@ -72,4 +87,4 @@ int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg);
 }
 #endif
 
-#endif // NCNN_MP_NET_CXX_H
+#endif // NCNN_MP_CXX_SEAM_H
