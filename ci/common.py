@@ -13,7 +13,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Iterable, NoReturn
+from typing import Any, Iterable, NoReturn
 
 REPO = Path(__file__).resolve().parent.parent
 CI = REPO / "ci"
@@ -21,6 +21,9 @@ BUILD = REPO / "build"  # per-checkout outputs (firmware, generated models); git
 # The team's models (MNIST, benchmark structures, real nets) beside the checkout; never
 # copied into it. NCNN_MP_SHARED_MODELS names another folder (tests: one that is missing).
 SHARED_MODELS = Path(os.environ.get("NCNN_MP_SHARED_MODELS") or REPO.parent / "shared" / "models")
+
+
+Settings = dict[str, Any]  # a table of ci/pins.toml or ci/profiles.toml
 
 
 class SetupError(Exception):
@@ -36,7 +39,7 @@ def fail(what: str, todo: str) -> NoReturn:
     raise SetupError(what, todo)
 
 
-def load_toml(name: str) -> dict:
+def load_toml(name: str) -> Settings:
     with open(CI / name, "rb") as f:
         return tomllib.load(f)
 
@@ -52,13 +55,13 @@ BOARD_KEYS = ("port", "port_dir", "libgcc_from_source", "firmware", "cc", "debia
               "romfs_address")
 
 
-def is_board(prof: dict) -> bool:
+def is_board(prof: Settings) -> bool:
     """A bare-metal board under QEMU (ports/qemu's boards, the Xtensa sim board's own port),
     not the Unix port: its scripts go through the raw REPL on the emulated console."""
     return bool(prof["port"] != "unix")
 
 
-def profile(name: str) -> dict:
+def profile(name: str) -> Settings:
     """A profile's settings; `base = "other"` starts from another profile's, and a
     list `extra_<key>` is added to the base's list `<key>` (e.g. extra_make_vars);
     `board_of = "other"` then takes the BOARD_KEYS from that profile (rv32-nostring: the
@@ -66,7 +69,7 @@ def profile(name: str) -> dict:
     return _sized_to_models(_merged(name))
 
 
-def _merged(name: str) -> dict:
+def _merged(name: str) -> Settings:
     if name not in PROFILES:
         fail(f"unknown build profile '{name}'", f"choose one of: {', '.join(PROFILES)}")
     prof = dict(PROFILES[name])
@@ -87,16 +90,16 @@ def _merged(name: str) -> dict:
     return prof
 
 
-def _sized_to_models(prof: dict) -> dict:
+def _sized_to_models(prof: Settings) -> Settings:
     """A profile that keeps only some ncnn layers gets those its models need added: the
     models in its `ncnn_models` (added to `ncnn_layers`), or those in $NCNN_MP_MODELS (make's
     MODELS=..., which replaces `ncnn_layers`: a firmware sized to exactly those models).
-    What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ci/layers.py)."""
+    What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ncnn_mp_tools/layers.py)."""
     from_env = os.environ.get("NCNN_MP_MODELS", "").split()
     listed = [Path(m.replace("{shared}", str(SHARED_MODELS))) for m in prof.get("ncnn_models", [])]
     if "ncnn_layers" not in prof or not (from_env or listed):
         return prof
-    from layers import model_layers, required
+    from ncnn_mp_tools.layers import model_layers, required
 
     missing = [m for m in listed if not m.exists()]
     if missing and os.environ.get("CI"):
@@ -195,7 +198,7 @@ def say(msg: str) -> None:
 
 
 def run(cmd: Iterable[object], what: str, todo: str, *, cwd: Path | None = None,
-        env: dict | None = None, log: Path | None = None, progress: str | None = None) -> None:
+        env: dict[str, str] | None = None, log: Path | None = None, progress: str | None = None) -> None:
     """Run a command; on failure stop with one line naming the step.
 
     With `log`, the command's output goes to that file and only progress lines

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-from common import BUILD, REPO, SHARED_MODELS, key_of, locked, profile, run, say
-from ncnn_build import ncnn_prefix
-from sources import ensure_debian_packages, micropython_source
+from ci.common import BUILD, REPO, SHARED_MODELS, Settings, key_of, locked, profile, run, say
+from ci.ncnn_build import ncnn_prefix
+from ci.sources import ensure_debian_packages, micropython_source
 
 
 def _usermods_dir() -> Path:
@@ -39,20 +38,18 @@ def _ncnn_for(profile_name: str, build: bool) -> Path | None:
 def firmware_path(profile_name: str = "unix") -> Path:
     prof = profile(profile_name)
     mp, ncnn = micropython_source(), _ncnn_for(profile_name, build=False)
-    return _firmware_dir(profile_name, mp, ncnn) / "build" / prof.get("firmware", "micropython")
+    return _firmware_dir(profile_name, mp, ncnn) / "build" / str(prof.get("firmware", "micropython"))
 
 
-def _frozen_manifest(prof: dict, out: Path) -> list[str]:
+def _frozen_manifest(prof: Settings, out: Path) -> list[str]:
     """A board without a filesystem gets its Python helpers frozen into the firmware (the
     profile's `frozen` modules), and the files its test scripts read (models, images) in a
     ROMFS image, build/romfs.img, which ci/qemu.py loads into the board's flash region
     and the board mounts at /rom (ci/mcu/board.c): data aligned, so weights load in place."""
     if "frozen" not in prof:
         return []
-    from testenv import digits_model
-
-    sys.path.insert(0, str(REPO / "examples"))
-    from romfs_pack import pack
+    from ci.testenv import digits_model
+    from ncnn_mp_tools.romfs_pack import pack
 
     files: dict[str, bytes] = {}
     digits = digits_model()
@@ -104,7 +101,7 @@ def build_firmware(profile_name: str = "unix") -> Path:
         port = REPO / prof["port_dir"]
         make_vars.append(f"MICROPY_TOP={mp}")
     if prof.get("libgcc_from_source"):  # the routines Debian's lx106 libgcc.a lacks
-        from xtensa_libgcc import archive
+        from ci.xtensa_libgcc import archive
 
         make_vars.append(f"LIBGCC_EXTRA={archive()}")
     what = "with ncnn_mp" if ncnn else "without ncnn_mp"

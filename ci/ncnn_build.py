@@ -8,11 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import PINS, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
-from sources import ensure_debian_packages, ncnn_source
+from ci.common import PINS, Settings, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
+from ci.sources import ensure_debian_packages, ncnn_source
 
 
-def _compiler_id(prof: dict) -> str:
+def _compiler_id(prof: Settings) -> str:
     cc = prof.get("cc", "cc")
     try:
         return subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
@@ -44,7 +44,7 @@ def _only_layers(keep: list[str]) -> list[str]:
 
 def cmake_options(profile_name: str) -> list[str]:
     """ncnn's CMake options for a profile, the toolchain file aside (the ESP32 build in the
-    README reuses the MCU profile's with its own toolchain: `ci/tool.py ncnn-options`)."""
+    README reuses the MCU profile's with its own toolchain: `make ncnn-options`)."""
     prof = profile(profile_name)
     # ncnn's CMakeLists stamps today's date as the version unless told the release's.
     options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]

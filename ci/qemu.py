@@ -1,5 +1,7 @@
-"""Running a MicroPython script on a QEMU (bare-metal) firmware: the Cortex-M3 board (profiles
-qemu, qemu-nostring) or the RISC-V one (rv32); the profile says which emulator, machine and
+"""Running a MicroPython script on a QEMU (bare-metal) firmware: one of the boards' profiles.
+
+The Cortex-M3 board (profiles qemu, qemu-nostring), the Cortex-M4F (qemu-m4f), the RISC-V one
+(rv32) or the Xtensa one (xtensa); the profile says which emulator, machine and
 flash address (qemu_system, qemu_args, romfs_address in ci/profiles.toml).
 
 The script goes in through the firmware's raw REPL on the emulated UART, as a host tool
@@ -25,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import fail, profile
+from ci.common import fail, profile
 
 
 @dataclass

@@ -8,7 +8,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from common import PINS, REPO, cache_root, fail, key_of, locked, run, say, sha256_of
+from ci.common import PINS, REPO, Settings, cache_root, fail, key_of, locked, run, say, sha256_of
 
 
 def missing_debian_packages(names: list[str]) -> list[str]:
@@ -176,7 +176,7 @@ def _patched(tree: Path, patches: list[str]) -> Path:
     return dest
 
 
-def debian_pool_file(pin: dict, what: str) -> Path:
+def debian_pool_file(pin: Settings, what: str) -> Path:
     """A file of Debian's archive pinned by its pool path and sha256 (`pin`: pool_path, file,
     sha256, snapshot), in the cache's downloads. From the Debian mirror this machine uses while
     the archive still has the file; when Debian has replaced it (its pool keeps a file only while

@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-from common import BUILD, PINS, REPO, cache_root, fail, key_of, mark_used, prune_cache, run, say
+from ci.common import BUILD, PINS, REPO, cache_root, fail, key_of, mark_used, prune_cache, run, say
+
+# What the MicroPython scripts the harness runs on the Unix firmware import besides their own
+# folder (MICROPYPATH replaces the port's default sys.path): the examples' libraries
+# (digits_layers, detection, ...), tests/mp's helpers (mptest) for the fuzzers' and the soak's
+# runners, and tests/shared_layers.py, which the oracle registers with both bindings. A board
+# has these frozen in (ci/profiles.toml `frozen`); ".frozen" keeps the port's own first.
+MICROPYPATH = ":".join([".frozen", str(REPO / "examples"), str(REPO / "tests" / "mp"), str(REPO / "tests")])
+
+
+def python_path() -> str:
+    """PYTHONPATH for a CPython script of this checkout run on its own (a benchmark, a fuzzer's
+    driver, the digits model's generator): pytest's `pythonpath` in pyproject.toml, the one list
+    of where the tests import from (the checkout's root for ci and ncnn_mp_tools, ...)."""
+    with open(REPO / "pyproject.toml", "rb") as f:
+        entries = tomllib.load(f)["tool"]["pytest"]["ini_options"]["pythonpath"]
+    return ":".join(str((REPO / e).resolve()) for e in entries)
+
+
+def script_env(**extra: str) -> dict[str, str]:
+    """This environment with PYTHONPATH (python_path()) and MICROPYPATH set for the scripts the
+    tools run, and `extra` added."""
+    return dict(os.environ, PYTHONPATH=python_path(), MICROPYPATH=MICROPYPATH, **extra)
 
 
 def venv_python() -> Path:
@@ -41,8 +65,9 @@ def digits_model(python: Path | None = None) -> Path:
     out = BUILD / "models" / "digits"
     script = REPO / "examples" / "make_digits_model.py"
     stamp = out / "digits.param.bin"  # the last file the script writes
-    if not stamp.exists() or stamp.stat().st_mtime < max(p.stat().st_mtime for p in script.parent.glob("*.py")):
+    sources = [*script.parent.glob("*.py"), REPO / "ncnn_mp_tools" / "param_to_bin.py"]
+    if not stamp.exists() or stamp.stat().st_mtime < max(p.stat().st_mtime for p in sources):
         say("training the digits classifier and exporting it to ncnn's format")
-        if subprocess.call([str(python or venv_python()), str(script), str(out)]) != 0:
+        if subprocess.call([str(python or venv_python()), str(script), str(out)], env=script_env()) != 0:
             fail("generating the demo model failed", "see the Python traceback above")
     return out

@@ -1,24 +1,7 @@
-"""The one entry point that builds, demonstrates and checks ncnn_mp (the Makefile calls it).
+"""The one entry point that builds, demonstrates and checks ncnn_mp: `python3 -m ci.tool COMMAND`.
 
-    python3 ci/tool.py demo            fetch + build everything, run the digits demo
-    python3 ci/tool.py test [ARGS]     fetch + build everything, run pytest (ARGS passed on) and mypy
-    python3 ci/tool.py firmware        build (or update) the firmware, print its path
-    python3 ci/tool.py run SCRIPT [ARGS]  run a MicroPython script on the firmware, arguments passed on
-                                       (--profile qemu, rv32: under QEMU, no arguments); --heap SIZE
-    python3 ci/tool.py photos          scikit-image's photos as PPM files in build/photos (for the examples)
-    python3 ci/tool.py sanitize        the MicroPython-side suite and the fuzzers under ASan + UBSan
-    python3 ci/tool.py soak SECONDS    the long mixed workload, RSS and heap over time (tests/soak)
-    python3 ci/tool.py compare MODELS  one model on the firmware and in the CPython wheel, blob by blob (ci/compare.py)
-    python3 ci/tool.py mcu-report      firmware size, memory and instructions per extract on the MCUs
-    python3 ci/tool.py ncnn-options    the profile's ncnn CMake options (for building ncnn by hand)
-    python3 ci/tool.py firmware-path   print the path of the built firmware
-    python3 ci/tool.py bench-layers    what a Python custom layer costs (prints Markdown tables)
-    python3 ci/tool.py bench-models    whole models: ncnn_mp vs the CPython wheel vs native ncnn
-    python3 ci/tool.py bench-binding   what ncnn_mp adds to ncnn's C API per extract and per custom-layer call
-    python3 ci/tool.py ncnn            build (or reuse) ncnn, print its install prefix
-    python3 ci/tool.py venv            create (or reuse) the test venv, print its python
-
-Every command takes --profile NAME (default unix; see ci/profiles.toml).
+The Makefile's targets are the same commands (COMMANDS below, printed by `make help` and by
+`python3 -m ci.tool --help`; tests/test_build_files.py keeps the two lists equal).
 """
 
 from __future__ import annotations
@@ -27,19 +10,80 @@ import argparse
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ci.common import REPO, SetupError, fail, say
+from ci.testenv import digits_model, script_env
 
-from common import REPO, SetupError, fail, say  # noqa: E402
-from testenv import digits_model  # noqa: E402
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: str  # what `make NAME` takes (VAR=value); the Makefile's line shows how they reach the tool
+    help: str
+
+
+# The one list of commands: `make NAME` and `python3 -m ci.tool NAME` for each.
+COMMANDS = (
+    Command("demo", "", "build the Unix firmware with ncnn_mp and run the digits demo (what plain `make` does)"),
+    Command("test", "[PYTEST_ARGS=...]", "the whole test suite (pytest + mypy)"),
+    Command("test-mcu", "[PYTEST_ARGS=...]",
+            "only the tests on the bare-metal firmwares under QEMU (Cortex-M3, Cortex-M4F, RISC-V, Xtensa)"),
+    Command("sanitize", "[PYTEST_ARGS=...]", "the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan"),
+    Command("fuzz-loader", "[CASES=100000] [SEED=1]", "the loader fuzzer: CASES mutated models"),
+    Command("fuzz-api", "[SEQUENCES=20000] [SEED=1] [THREADS=1]",
+            "the API-sequence fuzzer: SEQUENCES random call sequences; THREADS=3: 3 threads a process"),
+    Command("fuzz-zoo", "[SEEDS=200] [TRIALS=10]",
+            "the layer zoo: every layer type standalone, default and random parameters, TRIALS tries a type"),
+    Command("soak", "[SECONDS=1800]", "a mixed workload for SECONDS: RSS and heap over time"),
+    Command("mcu-report", '[ARGS="--models --board=xtensa ..."]',
+            "the MCU figures: firmware size, memory, instructions per extract, every board side by side"),
+    Command("run", 'SCRIPT=f.py [ARGS="..."] [HEAP=16M]',
+            "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP)"),
+    Command("py", 'SCRIPT=f.py [ARGS="..."]',
+            "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
+    Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
+    Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"]',
+            "will the models run on PROFILE's firmware: the layers they need, weights and memory, measured"),
+    Command("compare", 'MODELS="m.param m.bin" [SHAPES=...] [INPUT=x.npy|x.ppm] [TOL=1e-3] [LIMIT=n] '
+            '[DEVICE_MODELS="d.param d.bin"]',
+            "the model on PROFILE's firmware vs the CPython wheel, every blob: the first layer that drifts"),
+    Command("bench-layers", "", "what a custom layer written in Python costs (Markdown tables)"),
+    Command("bench-models", '[THREADS="1 2"]',
+            "whole models: ncnn_mp vs the CPython wheel vs native ncnn, interleaved, at 1 and 2 threads"),
+    Command("bench-binding", "",
+            "what ncnn_mp adds to ncnn's C API per extract and per custom-layer call (callgrind instructions)"),
+    Command("firmware", "[MODELS=...]", "build (or update) PROFILE's firmware, print its path"),
+    Command("firmware-path", "", "print the path of PROFILE's built firmware"),
+    Command("ncnn", "", "build (or reuse) PROFILE's ncnn, print its install prefix"),
+    Command("ncnn-options", "", "PROFILE's ncnn CMake options (for building ncnn by hand)"),
+    Command("venv", "", "create (or reuse) the test venv, print its python"),
+    Command("help", "", "this list"),
+)
+
+HELP_HEAD = """\
+ncnn_mp's commands: make COMMAND [VAR=value ...], or python3 -m ci.tool COMMAND [--profile NAME] [ARGS]
+(the Makefile's line for a command shows how its VARs become the tool's arguments).
+PROFILE=NAME (--profile NAME): a build profile from ci/profiles.toml (default unix). MODELS=... with
+firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those models need (profiles
+with an ncnn_layers list: qemu, rv32, ...).
+"""
+
+
+def help_text() -> str:
+    lines = [HELP_HEAD]
+    for c in COMMANDS:
+        left = f"  {c.name} {c.args}".rstrip()
+        lines.append(f"{left:<24}{c.help}" if len(left) < 24 else f"{left}\n{'':<24}{c.help}")
+    return "\n".join(lines) + "\n"
 
 
 def setup(profile: str) -> tuple[Path, Path]:
     """Everything the demo and the tests need: system packages, venv, firmware."""
-    from firmware import build_firmware
-    from sources import ensure_debian_packages
-    from testenv import venv_python
+    from ci.firmware import build_firmware
+    from ci.sources import ensure_debian_packages
+    from ci.testenv import venv_python
 
     ensure_debian_packages()
     python = venv_python()
@@ -85,7 +129,7 @@ def no_tests_collected(rc: int, pytest_args: list[str]) -> int:
 
 
 def run_tests(profile: str, pytest_args: list[str]) -> int:
-    from firmware import build_firmware
+    from ci.firmware import build_firmware
 
     python, fw = setup(profile)
     memcheck = build_firmware("memcheck")  # the MicroPython-side suite also runs under valgrind
@@ -94,16 +138,16 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     say("running pytest")
     rc = no_tests_collected(subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env),
                             pytest_args)
-    say("running mypy over ncnn_mp.pyi and examples/")
-    rc_mypy = subprocess.call([str(python), "-m", "mypy", "ncnn_mp.pyi", "examples/"], cwd=REPO)
+    say("running mypy (pyproject.toml's files: ncnn_mp.pyi, examples/, ncnn_mp_tools/, ci/)")
+    rc_mypy = subprocess.call([str(python), "-m", "mypy"], cwd=REPO)
     return rc or rc_mypy
 
 
 def run_script(profile: str, argv: list[str], heap: str | None) -> int:
     """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
     with the given arguments (Unix) and MicroPython heap size."""
-    from firmware import build_firmware
-    from common import is_board, profile as profile_settings
+    from ci.firmware import build_firmware
+    from ci.common import is_board, profile as profile_settings
 
     if not argv:
         fail("run needs a script", "make run SCRIPT=path/to/script.py [ARGS=\"...\"] [HEAP=16M]")
@@ -113,7 +157,7 @@ def run_script(profile: str, argv: list[str], heap: str | None) -> int:
              "put what it needs in the script (or in the board's ROMFS)")
     fw = build_firmware(profile)
     if board:
-        import qemu
+        from ci import qemu
 
         r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes())
         sys.stdout.write(r.output)
@@ -152,6 +196,38 @@ def run_sanitized(pytest_args: list[str]) -> int:
     return no_tests_collected(rc, pytest_args)  # (the fixed file list is ours, not a user's selection)
 
 
+def run_fuzzer(name: str, argv: list[str]) -> int:
+    """tests/fuzz/<name>_fuzz.py with `argv`, on the Unix firmware (and the memcheck one, with
+    which it classifies a crash under gdb), over the digits model and the team's models."""
+    from ci.firmware import build_firmware
+
+    python, fw = setup("unix")
+    env = script_env(NCNN_MP_FIRMWARE=str(fw), NCNN_MP_FIRMWARE_MEMCHECK=str(build_firmware("memcheck")),
+                     NCNN_MP_DIGITS=str(digits_model(python)))
+    return subprocess.call([str(python), str(REPO / "tests" / "fuzz" / f"{name}_fuzz.py"), *argv], env=env)
+
+
+def run_layer_zoo(profile: str, argv: list[str]) -> int:
+    """tests/fuzz/layer_zoo.py for seeds 1..SEEDS, TRIALS tries a layer type, one process a seed;
+    a seed whose process dies is named with the step it died in (the zoo's trace mode)."""
+    from ci.common import is_board, profile as profile_settings
+    from ci.firmware import build_firmware
+
+    if is_board(profile_settings(profile)):
+        fail("the layer zoo runs on a Unix firmware", "leave PROFILE out, or give unix, asan, memcheck")
+    seeds, trials = (int(a) for a in (argv + ["200", "10"][len(argv):])[:2])
+    fw = build_firmware(profile)
+    failed = 0
+    for seed in range(1, seeds + 1):
+        p = subprocess.run([str(fw), "layer_zoo.py", str(seed), str(trials), "trace"], cwd=REPO / "tests" / "fuzz",
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace")
+        if p.returncode != 0:
+            failed += 1
+            print(f"seed {seed}: {(p.stdout.splitlines() or [''])[-1]}", flush=True)
+    print(f"layer zoo: {seeds} seeds, {failed} died")
+    return 1 if failed else 0
+
+
 def run_bench_layers(profile: str) -> int:
     python, fw = setup(profile)
     return subprocess.call([str(python), str(REPO / "tests" / "bench" / "bench_layers.py"), str(fw)])
@@ -160,8 +236,8 @@ def run_bench_layers(profile: str) -> int:
 def native_bench(profile: str, name: str) -> Path:
     """tests/bench/native_bench.c built against the profile's libncnn.a and linked with the
     libraries the firmware links it with (with symbols: callgrind names its functions)."""
-    from common import profile as profile_settings
-    from ncnn_build import ncnn_prefix
+    from ci.common import profile as profile_settings
+    from ci.ncnn_build import ncnn_prefix
 
     prefix = ncnn_prefix(profile)
     exe = REPO / "build" / name
@@ -172,7 +248,7 @@ def native_bench(profile: str, name: str) -> Path:
 
 
 def run_bench_binding(profile: str) -> int:
-    from firmware import build_firmware
+    from ci.firmware import build_firmware
 
     python, fw = setup(profile)
     symbols = build_firmware("memcheck")  # the same code with symbols: where the instructions go
@@ -182,7 +258,7 @@ def run_bench_binding(profile: str) -> int:
 
 
 def run_bench_models(profile: str, threads: list[str]) -> int:
-    from firmware import build_firmware
+    from ci.firmware import build_firmware
 
     python, fw = setup(profile)
     digits_model(python)
@@ -191,70 +267,91 @@ def run_bench_models(profile: str, threads: list[str]) -> int:
                             str(native_bench(profile, "native_bench")), *threads])
 
 
+def run_command(name: str, profile: str, rest: list[str], heap: str | None) -> int:
+    """One of COMMANDS; `rest` are its arguments (pytest's, the script's, the models, ...)."""
+    if name == "demo":
+        return run_demo(profile)
+    if name == "test":
+        return run_tests(profile, rest)
+    if name == "test-mcu":
+        return run_tests(profile, ["-m", "mcu", *rest])
+    if name == "sanitize":
+        return run_sanitized(rest)
+    if name in ("fuzz-loader", "fuzz-api"):
+        return run_fuzzer(name.removeprefix("fuzz-"), rest)
+    if name == "fuzz-zoo":
+        return run_layer_zoo(profile, rest)
+    if name == "bench-layers":
+        return run_bench_layers(profile)
+    if name == "bench-binding":
+        return run_bench_binding(profile)
+    if name == "bench-models":
+        return run_bench_models(profile, rest)
+    if name == "mcu-report":
+        python, _ = setup("qemu")
+        return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py"), *rest], env=script_env())
+    if name == "soak":
+        python, fw = setup(profile)
+        digits_model(python)
+        return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest], env=script_env())
+    if name == "run":
+        return run_script(profile, rest, heap)
+    if name == "py":
+        from ci.testenv import venv_python
+
+        if not rest:
+            fail("py needs a script", 'make py SCRIPT=tests/bench/mcu_report.py [ARGS="..."]')
+        return subprocess.call([str(venv_python()), *rest], env=script_env())
+    if name == "photos":
+        return write_photos()
+    if name == "preflight":
+        from ncnn_mp_tools.preflight import preflight
+        return preflight(profile, rest)
+    if name == "compare":  # (under the venv's python: the wheel and numpy are there)
+        from ci.testenv import venv_python
+        return subprocess.call([str(venv_python()), "-m", "ncnn_mp_tools.compare", "--profile", profile, *rest],
+                               env=script_env())
+    if name == "firmware":
+        from ci.firmware import build_firmware
+        print(build_firmware(profile))
+    elif name == "firmware-path":
+        from ci.firmware import firmware_path
+        path = firmware_path(profile)
+        if not path.exists():
+            fail(f"no firmware built yet for profile '{profile}'", "run: make firmware")
+        print(path)
+    elif name == "ncnn-options":
+        from ci.ncnn_build import cmake_options
+        print(" ".join(cmake_options(profile)))
+    elif name == "ncnn":
+        from ci.ncnn_build import ncnn_prefix
+        print(ncnn_prefix(profile))
+    elif name == "venv":
+        from ci.testenv import venv_python
+        print(venv_python())
+    elif name == "help":
+        sys.stdout.write(help_text())
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="ci/tool.py", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["demo", "test", "bench-layers", "bench-models", "bench-binding", "mcu-report", "run",
-                                        "soak", "sanitize", "ncnn-options", "firmware", "firmware-path", "ncnn", "venv",
-                                        "preflight", "compare", "photos"])
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(help_text())
+        return 0 if argv else 2
+    ap = argparse.ArgumentParser(prog="python3 -m ci.tool", add_help=False, allow_abbrev=False,
+                                 usage="python3 -m ci.tool COMMAND [--profile NAME] [ARGS] (--help: the commands)")
+    ap.add_argument("command", choices=[c.name for c in COMMANDS])
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     args, rest = ap.parse_known_args(argv)
     try:
-        if args.command == "demo":
-            return run_demo(args.profile)
-        if args.command == "test":
-            return run_tests(args.profile, rest)
-        if args.command == "bench-layers":
-            return run_bench_layers(args.profile)
-        if args.command == "bench-binding":
-            return run_bench_binding(args.profile)
-        if args.command == "bench-models":
-            return run_bench_models(args.profile, rest)
-        if args.command == "mcu-report":
-            python, _ = setup("qemu")
-            return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py")])
-        if args.command == "sanitize":
-            return run_sanitized(rest)
-        if args.command == "soak":
-            python, fw = setup(args.profile)
-            digits_model(python)
-            return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest])
-        if args.command == "run":
-            return run_script(args.profile, rest, args.heap)
-        if args.command == "photos":
-            return write_photos()
-        if args.command == "preflight":
-            from preflight import preflight
-            return preflight(args.profile, rest)
-        if args.command == "compare":  # (under the venv's python: the wheel and numpy are there)
-            from testenv import venv_python
-            return subprocess.call([str(venv_python()), str(REPO / "ci" / "compare.py"), "--profile", args.profile, *rest])
-        if args.command == "firmware":
-            from firmware import build_firmware
-            print(build_firmware(args.profile))
-        elif args.command == "firmware-path":
-            from firmware import firmware_path
-            path = firmware_path(args.profile)
-            if not path.exists():
-                fail(f"no firmware built yet for profile '{args.profile}'", "run: make firmware")
-            print(path)
-        elif args.command == "ncnn-options":
-            from ncnn_build import cmake_options
-            print(" ".join(cmake_options(args.profile)))
-        elif args.command == "ncnn":
-            from ncnn_build import ncnn_prefix
-            print(ncnn_prefix(args.profile))
-        elif args.command == "venv":
-            from testenv import venv_python
-            print(venv_python())
+        return run_command(args.command, args.profile, rest, args.heap)
     except SetupError as e:
         print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("ncnn_mp setup: interrupted", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

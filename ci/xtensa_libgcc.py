@@ -22,8 +22,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from common import CI, PINS, cache_root, fail, key_of, locked, say
-from sources import debian_pool_file
+from ci.common import CI, PINS, cache_root, fail, key_of, locked, say
+from ci.sources import debian_pool_file
 
 CC = "xtensa-lx106-elf-gcc"
 FLAGS = ["-mlongcalls", "-mtext-section-literals", "-O2", "-ffunction-sections"]

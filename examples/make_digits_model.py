@@ -6,7 +6,8 @@ downloaded. The network is  Input(8x8) -> Standardize -> InnerProduct(32) -> ReL
 (examples/digits_layers.py): scikit-learn's StandardScaler, with its mean and
 scale stored in the .bin like any layer's weights. The model sees raw pixels (0..16).
 
-    python examples/make_digits_model.py OUTDIR
+    PYTHONPATH=. python3 examples/make_digits_model.py OUTDIR    (from the checkout's root: it
+                                                                  imports ncnn_mp_tools; make demo runs it)
 
 writes OUTDIR/digits.param, OUTDIR/digits.bin, and OUTDIR/digits_test.bin (the
 held-out test images as 64 bytes each, followed by one label byte each) plus
@@ -28,8 +29,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
-sys.path.insert(0, str(Path(__file__).parent))
-from ncnn_param_to_bin import convert  # noqa: E402
+from ncnn_mp_tools.param_to_bin import convert
 
 HIDDEN = 32
 PARAM = """7767517

@@ -129,7 +129,7 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
     if ((uintptr_t)info->buf % 4 != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs the weights 4-byte aligned "
             "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "
-            "(pack models with examples/romfs_pack.py, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
+            "(pack models with ncnn_mp_tools.romfs_pack, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
     }
     if (!ncnn_mp_memory_stays(src, info)) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs weights in memory that stays as "

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "ci"))  # the build tools: ci/qemu.py runs the MCU firmware
-MP_TESTS = REPO / "tests" / "mp"
+from ci.common import PROFILES, SHARED_MODELS  # (SHARED_MODELS: ../shared/models, or NCNN_MP_SHARED_MODELS)
+from ci.testenv import MICROPYPATH, script_env
 
-from common import PROFILES, SHARED_MODELS  # noqa: E402  (../shared/models, or NCNN_MP_SHARED_MODELS)
+REPO = Path(__file__).resolve().parent.parent
+MP_TESTS = REPO / "tests" / "mp"
 
 
 def _shared_missing(sub: str, files: tuple[str, ...]) -> Path | None:
@@ -140,7 +140,7 @@ class QemuBoard:
         self.binary = _firmware(profile)
 
     def run(self, script: Path, timeout: float = 300) -> Result:
-        from qemu import run_script
+        from ci.qemu import run_script
 
         r = run_script(self.profile, self.binary, script.read_bytes(), timeout=timeout)
         return Result(r.returncode, r.output, f"(QEMU run of {r.seconds:.1f} s)")
@@ -149,7 +149,7 @@ class QemuBoard:
         """Each script in turn in one QEMU run, with a soft reboot (Ctrl-D at the raw prompt)
         between two: what survives a reboot on a real board survives it here. One Result per
         script (ci/qemu.py's run_scripts: 124 no answer in time, 125 not run)."""
-        from qemu import run_scripts
+        from ci.qemu import run_scripts
 
         runs = run_scripts(self.profile, self.binary, [s.encode() for s in sources], timeout=timeout)
         return [Result(r.returncode, r.output, f"(script {i} of a QEMU run: {r.seconds:.1f} s)")
@@ -162,8 +162,8 @@ def _firmware(profile: str = "unix") -> Path:
     if given:
         return Path(given)
     # pytest run directly: build (or reuse) the firmware the way `make test` does.
-    p = subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), "firmware", "--profile", profile],
-                       stdout=subprocess.PIPE, text=True)
+    p = subprocess.run([sys.executable, "-m", "ci.tool", "firmware", "--profile", profile],
+                       stdout=subprocess.PIPE, text=True, cwd=REPO)
     if p.returncode != 0:
         pytest.exit("building the firmware failed (see above)", returncode=1)
     return Path(p.stdout.strip().splitlines()[-1])
@@ -179,7 +179,9 @@ SANITIZER_ENV = {
 
 
 def _script_env() -> dict[str, str]:
-    env = dict(os.environ)
+    """The environment of the MicroPython scripts the tests run: MICROPYPATH, where they import
+    the examples' libraries and tests/mp's helpers from (ci/testenv.py)."""
+    env = dict(os.environ, MICROPYPATH=MICROPYPATH)
     if env.get("NCNN_MP_PROFILE") == "asan":
         env.update(SANITIZER_ENV)
     env["NCNN_MP_SHARED_MODELS"] = str(SHARED_MODELS) if SHARED_MODELS.is_dir() else ""
@@ -216,7 +218,8 @@ def mcu(request: pytest.FixtureRequest) -> QemuBoard:
 def digits_dir() -> Path:
     d = Path(os.environ.get("NCNN_MP_DIGITS", REPO / "build" / "models" / "digits"))
     if not (d / "digits.param").exists():
-        subprocess.run([sys.executable, str(REPO / "examples" / "make_digits_model.py"), str(d)], check=True)
+        subprocess.run([sys.executable, str(REPO / "examples" / "make_digits_model.py"), str(d)], check=True,
+                       env=script_env())
     return d
 
 

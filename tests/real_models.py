@@ -6,19 +6,16 @@ from photos and digits. "int8c": the same int8 model with int8 between its layer
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import ncnn
 import numpy as np
 import numpy.typing as npt
 
-from conftest import MNIST_FILES, REPO, shared_models
+import nanodet  # examples/nanodet.py (pyproject.toml's pythonpath)
+from conftest import MNIST_FILES, shared_models
+from ncnn_mp_tools import quantize_int8 as qz
 from test_oracle import read_pgm
-
-sys.path.insert(0, str(REPO / "examples"))
-import nanodet  # noqa: E402
-import quantize_int8 as qz  # noqa: E402
 
 F32 = npt.NDArray[np.float32]
 SIZE = 160  # RetinaFace's input on the board: what its 3.4 MiB of C heap holds with room

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO
-
-sys.path.insert(0, str(REPO / "ci"))
 
 
 def mk_sources() -> list[str]:
@@ -34,7 +31,7 @@ def test_mk_and_cmake_list_the_same_sources() -> None:
 def configure_usermod(tmp_path: Path, *cmake_args: str) -> dict[str, str]:
     """Configure a CMake project that includes MicroPython's py/usermod.cmake the way
     CMake ports (esp32, rp2) do, and report what the usermod target gathered."""
-    from sources import micropython_source
+    from ci.sources import micropython_source
 
     mp = micropython_source()
     (tmp_path / "CMakeLists.txt").write_text(f"""
@@ -56,7 +53,7 @@ file(WRITE ${{CMAKE_BINARY_DIR}}/probe.txt
 
 @pytest.fixture(scope="module")
 def ncnn_prefix() -> Path:
-    from ncnn_build import ncnn_prefix
+    from ci.ncnn_build import ncnn_prefix
 
     return ncnn_prefix("unix")
 
@@ -77,7 +74,7 @@ def test_cmake_usermod_with_find_package(tmp_path: Path, ncnn_prefix: Path) -> N
 
 
 def test_cmake_usermod_rejects_a_wrong_ncnn_dir(tmp_path: Path) -> None:
-    from sources import micropython_source
+    from ci.sources import micropython_source
 
     (tmp_path / "CMakeLists.txt").write_text(
         f"cmake_minimum_required(VERSION 3.12)\nproject(p C)\ninclude({micropython_source()}/py/usermod.cmake)\n")
@@ -93,7 +90,7 @@ def test_both_boards_build_the_same_ncnn() -> None:
     """The RISC-V profiles are the Cortex-M ones on another board: the same ncnn options,
     layers and frozen files (what differs is in BOARD_KEYS and the toolchain files), and a
     profile's board (board_of) brings every key of that board and nothing of the other's."""
-    from common import BOARD_KEYS, profile
+    from ci.common import BOARD_KEYS, profile
 
     for arm, riscv in [("qemu", "rv32"), ("qemu-nostring", "rv32-nostring")]:
         a, r = profile(arm), profile(riscv)
@@ -108,11 +105,11 @@ def test_both_boards_build_the_same_ncnn() -> None:
 
 
 def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() -> None:
-    """ncnn picks its layer code by CMAKE_SYSTEM_PROCESSOR, and ci/layers.py derives the layers
+    """ncnn picks its layer code by CMAKE_SYSTEM_PROCESSOR, and ncnn_mp_tools/layers.py derives the layers
     a model needs for the profile's ncnn_arch: the two must agree, for the boards' toolchain
     files and for the ESP32 ones (which take the qemu profile's options). `riscv` would bring
     ncnn's RISC-V Convolution, which repacks weights into RAM."""
-    from common import PROFILES, profile
+    from ci.common import PROFILES, profile
 
     def processor(path: Path) -> str:
         (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", path.read_text(), re.M)
@@ -136,7 +133,7 @@ def test_prune_cache_removes_only_stale_unlocked_entries(tmp_path: Path) -> None
     import os
     import time
 
-    from common import STALE_DAYS, mark_used, prune_cache
+    from ci.common import STALE_DAYS, mark_used, prune_cache
 
     old = time.time() - (STALE_DAYS + 1) * 86400
     entries = {}

@@ -1,4 +1,4 @@
-"""`make compare` (ci/compare.py): a model on the firmware and in the CPython wheel, every
+"""`make compare` (ncnn_mp_tools/compare.py): a model on the firmware and in the CPython wheel, every
 blob compared. Real models match on the Unix firmware and on the Cortex-M3 board; a model
 altered on the device side only is reported at the layer that was altered, exit status 1."""
 
@@ -17,8 +17,8 @@ SQUEEZENET = ("squeezenet_v1.1.param", "squeezenet_v1.1.bin")
 
 
 def compare(firmware: Path, profile: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "ci" / "compare.py"), "--profile", profile,
-                           "--firmware", str(firmware), *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "ncnn_mp_tools.compare", "--profile", profile,
+                           "--firmware", str(firmware), *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
 def rows(out: str) -> dict[str, list[str]]:
@@ -97,8 +97,7 @@ def test_altered_param_is_found_at_its_layer(micropython: MicroPython, tmp_path:
 def test_retinaface_matches_on_the_board(tmp_path: Path) -> None:
     """RetinaFace fp32 (weights in place in the board's ROMFS) on the Cortex-M3 board at 64x64:
     every one of its 109 blobs within 1e-3 of the wheel's (about 12 s)."""
-    sys.path.insert(0, str(REPO / "examples"))
-    import quantize_int8 as qz
+    from ncnn_mp_tools import quantize_int8 as qz
 
     real = shared_models("real", "mnet.25-opt.param", "mnet.25-opt.bin")
     fp32 = (tmp_path / "fp32.param", tmp_path / "fp32.bin")

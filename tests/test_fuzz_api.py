@@ -5,7 +5,6 @@ command line (make fuzz-api [THREADS=3])."""
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -13,10 +12,8 @@ import pytest
 
 from conftest import MicroPython
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
-
-import api_fuzz  # noqa: E402
-from fuzzlib import regressions  # noqa: E402
+import api_fuzz  # tests/fuzz (pyproject.toml's pythonpath)
+from fuzzlib import regressions
 
 SEED = 1
 SEQUENCES = 1200

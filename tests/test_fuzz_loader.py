@@ -4,7 +4,6 @@ and a short run under valgrind. The full runs are its command line."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +11,8 @@ import pytest
 
 from conftest import MNIST_FILES, SHARED_MODELS, MicroPython, shared_models, shared_models_if_here
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
-
-import loader_fuzz  # noqa: E402
-from fuzzlib import regressions  # noqa: E402
+import loader_fuzz  # tests/fuzz (pyproject.toml's pythonpath)
+from fuzzlib import regressions
 
 # Seed 1, cases 0..CASES-1: the cases known to crash inside ncnn are listed in
 # tests/fuzz/loader_known_crashes.json, keyed by their content, and skipped.
@@ -50,7 +47,7 @@ def test_loader_fuzz_ci_budget(micropython: MicroPython, families: dict[str, loa
     assert stats.outcomes["ok"] > 0 and stats.outcomes["param failed"] > 0, stats.report()
     # Weights also loaded in place, as the copying load of the same bytes did: some worked, some ran out.
     assert stats.in_place["ok"] > 50 and stats.in_place["model:ValueError"] > 20, stats.report()
-    refresh = f"python tests/fuzz/loader_fuzz.py --cases {CASES} --seed {SEED} --write-known"
+    refresh = f"python3 -m ci.tool fuzz-loader --cases {CASES} --seed {SEED} --write-known"
     # With the models the list was made with, every listed case must come up again:
     # one that does not means the generator changed, and the list skips nothing real.
     assert not stats.known_unmet, stats.report() + f"\n(refresh the list: {refresh})"

@@ -61,7 +61,7 @@ def test_skip_then_crash_fails_the_script(tmp_path: Path) -> None:
 def test_no_tests_collected_fails_the_whole_suite() -> None:
     """ci/tool.py: pytest's exit 5 (nothing collected) fails `make test` and .ci/run, which
     select nothing; a user's selection that matches nothing ends in success."""
-    import tool  # ci/tool.py (conftest puts ci/ on the path)
+    from ci import tool
 
     for whole in ([], ["-q"], ["-x", "--durations=0"], ["-p", "no:cacheprovider"]):
         assert not tool.selects_tests(whole), whole
@@ -115,10 +115,11 @@ def test_make_run_passes_arguments_and_heap(tmp_path: Path) -> None:
 
     script = tmp_path / "args.py"
     script.write_text("import gc, sys\nprint(sys.argv[1:], gc.mem_free() + gc.mem_alloc() > 15 * 2**20)\n")
-    tool = [sys.executable, str(conftest.REPO / "ci" / "tool.py"), "run"]
-    r = subprocess.run([*tool, "--heap", "16M", str(script), "a b", "c"], capture_output=True, text=True)
+    tool = [sys.executable, "-m", "ci.tool", "run"]
+    r = subprocess.run([*tool, "--heap", "16M", str(script), "a b", "c"], capture_output=True, text=True, cwd=conftest.REPO)
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "['a b', 'c'] True", r
-    r = subprocess.run([*tool, str(script)], capture_output=True, text=True)
+    r = subprocess.run([*tool, str(script)], capture_output=True, text=True, cwd=conftest.REPO)
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "[] False", r
-    r = subprocess.run([*tool, "--profile", "qemu", str(script), "x"], capture_output=True, text=True)
+    r = subprocess.run([*tool, "--profile", "qemu", str(script), "x"], capture_output=True, text=True,
+                       cwd=conftest.REPO)
     assert r.returncode != 0 and "takes no arguments" in r.stdout + r.stderr, r

@@ -12,22 +12,19 @@ The numbers are printed (pytest -s) for the README.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+import nanodet  # examples/nanodet.py, examples/retinaface.py (pyproject.toml's pythonpath)
+import retinaface
 from conftest import REPO, MicroPython
-
-sys.path.insert(0, str(REPO / "examples"))
-import nanodet  # noqa: E402
-import quantize_int8 as qz  # noqa: E402
-import retinaface  # noqa: E402
-from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,  # noqa: E402
+from ncnn_mp_tools import quantize_int8 as qz
+from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
                          nanodet_model, photo_input, retinaface_models, shared_models)
-from test_mcu_models import (CHAIN_IOU, CHAIN_SCORE, close_to, faces, kernels_batch, kernels_outputs,  # noqa: E402
+from test_mcu_models import (CHAIN_IOU, CHAIN_SCORE, close_to, faces, kernels_batch, kernels_outputs,
                              objects, wheel_outputs)
 
 F32 = npt.NDArray[np.float32]

@@ -3,14 +3,8 @@ type described, the wrapped ones as shape_guard.cpp wraps them."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "ci"))
-
-import layer_table  # noqa: E402
-from ncnn_build import ncnn_prefix  # noqa: E402
+from ci import layer_table
+from ci.ncnn_build import ncnn_prefix
 
 
 def test_every_registered_layer_type_is_described() -> None:
@@ -23,4 +17,4 @@ def test_every_registered_layer_type_is_described() -> None:
 
 def test_the_published_table_is_current() -> None:
     types = layer_table.registry(ncnn_prefix("unix") / "include")
-    assert layer_table.DOC.read_text() == layer_table.table(types), "run: python3 ci/layer_table.py --write"
+    assert layer_table.DOC.read_text() == layer_table.table(types), "run: python3 -m ci.layer_table --write"

@@ -1,6 +1,6 @@
 """Real models on the microcontrollers (QEMU's Cortex-M3 board, its RISC-V rv32 board, and the
 hard-float Cortex-M4F board):
-weights in place in the board's flash (its ROMFS), fp32 and int8 (examples/quantize_int8.py),
+weights in place in the board's flash (its ROMFS), fp32 and int8 (ncnn_mp_tools/quantize_int8.py),
 the same photos as the CPython wheel, the same outputs within a stated tolerance, the same
 detections.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -31,16 +30,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import detection  # examples' libraries (pyproject.toml's pythonpath), as frozen into the boards
+import nanodet
+import retinaface
 from conftest import NO_ASLR, REPO, QemuBoard, _firmware, shared_models
-
-sys.path.insert(0, str(REPO / "examples"))
-import detection  # noqa: E402
-import retinaface  # noqa: E402
-import nanodet  # noqa: E402
-from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,  # noqa: E402
+from ncnn_mp_tools.romfs_pack import pack
+from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
                          nanodet_model,
                          photo_input, retinaface_models)
-from romfs_pack import pack  # noqa: E402
 
 pytestmark = pytest.mark.mcu
 F32 = npt.NDArray[np.float32]
@@ -133,7 +130,7 @@ def run_board(board: QemuBoard, files: dict[str, bytes], config: dict, timeout: 
     source = f"CONFIG = {config!r}\n" + (REPO / "tests" / "mcu_models_board.py").read_text()
     image = board.binary.parent / f"romfs-{config['detector']}.img"
     image.write_bytes(pack(files))
-    from qemu import run_script
+    from ci.qemu import run_script
 
     r = run_script(board.profile, board.binary, source.encode(), timeout=timeout, icount=True, romfs=image)
     assert r.returncode == 0, r.output
@@ -317,7 +314,7 @@ def test_out_of_memory_on_the_board(board: QemuBoard, tmp_path: Path) -> None:
     image = tmp_path / "romfs.img"
     image.write_bytes(pack({"squeezenet.param": (real / "squeezenet_v1.1.param").read_bytes(),
                             "squeezenet.bin": (real / "squeezenet_v1.1.bin").read_bytes()}))
-    from qemu import run_script
+    from ci.qemu import run_script
 
     r = run_script(board.profile, board.binary, OOM_SCRIPT, timeout=120, romfs=image)
     assert r.returncode == 0, r.output
@@ -356,7 +353,7 @@ def test_xtensa_timer_past_2_32() -> None:
     exception: ci/xtensa/port/startup.S) goes on past 2^32 instructions: the board once took
     that exception for ever there (the soak test and fp32 RetinaFace hung). The 1,000-pass
     loop that spans the wrap costs what the others cost."""
-    from qemu import run_script
+    from ci.qemu import run_script
 
     board = QemuBoard("xtensa")
     r = run_script(board.profile, board.binary, TIMER_WRAP_SCRIPT, timeout=120, icount=True)

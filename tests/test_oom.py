@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MP_TESTS, REPO, MicroPython
+from conftest import MP_TESTS, MicroPython
 
 # A chain of CHAIN Python layers (the digits model's Standardize, each subtracting 0.01),
 # loaded and run on an 8x8 input of 3s; prints "ok <first output>" or "MemoryError
@@ -26,14 +26,13 @@ import sys
 where = "import"
 try:
     import ncnn_mp
-    sys.path.append(sys.argv[1])
-    from digits_layers import Standardize
+    from digits_layers import Standardize  # (examples/ is on MICROPYPATH: conftest's harness)
     where = "load_param"
     net = ncnn_mp.Net()
     net.register_custom_layer("Standardize", Standardize)
-    net.load_param(sys.argv[2] + "/chain.param")
+    net.load_param(sys.argv[1] + "/chain.param")
     where = "load_model"
-    net.load_model(sys.argv[2] + "/chain.bin")
+    net.load_model(sys.argv[1] + "/chain.bin")
     where = "extract"
     x = ncnn_mp.Mat(8, 8, 1)
     x.fill(3)
@@ -64,7 +63,6 @@ def write_chain(folder: Path) -> None:
 # failed must load again and answer as before.
 BALLAST = """
 import gc, micropython, sys
-sys.path.append(%(mp)r)
 import ncnn_mp
 from mptest import DIGITS_MODEL, DIGITS_PARAM, STALE_NETS, Standardize, read, settle
 
@@ -181,7 +179,6 @@ print("custom layers alive", settle(), "(allowed <=", str(STALE_NETS) + ")")  # 
 # Custom layers that run out of memory in each of their methods.
 LAYERS = """
 import gc, micropython, sys
-sys.path.append(%(mp)r)
 import ncnn_mp
 from mptest import STALE_NETS, mat, packed, settle
 
@@ -287,7 +284,7 @@ def test_tiny_heaps(micropython: MicroPython, tmp_path: Path) -> None:
     expected = f"ok {round(3 - 0.01 * CHAIN, 4)}"
 
     def outcome(size: int) -> str:
-        r = micropython.run_source(TINY, str(REPO / "examples"), str(tmp_path), heapsize=str(size), timeout=60)
+        r = micropython.run_source(TINY, str(tmp_path), heapsize=str(size), timeout=60)
         if r.returncode != 0:  # too small for the interpreter itself: it says so, and exits
             assert r.returncode == 1 and "MemoryError" in r.stderr, f"heapsize={size}\n" + r.explain()
             return "interpreter"
@@ -316,7 +313,7 @@ def test_tiny_heaps(micropython: MicroPython, tmp_path: Path) -> None:
 
 
 def test_allocations_failing(micropython: MicroPython, digits_dir: Path) -> None:
-    r = micropython.run_source(BALLAST % {"mp": str(MP_TESTS)}, "2048", "16", timeout=300, cwd=MP_TESTS)
+    r = micropython.run_source(BALLAST, "2048", "16", timeout=300, cwd=MP_TESTS)
     assert r.returncode == 0, r.explain()
     assert "FAIL" not in r.stdout, r.stdout
     # Out of room: MemoryError or (with room enough, the run's temporaries collected) success.
@@ -332,7 +329,7 @@ def test_allocations_failing(micropython: MicroPython, digits_dir: Path) -> None
 
 
 def test_custom_layers_out_of_memory(micropython: MicroPython) -> None:
-    r = micropython.run_source(LAYERS % {"mp": str(MP_TESTS)}, cwd=MP_TESTS, timeout=60)
+    r = micropython.run_source(LAYERS, cwd=MP_TESTS, timeout=60)
     assert r.returncode == 0, r.explain()
     lines = r.stdout.splitlines()
     results = [ln for ln in lines if " -> " in ln]

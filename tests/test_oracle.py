@@ -10,7 +10,7 @@ import ncnn
 import numpy as np
 import pytest
 
-from conftest import REPO, MicroPython, shared_models
+from conftest import MicroPython, shared_models
 
 TOLERANCE = 1e-4  # the wheel runs the same ncnn code in float32
 SKLEARN_TOLERANCE = 1e-3  # scikit-learn computes in float64; ncnn in float32 with -Ofast
@@ -18,9 +18,8 @@ SKLEARN_TOLERANCE = 1e-3  # scikit-learn computes in float64; ncnn in float32 wi
 # Runs a net on a list of float32 images (each sent as a packed buffer) and prints the outputs.
 MP_RUN_NET = """
 import ncnn_mp, json, sys
-param, model, in_name, out_name, w, h, images_path, examples = sys.argv[1:]
+param, model, in_name, out_name, w, h, images_path = sys.argv[1:]
 w, h = int(w), int(h)
-sys.path.append(examples)
 from digits_layers import Standardize
 net = ncnn_mp.Net()
 net.opt.num_threads = 1
@@ -63,8 +62,7 @@ def run_ncnn_mp(micropython: MicroPython, tmp_path: Path, param: Path, model: Pa
     path = tmp_path / "images.f32"
     path.write_bytes(np.ascontiguousarray(images, dtype="<f4").tobytes())
     h, w = images.shape[1:]
-    out = micropython.check(MP_RUN_NET, str(param), str(model), in_name, out_name, str(w), str(h), str(path),
-                            str(REPO / "examples"))
+    out = micropython.check(MP_RUN_NET, str(param), str(model), in_name, out_name, str(w), str(h), str(path))
     return np.array(json.loads(out))
 
 
@@ -103,14 +101,13 @@ def test_mnist_matches_wheel(micropython: MicroPython, mnist_dir: Path, tmp_path
 
 # ---------------------------------------------------------------------------
 # Custom layers: the same Python source (tests/shared_layers.py, examples/digits_layers.py)
-# registered with both bindings, on the same models and inputs.
+# registered with both bindings, on the same models and inputs. Both import them from where
+# the harness puts them: pytest's pythonpath (pyproject.toml) and MICROPYPATH (conftest).
 
 MP_RUN_SPEC = """
 import ncnn_mp, json, sys
 with open(sys.argv[1]) as f:
     spec = json.load(f)
-for path in spec["paths"]:
-    sys.path.append(path)
 net = ncnn_mp.Net()
 net.opt.num_threads = 1
 for type_name, (module, cls) in spec["layers"].items():
@@ -142,11 +139,7 @@ def run_spec_ncnn_mp(micropython: MicroPython, tmp_path: Path, spec: dict) -> li
 
 def run_spec_wheel(spec: dict) -> list:
     import importlib
-    import sys
 
-    for p in spec["paths"]:
-        if p not in sys.path:
-            sys.path.append(p)
     created: list[object] = []  # the wheel segfaults unless Python keeps its layers alive
 
     def creator_for(cls: type) -> object:
@@ -193,14 +186,10 @@ def assert_same(ours: list, theirs: list, tolerance: float) -> None:
             assert np.abs(np.array(o) - np.array(t)).max() < tolerance
 
 
-TESTS = str(REPO / "tests")
-EXAMPLES = str(REPO / "examples")
-
-
 def test_digits_custom_layer_matches_wheel(micropython: MicroPython, digits_dir: Path, tmp_path: Path) -> None:
     """(b) a layer with params and weights: the demo's Standardize, under both bindings."""
     raw = np.frombuffer((digits_dir / "digits_test.bin").read_bytes(), dtype=np.uint8)
-    spec = {"paths": [EXAMPLES], "layers": {"Standardize": ["digits_layers", "Standardize"]},
+    spec = {"layers": {"Standardize": ["digits_layers", "Standardize"]},
             "param": str(digits_dir / "digits.param"), "model": str(digits_dir / "digits.bin"),
             "outputs": ["prob"],
             "runs": [{"data": [[8, 8, 1], [float(v) for v in raw[k * 64:(k + 1) * 64]]]} for k in range(12)]}
@@ -214,7 +203,7 @@ def test_mnist_with_python_innerproduct_matches_wheel(micropython: MicroPython, 
                                                        tmp_path: Path) -> None:
     """(a) a built-in layer type replaced by a Python implementation, in the MNIST model."""
     images = [read_pgm(mnist_dir / f"{d}.pgm").astype(np.float32) / 255 for d in range(10)]
-    spec = {"paths": [TESTS], "layers": {"InnerProduct": ["shared_layers", "PyInnerProduct"]},
+    spec = {"layers": {"InnerProduct": ["shared_layers", "PyInnerProduct"]},
             "param": str(mnist_dir / "mnist.param"), "model": str(mnist_dir / "mnist.bin"), "outputs": ["fc"],
             "runs": [{"data": [[28, 28, 1], [float(v) for v in img.reshape(-1)]]} for img in images]}
     ours, theirs = run_spec_ncnn_mp(micropython, tmp_path, spec), run_spec_wheel(spec)
@@ -232,7 +221,7 @@ def test_multi_blob_and_reshaping_layers_match_wheel(micropython: MicroPython, t
     param.write_text("7767517\n5 6\nInput a 0 1 a 0=4\nInput b 0 1 b 0=4\nSumDiff sd 2 2 a b s d\n"
                      "Input m 0 1 m 0=3 1=2\nRowSums rs 1 1 m rows\n")
     rng = np.random.default_rng(3)
-    spec = {"paths": [TESTS], "layers": {"SumDiff": ["shared_layers", "SumDiff"], "RowSums": ["shared_layers", "RowSums"]},
+    spec = {"layers": {"SumDiff": ["shared_layers", "SumDiff"], "RowSums": ["shared_layers", "RowSums"]},
             "param": str(param), "model": "", "outputs": ["s", "d", "rows"],
             "runs": [{"a": [[4], rng.uniform(-1, 1, 4).tolist()], "b": [[4], rng.uniform(-1, 1, 4).tolist()],
                       "m": [[3, 2], rng.uniform(-1, 1, 6).tolist()]} for _ in range(3)]}

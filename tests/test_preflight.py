@@ -1,5 +1,5 @@
 """`make preflight` and firmwares sized to models (MODELS=...): the layer list derived from
-ncnn's source (ci/layers.py) must be enough to run the models, and the preflight must say
+ncnn's source (ncnn_mp_tools/layers.py) must be enough to run the models, and the preflight must say
 what a profile lacks and what a model costs."""
 
 from __future__ import annotations
@@ -14,16 +14,14 @@ import pytest
 
 from conftest import MNIST_FILES, REPO, shared_models
 
-sys.path.insert(0, str(REPO / "ci"))
-
 
 def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "ci" / "tool.py"), *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ci.tool", *args], capture_output=True, text=True,
                           cwd=REPO, timeout=timeout, env=dict(os.environ, **(env or {})))
 
 
 def test_layers_of_binary_and_text_params(digits_dir: Path) -> None:
-    from layers import model_layer_types, model_layers, required
+    from ncnn_mp_tools.layers import model_layer_types, model_layers, required
 
     text = model_layer_types(digits_dir / "digits.param")
     binary = model_layer_types(digits_dir / "digits.param.bin")

@@ -1,4 +1,4 @@
-"""The project's int8 quantizer (examples/quantize_int8.py), measured with the CPython `ncnn`
+"""The project's int8 quantizer (ncnn_mp_tools/quantize_int8.py), measured with the CPython `ncnn`
 wheel (opt.use_int8_inference on, 1 thread): int8 and fp16 models against the fp32 model on
 MNIST (the ten digits and 1,000 generated variants) and SqueezeNet v1.1 (photos that ship
 in scikit-image), the .bin layout it writes, and what it refuses.
@@ -20,10 +20,8 @@ import numpy.typing as npt
 import pytest
 
 from conftest import MNIST_FILES, REPO, shared_models
+from ncnn_mp_tools import quantize_int8 as qz
 from test_oracle import read_pgm
-
-sys.path.insert(0, str(REPO / "examples"))
-import quantize_int8 as qz  # noqa: E402
 
 F32 = npt.NDArray[np.float32]
 SQUEEZENET = ("squeezenet_v1.1.param", "squeezenet_v1.1.bin")
@@ -420,8 +418,9 @@ def test_widen_to_fp32_command(tmp_path: Path) -> None:
     tagged weight plain fp32 now, and the wheel's outputs unchanged (fp16 widens exactly)."""
     real = shared_models("real", "nanodet_m.param", "nanodet_m.bin")
     out_p, out_b = tmp_path / "n.param", tmp_path / "n.bin"
-    r = subprocess.run([sys.executable, str(REPO / "examples" / "quantize_int8.py"), str(real / "nanodet_m.param"),
-                        str(real / "nanodet_m.bin"), str(out_p), str(out_b), "--fp32"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "ncnn_mp_tools.quantize_int8", str(real / "nanodet_m.param"),
+                        str(real / "nanodet_m.bin"), str(out_p), str(out_b), "--fp32"], capture_output=True, text=True,
+                       cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert 1.9 < out_b.stat().st_size / (real / "nanodet_m.bin").stat().st_size < 2.0, r.stdout
     assert {load.storage for layer in qz.read_model(out_p, out_b).layers for load in layer.loads} == {"fp32"}
@@ -551,21 +550,21 @@ def test_refusals(mnist: MnistData, tmp_path: Path) -> None:
 
 
 def test_command_line(mnist: MnistData, tmp_path: Path) -> None:
-    tool = REPO / "examples" / "quantize_int8.py"
+    tool = ["-m", "ncnn_mp_tools.quantize_int8"]
     param, weights = mnist.folder / "mnist.param", mnist.folder / "mnist.bin"
     np.save(tmp_path / "calib.npy", np.stack(mnist.calib[:50]))
-    p = subprocess.run([sys.executable, str(tool), str(param), str(weights), str(tmp_path / "q.param"),
+    p = subprocess.run([sys.executable, *tool, str(param), str(weights), str(tmp_path / "q.param"),
                         str(tmp_path / "q.bin"), "--calib", str(tmp_path / "calib.npy"), "--method", "kl", "--skip", "fc"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=REPO)
     assert p.returncode == 0, p.stderr
     assert "int8  layer 'conv1' (Convolution)" in p.stdout and "fp32  layer 'fc' (InnerProduct): skipped" in p.stdout
     assert (tmp_path / "q.bin").stat().st_size == 4 + 200 + 32 + 32 + 4 + (4 + 3200 + 64 + 64 + 4) + 10284
     got = run_net(tmp_path / "q.param", tmp_path / "q.bin", "data", "fc", mnist.digits)
     assert list(got.argmax(1)) == list(range(10))
-    p = subprocess.run([sys.executable, str(tool), str(param), str(weights), str(tmp_path / "h.param"),
-                        str(tmp_path / "h.bin"), "--fp16", "-q"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, *tool, str(param), str(weights), str(tmp_path / "h.param"),
+                        str(tmp_path / "h.bin"), "--fp16", "-q"], capture_output=True, text=True, cwd=REPO)
     assert p.returncode == 0 and p.stdout == "", p.stderr
     assert (tmp_path / "h.bin").stat().st_size == 12068
-    p = subprocess.run([sys.executable, str(tool), str(tmp_path / "q.param"), str(tmp_path / "q.bin"),
-                        str(tmp_path / "x.param"), str(tmp_path / "x.bin"), "--fp16"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, *tool, str(tmp_path / "q.param"), str(tmp_path / "q.bin"),
+                        str(tmp_path / "x.param"), str(tmp_path / "x.bin"), "--fp16"], capture_output=True, text=True, cwd=REPO)
     assert p.returncode == 1 and "already quantized" in p.stderr and not (tmp_path / "x.bin").exists()

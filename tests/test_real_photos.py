@@ -6,7 +6,6 @@ README states them."""
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 import ncnn
@@ -100,7 +99,6 @@ def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path
     decoded by examples/retinaface.py under CPython, and by the numpy reference decoder."""
     import skimage.data
 
-    sys.path.insert(0, str(REPO / "examples"))
     import detection
     import retinaface
 
@@ -210,7 +208,6 @@ def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: 
     decoded by examples/nanodet.py under CPython, and by the numpy reference decoder."""
     import skimage.data
 
-    sys.path.insert(0, str(REPO / "examples"))
     import detection
     import nanodet
 
@@ -247,9 +244,9 @@ def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: 
     assert not np.array_equal(drawn, rgb)
 
 
+# (detection: examples/ is on MICROPYPATH on Unix, conftest's harness; frozen in on a board)
 SCANS = """
-import array, random, sys
-sys.path.append({examples!r})
+import array, random
 import detection
 assert detection.FAST  # the Unix firmware has viper
 random.seed(2)
@@ -273,17 +270,17 @@ print("mismatches", mismatches)
 def test_viper_scans_agree(micropython: MicroPython) -> None:
     """examples/detection.py's viper scans give what the plain loops give, on random scores
     with ties, zeros of both signs, negatives and subnormals."""
-    assert micropython.check(SCANS.format(examples=str(REPO / "examples"))).split() == ["mismatches", "0"]
+    assert micropython.check(SCANS).split() == ["mismatches", "0"]
 
 
 @pytest.mark.mcu
 @pytest.mark.parametrize("profile", ["qemu", "rv32"])
 def test_viper_scans_agree_on_the_boards(profile: str) -> None:
     """The same on the 32-bit boards (frozen detection.py), where viper's words are signed."""
+    from ci.qemu import run_script
     from conftest import QemuBoard
-    from qemu import run_script
 
-    r = run_script(profile, QemuBoard(profile).binary, SCANS.format(examples="/no/such/folder").encode(), timeout=300)
+    r = run_script(profile, QemuBoard(profile).binary, SCANS.encode(), timeout=300)
     assert r.returncode == 0 and r.output.split() == ["mismatches", "0"], r.output
 
 
@@ -304,9 +301,8 @@ def test_frame_cost(micropython: MicroPython, tmp_path: Path) -> None:
     assert all(int(v) > 0 for row in rows[1:] for v in row[1:5]), r.stdout
 
 
+# (netprofile: on MICROPYPATH on Unix, frozen in on the board)
 PROFILE_SCRIPT = """
-import sys
-sys.path.append({examples!r})  # (on the board netprofile is frozen in)
 import ncnn_mp, netprofile
 net = ncnn_mp.Net()
 net.load_param(ncnn_mp.DataReader(from_memory={param}))
@@ -353,8 +349,7 @@ def test_netprofile_on_unix(micropython: MicroPython, tmp_path: Path) -> None:
     mnist = shared_models("mnist", "mnist.param", "mnist.bin")
     script = tmp_path / "profile.py"
     script.write_text(PROFILE_SCRIPT.format(param=repr((mnist / "mnist.param").read_bytes()),
-                                            weights=f"open({str(mnist / 'mnist.bin')!r}, 'rb').read()", clock="None",
-                                            examples=str(REPO / "examples")))
+                                            weights=f"open({str(mnist / 'mnist.bin')!r}, 'rb').read()", clock="None"))
     r = micropython.run(script, cwd=REPO / "examples")
     assert r.returncode == 0, r.explain()
     check_profile(r.stdout)
@@ -363,13 +358,12 @@ def test_netprofile_on_unix(micropython: MicroPython, tmp_path: Path) -> None:
 @pytest.mark.mcu
 def test_netprofile_on_the_board() -> None:
     """On the QEMU board, emulated instructions from its timer, the model in its ROMFS."""
+    from ci.qemu import run_script
     from conftest import QemuBoard
-    from qemu import run_script
 
     shared_models("mnist", "mnist.param", "mnist.bin")  # (the board's ROMFS has them when this machine does)
     source = PROFILE_SCRIPT.format(param="open('/rom/mnist.param', 'rb').read()",
-                                   weights="open('/rom/mnist.bin', 'rb')", clock="__import__('qemu_board').time_ns",
-                                   examples="/no/such/folder")
+                                   weights="open('/rom/mnist.bin', 'rb')", clock="__import__('qemu_board').time_ns")
     r = run_script("qemu", QemuBoard("qemu").binary, source.encode(), timeout=120, icount=True)
     assert r.returncode == 0, r.output
     check_profile(r.output)

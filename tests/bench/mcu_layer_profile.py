@@ -5,10 +5,11 @@ and inner products a least-squares split of each layer's instructions into a cos
 MAC, per input element (quantize and pad, or the padded copy) and per output element
 (the epilogue: dequantize, bias, activation, store).
 
-    python tests/bench/mcu_layer_profile.py [qemu|rv32] [retinaface-int8|retinaface-int8c|retinaface-fp32|
-                                                         nanodet|nanodet-int8|nanodet-int8c|mnist-int8|mnist-int8c]
+    make py SCRIPT=tests/bench/mcu_layer_profile.py ARGS="[qemu|rv32] [retinaface-int8|retinaface-int8c|
+                 retinaface-fp32|nanodet|nanodet-int8|nanodet-int8c|mnist-int8|mnist-int8c]"
 
-(int8c: int8 between layers, quantize_int8.py --chain.)
+(int8c: int8 between layers, quantize_int8 --chain. `make py` runs it in the test venv with the tests'
+imports: pyproject.toml's pythonpath.)
 """
 
 from __future__ import annotations
@@ -19,17 +20,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "ci"))
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "examples"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from firmware import build_firmware  # noqa: E402
-from model_macs import WEIGHT_KEY, layers  # noqa: E402
-from qemu import run_script  # noqa: E402
-from romfs_pack import pack  # noqa: E402
+from ci.firmware import build_firmware
+from ci.qemu import run_script
+from model_macs import WEIGHT_KEY, layers
+from ncnn_mp_tools.romfs_pack import pack
 
 # (Smaller than the tests' 160: the walk keeps every blob, which 160x160 does not fit in the
 # boards' 3.4 MiB. Per MAC and per element the costs are the same.)

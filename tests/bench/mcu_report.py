@@ -9,11 +9,11 @@ of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32
 - Per model (tests/bench/mcu_bench.py on the board): emulated instructions per extract
   (QEMU -icount), ncnn's C heap (in use, and the most ever taken from the system),
   the MicroPython heap live with the model loaded and allocated per extract.
-- Real models (ci/preflight_probe.py on each board, a fresh boot each): weights copied into
+- Real models (ncnn_mp_tools/probes/preflight_probe.py on each board, a fresh boot each): weights copied into
   RAM, fp32 in place in flash, int8 in place, side by side: flash, RAM, instructions, the
   model's multiply-accumulates (tests/bench/model_macs.py) and instructions per MAC.
 
-    python tests/bench/mcu_report.py [--models] [--only=RetinaFace ...] [--board=xtensa ...]
+    make mcu-report [ARGS="[--models] [--only=RetinaFace ...] [--board=xtensa ...]"]
 
 (--models: only the real models' table; --only: only its rows whose model and precision
 contain one of the given strings; --board: only those boards' rows.)
@@ -28,13 +28,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "ci"))
-
-from common import profile  # noqa: E402
-from firmware import build_firmware  # noqa: E402
-from preflight import probe  # noqa: E402
-from qemu import run_script  # noqa: E402
+from ci.common import REPO, profile
+from ci.firmware import build_firmware
+from ci.qemu import run_script
+from ncnn_mp_tools.preflight import probe
 
 PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f",
             "xtensa-plain", "xtensa"]
@@ -136,7 +133,6 @@ def main() -> int:
 def real_models(elves: dict[str, Path]) -> int:
     """fp32 copied, fp32 in place, int8 in place and int8 between layers ("int8 chain") for
     MNIST, RetinaFace and NanoDet (tests/real_models.py)."""
-    sys.path.insert(0, str(REPO / "tests"))
     import tempfile
 
     from real_models import (NANODET_SIDE, SIZE, mnist_int8, nanodet_int8, nanodet_model, retinaface_models,

@@ -3,7 +3,7 @@ on the Unix firmware. Every call must end in a result or a Python exception, eve
 sequence must leave no custom layer alive once its objects are dropped, and the heap must
 come back to where it was.
 
-    python tests/fuzz/api_fuzz.py --sequences 2000 --seed 1 [--batch 100]
+    python3 -m ci.tool fuzz-api --sequences 2000 --seed 1 [--batch 100]    (make fuzz-api)
 
 The calls come from ncnn_mp.pyi, read with `ast`: every class, constructor, method,
 static method, property and attribute it declares, with arguments made from the
@@ -39,9 +39,7 @@ from typing import Any, Callable
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fuzzlib import (FUZZ, TESTS, MicroPython, Run, firmware, limited, parse_results,  # noqa: E402
+from fuzzlib import (FUZZ, TESTS, MicroPython, Run, firmware, limited, parse_results,
                      regressions, run_batch, sanitized, save_regression, shrink)
 
 RUNNER = FUZZ / "api_runner.py"

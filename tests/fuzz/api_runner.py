@@ -3,7 +3,7 @@
 # methods raise, return the wrong thing, keep what they were lent, collect garbage or
 # call back into ncnn_mp, as each sequence's layer specs say.
 #
-#   micropython api_runner.py BATCH RESULTS
+#   micropython api_runner.py BATCH RESULTS    (MICROPYPATH naming tests/mp: fuzzlib sets it)
 #
 # BATCH: one JSON line {"texts": [...], "passes": n, "verbose": bool}, then one JSON line
 # per sequence: {"id": n, "steps": [step, ...]}.
@@ -41,7 +41,7 @@ try:
 except ImportError:
     addressof = None
 
-sys.path.append("../mp")
+# (tests/mp is on MICROPYPATH, which fuzzlib's firmware() sets)
 from mptest import STALE_NETS, settle  # noqa: E402
 
 import json  # noqa: E402

@@ -4,7 +4,7 @@
 # some on Nets every thread shares (each with an Extractor of its own, or now and then one
 # shared Extractor), while threads clear and reload the shared Nets and collect garbage.
 #
-#   micropython api_thread_runner.py BATCH RESULTS
+#   micropython api_thread_runner.py BATCH RESULTS    (MICROPYPATH naming tests/mp: fuzzlib sets it)
 #
 # BATCH: one JSON line {"threads": n, "passes": p, "texts": [...], "inputs": [...], "shared": [...]},
 # then one JSON line per thread: {"t": t, "seqs": [{"id": s, "ops": [op, ...]}, ...]}.
@@ -39,7 +39,7 @@ import time
 
 import ncnn_mp
 
-sys.path.append("../mp")
+# (tests/mp is on MICROPYPATH, which fuzzlib's firmware() sets)
 from mptest import STALE_NETS, settle  # noqa: E402
 
 TEXTS = []      # param text per net kind (from the batch header)

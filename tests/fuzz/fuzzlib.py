@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +23,10 @@ from typing import Any, TypeVar
 
 import pytest
 
+from conftest import SHARED_MODELS, MicroPython, _firmware, _script_env  # (tests/: pyproject.toml's pythonpath)
+
 FUZZ = Path(__file__).resolve().parent
 TESTS = FUZZ.parent
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from conftest import SHARED_MODELS, MicroPython, _firmware, _script_env  # noqa: E402
 
 __all__ = ["MicroPython", "Run", "SHARED_MODELS", "firmware", "regressions", "run_batch", "save_regression", "shrink"]
 

@@ -2,7 +2,7 @@
 extract on the Unix firmware. Every case must end in success or a Python exception, and a
 Net that saw a failure must still load the real model and give the right answer.
 
-    python tests/fuzz/loader_fuzz.py --cases 100000 --seed 1 [--jobs 2] [--batch 400]
+    python3 -m ci.tool fuzz-loader --cases 100000 --seed 1 [--jobs 2] [--batch 400]    (make fuzz-loader)
 
 The models: the project's digits model (build/models/digits, with its Python layer) and,
 when ../shared/models is here, MNIST and ncnn's benchmark nets (weightless: their
@@ -45,9 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fuzzlib import (FUZZ, Backtrace, MicroPython, Run, backtrace, digits_dir,  # noqa: E402
+from fuzzlib import (FUZZ, Backtrace, MicroPython, Run, backtrace, digits_dir,
                      firmware, first_memory_error, regressions, run_batch, sanitized, sanitizer_report,
                      save_regression, shared_models, shrink)
 

@@ -2,7 +2,7 @@
 # load_param / load_param_bin / load_model / extract, one case after another in this
 # one process (tests/fuzz/loader_fuzz.py writes the batch and reads the results).
 #
-#   micropython loader_runner.py BATCH RESULTS
+#   micropython loader_runner.py BATCH RESULTS    (MICROPYPATH naming tests/mp: fuzzlib sets it)
 #
 # BATCH: one JSON line describing the model families, then per case a JSON header
 # line followed by the case's raw param bytes (header "np" long).
@@ -23,7 +23,7 @@ import sys
 import ncnn_mp
 from binascii import unhexlify
 
-sys.path.append("../mp")
+# (tests/mp is on MICROPYPATH, which fuzzlib's firmware() sets)
 from mptest import STALE_NETS, Standardize, read, settle  # noqa: E402
 
 import json  # noqa: E402

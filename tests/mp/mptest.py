@@ -6,8 +6,8 @@ import sys
 
 import ncnn_mp
 
-sys.path.append("../../examples")
-from digits_layers import Standardize  # noqa: E402  (the digits model's Python layer)
+# (examples/ is on MICROPYPATH, which the harness sets: tests/conftest.py; a board has it frozen in)
+from digits_layers import Standardize  # the digits model's Python layer
 
 # A bare-metal board (the QEMU firmware) has no environment; the files the scripts read
 # are in its flash, a ROMFS mounted at /rom (ci/firmware.py packs them, by base name).

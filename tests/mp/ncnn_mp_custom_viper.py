@@ -1,8 +1,5 @@
 # A custom layer whose forward_inplace is @micropython.viper code over memoryview(blob).
-import sys
-
-sys.path.append("../../examples")
-from mptest import require  # noqa: E402
+from mptest import require
 
 require("NCNN_STRING")  # layer and blob names
 import micropython  # noqa: E402

@@ -3,7 +3,7 @@
 import ncnn_mp
 from mptest import DIGITS, DIGITS_MODEL, Standardize, read
 
-DATA, PROB = 0, 5  # blob numbers examples/ncnn_param_to_bin.py printed for digits.param
+DATA, PROB = 0, 5  # blob numbers ncnn_mp_tools/param_to_bin.py printed for digits.param
 images = read(DIGITS + "/digits_test.bin")
 N = len(images) // 65  # 64 pixel bytes per image, then one label byte per image
 

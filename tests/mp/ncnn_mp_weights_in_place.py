@@ -7,7 +7,7 @@ import hashlib
 import ncnn_mp
 from mptest import DIGITS, DIGITS_MODEL, ON_MCU, check, getenv, judged, read, settle
 
-DATA, PROB = 0, 5  # blob numbers of digits.param.bin (examples/ncnn_param_to_bin.py)
+DATA, PROB = 0, 5  # blob numbers of digits.param.bin (ncnn_mp_tools/param_to_bin.py)
 images = read(DIGITS + "/digits_test.bin")
 param = read(DIGITS + "/digits.param.bin")
 IMAGES = 40

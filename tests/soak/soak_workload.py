@@ -10,7 +10,7 @@ import time
 
 import ncnn_mp
 
-sys.path.append("../mp")  # run from tests/soak: the test helpers
+# (the test helpers: tests/mp is on MICROPYPATH, which `make soak` and tests/test_soak.py set)
 from mptest import DIGITS, DIGITS_MODEL, DIGITS_PARAM, MEMORY_IS_TOOLS, STALE_NETS, Standardize, read, settle
 
 seconds, interval = int(sys.argv[1]), int(sys.argv[2])

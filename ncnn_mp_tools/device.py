@@ -1,8 +1,9 @@
-"""Running a device-side probe script on a profile's firmware, for `make preflight` and
-`make compare`: the Unix firmware as a subprocess, or the profile's QEMU board with the
-probe's files packed into the board's ROMFS (ci/qemu.py, examples/romfs_pack.py).
+"""Runs a device-side probe script (probes/) on a profile's firmware, for preflight and compare.
 
-The script run is `ROOT = ...`, `CONFIG = {...}`, ci/probe_common.py (what every probe
+The Unix firmware runs it as a subprocess; the profile's QEMU board runs it with the probe's
+files packed into the board's ROMFS (ci/qemu.py, ncnn_mp_tools/romfs_pack.py).
+
+The script run is `ROOT = ...`, `CONFIG = {...}`, probes/probe_common.py (what every probe
 shares: reading a file as a board does, loading a model with its weights in place), then
 the probe. ROOT is where `files` are: /rom on a board, a temporary folder on Unix.
 """
@@ -10,31 +11,31 @@ the probe. ROOT is where `files` are: /rom on a board, a temporary folder on Uni
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from common import REPO, is_board as _is_board, profile
+from ci.common import is_board as _is_board, profile
+
+PROBES = Path(__file__).resolve().parent / "probes"
 
 
 def is_board(profile_name: str) -> bool:
     return _is_board(profile(profile_name))
 
 
-def run_probe(profile_name: str, firmware: Path, probe: Path, config: dict, files: dict[str, bytes],
+def run_probe(profile_name: str, firmware: Path, probe: Path, config: dict[str, Any], files: dict[str, bytes],
               timeout: float, icount: bool = False) -> tuple[str, bool]:
     """The probe's output (stdout then stderr on Unix, the UART then any traceback on a board),
     and whether it ran to its end."""
     def source(root: str) -> str:
-        return (f"ROOT = {root!r}\nCONFIG = {config!r}\n" + (REPO / "ci" / "probe_common.py").read_text()
+        return (f"ROOT = {root!r}\nCONFIG = {config!r}\n" + (PROBES / "probe_common.py").read_text()
                 + probe.read_text())
 
     with tempfile.TemporaryDirectory() as tmp:
         if is_board(profile_name):
-            import qemu
-
-            sys.path.insert(0, str(REPO / "examples"))
-            from romfs_pack import pack
+            from ci import qemu
+            from ncnn_mp_tools.romfs_pack import pack
 
             image = Path(tmp) / "romfs.img"
             image.write_bytes(pack(files))

@@ -1,9 +1,10 @@
 """`make preflight`: will these models run on that firmware, and in how much memory?
 
     make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"]
+    python3 -m ncnn_mp_tools.preflight --profile qemu model.param [model.bin] ... [data=160x160x3]
 
 For each model (a .param, text or binary, with the .bin beside it or named after it):
-1. the layers it uses, the layers ncnn runs besides (ci/layers.py, from ncnn's source for
+1. the layers it uses, the layers ncnn runs besides (layers.py, from ncnn's source for
    the profile's CPU family), and which of them the profile's firmware leaves out;
 2. measured by running it, weights in place (load_model(copy=False)): on the Unix firmware,
    and on the profile's QEMU board (its files in the board's ROMFS): what the weights cost
@@ -16,13 +17,16 @@ leaves open (RetinaFace's `data` takes any size), by blob name.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import struct
+import sys
 from pathlib import Path
+from typing import Any
 
-from common import REPO, fail, is_board, profile, say
-from device import run_probe
-from layers import model_layers, required
+from ci.common import SetupError, fail, is_board, profile, say
+from ncnn_mp_tools.device import PROBES, run_probe
+from ncnn_mp_tools.layers import model_layers, required
 
 HOST_ARCH = "x86"  # the Unix firmware's ncnn
 MAGIC = struct.pack("<i", 7767517)  # a binary param starts with it as an int32, a text one as digits
@@ -82,10 +86,11 @@ def model_inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[t
     return inputs
 
 
-def probe(profile_name: str, firmware: Path, config: dict, files: dict[str, bytes], timeout: float) -> list[dict]:
-    """Runs ci/preflight_probe.py with `config` on the profile's firmware (ci/device.py: on a
+def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
+          timeout: float) -> list[dict[str, Any]]:
+    """Runs probes/preflight_probe.py with `config` on the profile's firmware (device.py: on a
     QEMU board with `files` as its ROMFS); one dict of measurements a model (or {"failed": output})."""
-    output, ok = run_probe(profile_name, firmware, REPO / "ci" / "preflight_probe.py", config, files, timeout,
+    output, ok = run_probe(profile_name, firmware, PROBES / "preflight_probe.py", config, files, timeout,
                            icount=True)
     results = []
     for line in output.splitlines():
@@ -100,7 +105,7 @@ def _kib(n: object) -> str:
     return "-" if n is None else f"{int(str(n)) / 1024:,.1f} KiB"
 
 
-def _report(where: str, results: list[dict]) -> None:
+def _report(where: str, results: list[dict[str, Any]]) -> None:
     say(f"measured on {where}:")
     for r in results:
         if "failed" in r:
@@ -119,7 +124,7 @@ def _report(where: str, results: list[dict]) -> None:
 
 
 def preflight(profile_name: str, argv: list[str]) -> int:
-    from firmware import build_firmware
+    from ci.firmware import build_firmware
 
     paths, shapes = split_args(argv)
     if not paths:
@@ -128,7 +133,7 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     arch = prof.get("ncnn_arch", HOST_ARCH)
     kept = prof.get("ncnn_layers")
     lacking_any = False
-    models = []
+    models: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     for n, (param, weights) in enumerate(model_pairs(paths)):
         layers = model_layers(param)
@@ -165,3 +170,18 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         _report(f"the '{profile_name}' board under QEMU (weights in its ROMFS, in place)",
                 probe(profile_name, build_firmware(profile_name), board, files, timeout=1800))
     return 1 if lacking_any else 0
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--profile", default="unix")
+    args, rest = ap.parse_known_args(argv)
+    try:
+        return preflight(args.profile, rest)
+    except SetupError as e:
+        print(f"ncnn_mp preflight: {e.what}: {e.todo}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@ A model's .param names the layers it uses; ncnn runs more than those. Its Mat he
 create a layer (Padding, Packing, Cast, Quantize, ...) and call through NULL when the build
 left it out; some layers create others directly (create_layer_cpu(LayerType::Flatten)); and
 the Net itself converts layouts with Packing and Cast. So the list is read from the pinned
-ncnn source, for the architecture a profile compiles (a layer's generic .cpp, its arch
+ncnn source, for the layer code a profile's ncnn builds (its `ncnn_arch`) (a layer's generic .cpp, its arch
 variant, and the arch headers these include), never kept by hand.
 """
 
@@ -16,7 +16,7 @@ import struct
 from functools import cache
 from pathlib import Path
 
-from sources import ncnn_source
+from ci.sources import ncnn_source
 
 _LAYER_TYPE = re.compile(r"LayerType::(\w+)")
 _INCLUDE = re.compile(r'^#include "(\w+\.h)"', re.M)
@@ -107,7 +107,7 @@ def model_layers(param: Path) -> list[Layer]:
         words = line.split()
         if words:
             bottoms, tops = int(words[2]), int(words[3])
-            params: dict[int, object] = {}
+            params = {}
             for item in words[4 + bottoms + tops:]:
                 key, _, value = item.partition("=")
                 params[int(key)] = value

@@ -1,7 +1,8 @@
-"""Pack model files into a MicroPython ROMFS image whose file data is aligned, so that
-ncnn_mp can keep the weights where they lie in flash (`net.load_model(f, copy=False)`).
+"""Pack model files into a MicroPython ROMFS image with aligned file data: weights used in place.
 
-    python3 examples/romfs_pack.py -o romfs.img model.param model.bin [more files...]
+ncnn_mp can keep such weights where they lie in flash (`net.load_model(f, copy=False)`).
+
+    python3 -m ncnn_mp_tools.romfs_pack -o romfs.img model.param model.bin [more files...]
 
 Every file's data starts at a multiple of --align bytes (default 16) from the image's
 start: flash the image at an address that is a multiple of it (a board's "romfs"

@@ -1,5 +1,5 @@
-# The MicroPython side of `make compare` (ci/compare.py runs it through ci/device.py, after
-# CONFIG and ci/probe_common.py): loads the model as a board would (weights in place), feeds
+# The MicroPython side of `make compare` (ncnn_mp_tools/compare.py runs it through device.py,
+# after CONFIG and probe_common.py): loads the model as a board would (weights in place), feeds
 # the host's input bytes, extracts every blob in the net's order through one Extractor (ncnn
 # computes lazily and the Extractor keeps what it computed, so each extract costs one layer),
 # and sends each one back as float32 in base64 lines:

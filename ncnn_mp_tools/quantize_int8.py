@@ -48,11 +48,12 @@ What it cannot do, it refuses before writing anything, naming the layer: a layer
 weight layout it does not know (a custom layer: declare it with --layout), a model already
 quantized, a .bin that does not match the .param (short, or with bytes left over).
 
-Command line (numpy and the `ncnn` wheel, as in the project's venv):
+Command line, from the checkout's root (numpy and the `ncnn` wheel, as in the project's venv:
+`$(python3 -m ci.tool venv) -m ncnn_mp_tools.quantize_int8 ...`):
 
-    python quantize_int8.py in.param in.bin out.param out.bin --calib samples.npy [--method kl] [--chain]
-    python quantize_int8.py in.param in.bin out.param out.bin --fp16
-    python quantize_int8.py in.param in.bin out.param out.bin --fp32
+    python3 -m ncnn_mp_tools.quantize_int8 in.param in.bin out.param out.bin --calib samples.npy [--method kl] [--chain]
+    python3 -m ncnn_mp_tools.quantize_int8 in.param in.bin out.param out.bin --fp16
+    python3 -m ncnn_mp_tools.quantize_int8 in.param in.bin out.param out.bin --fp32
 
 `samples.npy` holds N preprocessed inputs, shape (N, c, h, w), (N, h, w) or (N, w), float32,
 exactly what the model's input blob is fed (pixels already scaled / mean-subtracted).

@@ -10,7 +10,8 @@ names, so it cannot read .param text. The binary form numbers everything instead
 
 Runs under CPython (type indexes from the `ncnn` wheel) and under MicroPython with ncnn_mp
 (from ncnn_mp.Layer.type_to_index):
-    python ncnn_param_to_bin.py model.param model.param.bin
+    python3 -m ncnn_mp_tools.param_to_bin model.param model.param.bin
+    micropython ncnn_mp_tools/param_to_bin.py model.param model.param.bin
 prints the blob and custom-type numbering it chose.
 """
 
@@ -104,7 +105,7 @@ def convert(text: str, type_index: "Callable[[str], int] | None" = None) -> "tup
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: ncnn_param_to_bin.py model.param model.param.bin")
+        print("usage: python3 -m ncnn_mp_tools.param_to_bin model.param model.param.bin")
         return 2
     with open(argv[1]) as f:
         data, blobs, custom = convert(f.read())

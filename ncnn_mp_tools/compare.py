@@ -1,12 +1,16 @@
-"""`make compare`: one model on the firmware and on the CPython ncnn wheel, the same input,
-every blob compared; names the first layer whose output drifts beyond a tolerance.
+"""`make compare`: a model on the firmware against the CPython ncnn wheel, blob by blob.
+
+The same input to both sides, every blob compared; names the first layer whose output
+drifts beyond a tolerance.
 
     make compare PROFILE=unix|qemu|rv32 MODELS="m.param [m.bin]" [SHAPES="data=WxHxC"]
                  [INPUT=x.npy|x.f32|photo.ppm] [TOL=1e-3] [LIMIT=n] [DEVICE_MODELS="d.param d.bin"]
+    $(python3 -m ci.tool venv) -m ncnn_mp_tools.compare --profile unix m.param [m.bin] [data=WxHxC]
+                 [--input x.npy] [--tol 1e-3] [--limit n] [--device-model d.param d.bin]
 
 The device (the Unix firmware, or the profile's QEMU board with the model and the input in
 its ROMFS, weights in place) extracts every blob in the net's order through one Extractor
-(ci/compare_probe.py) and sends each back as float32; the wheel (1 thread, its default
+(probes/compare_probe.py) and sends each back as float32; the wheel (1 thread, its default
 options) does the same on the host. Per blob: the shapes, the largest absolute difference
 and that difference relative to the blob's largest |value| in the wheel (the drift). A blob
 drifts when its relative difference exceeds TOL; the first layer (in the param's order)
@@ -35,11 +39,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import REPO, SetupError, fail, profile, say  # noqa: E402
-from device import is_board, run_probe  # noqa: E402
-from preflight import MAGIC, model_inputs, model_pairs, split_args  # noqa: E402
+from ci.common import SetupError, fail, profile, say
+from ncnn_mp_tools.device import PROBES, is_board, run_probe
+from ncnn_mp_tools.preflight import MAGIC, model_inputs, model_pairs, split_args
 
 F32 = npt.NDArray[np.float32]
 BOARD_LIMIT = 16384
@@ -234,14 +236,14 @@ def compare(profile_name: str, argv: list[str]) -> int:
     if args.firmware:
         firmware = args.firmware
     else:
-        from firmware import build_firmware
+        from ci.firmware import build_firmware
 
         firmware = build_firmware(profile_name)
     import ncnn
 
     say(f"{dev_param.name} on '{profile_name}' against {param.name} in the CPython ncnn wheel {ncnn.__version__}")
     ref = wheel_blobs(param, weights, arrays)
-    output, ok = run_probe(profile_name, firmware, REPO / "ci" / "compare_probe.py",
+    output, ok = run_probe(profile_name, firmware, PROBES / "compare_probe.py",
                            {"inputs": config_inputs, "limit": limit}, files, timeout=1800 if board else 600)
     dev, error = parse_device(output)
     if not ok and error is None:

@@ -1,4 +1,4 @@
-# What the device-side probes of `make preflight` and `make compare` share (ci/device.py runs
+# What the device-side probes of `make preflight` and `make compare` share (device.py runs
 # `ROOT = ...`, `CONFIG = {...}`, this, then the probe): reading a file as a board does, and
 # loading a model as a board would, its weights in place.
 import ncnn_mp

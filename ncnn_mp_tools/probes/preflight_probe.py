@@ -1,5 +1,5 @@
-# The MicroPython side of `make preflight` (ci/preflight.py runs it through ci/device.py, after
-# CONFIG and ci/probe_common.py, on the Unix firmware or on the QEMU board, files in its ROMFS):
+# The MicroPython side of `make preflight` (ncnn_mp_tools/preflight.py runs it through device.py,
+# after CONFIG and probe_common.py, on the Unix firmware or on the QEMU board, files in its ROMFS):
 # loads each model as a board would (weights in place), runs one extract of every output
 # from inputs of the given shapes, and prints what it measured as one Python literal a model.
 import gc
