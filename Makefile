@@ -17,7 +17,8 @@
 #                        Cortex-M3 and RISC-V side by side)
 #   make test-mcu        only the tests on the bare-metal Cortex-M3, Cortex-M4F and RISC-V firmwares under QEMU
 #   make run SCRIPT=f.py run a MicroPython script on the firmware (PROFILE=qemu or rv32: under QEMU);
-#                        ARGS="..." its arguments, HEAP=16M MicroPython's heap (Unix)
+#                        ARGS="..." its arguments, HEAP=16M MicroPython's heap (Unix);
+#                        ROMFS=romfs.img a flash image of your own at /rom (a QEMU board)
 #   make photos          scikit-image's photos as PPM files in build/photos, for the examples
 #   make preflight MODELS="m.param m.bin" [SHAPES="data=160x160x3"]   will the models run on
 #                        PROFILE's firmware: the layers they need, weights and memory, measured
@@ -71,7 +72,7 @@ soak:
 mcu-report:
 	@$(TOOL) mcu-report
 run:
-	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(SCRIPT) $(ARGS)
+	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(if $(ROMFS),--romfs $(ROMFS)) $(SCRIPT) $(ARGS)
 photos:
 	@$(TOOL) photos
 # (The models are the question here, not a firmware to size: the profile is taken as it is.)

@@ -99,9 +99,10 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
-def run_script(profile: str, argv: list[str], heap: str | None) -> int:
+def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | None = None) -> int:
     """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
-    with the given arguments (Unix) and MicroPython heap size."""
+    with the given arguments (Unix) and MicroPython heap size, or a ROMFS image of one's own
+    in the board's flash (a QEMU board: mounted at /rom instead of the tests' image)."""
     from firmware import build_firmware
     from common import is_board, profile as profile_settings
 
@@ -111,11 +112,15 @@ def run_script(profile: str, argv: list[str], heap: str | None) -> int:
     if board and (len(argv) > 1 or heap):
         fail("a QEMU board's script takes no arguments and has the board's heap",
              "put what it needs in the script (or in the board's ROMFS)")
+    if romfs and not board:
+        fail("ROMFS= is for a QEMU board's flash", "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
+    if romfs and not Path(romfs).is_file():
+        fail(f"ROMFS names {romfs}, which does not exist", "make one: python3 -m ncnn_mp_tools.romfs_pack -o romfs.img FILES")
     fw = build_firmware(profile)
     if board:
         import qemu
 
-        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes())
+        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=Path(romfs) if romfs else None)
         sys.stdout.write(r.output)
         return r.returncode
     return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv])
@@ -199,6 +204,7 @@ def main(argv: list[str]) -> int:
                                         "preflight", "compare", "photos"])
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
+    ap.add_argument("--romfs", help="run: a ROMFS image for a QEMU board's flash, mounted at /rom")
     args, rest = ap.parse_known_args(argv)
     try:
         if args.command == "demo":
@@ -221,7 +227,7 @@ def main(argv: list[str]) -> int:
             digits_model(python)
             return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest])
         if args.command == "run":
-            return run_script(args.profile, rest, args.heap)
+            return run_script(args.profile, rest, args.heap, args.romfs)
         if args.command == "photos":
             return write_photos()
         if args.command == "preflight":
