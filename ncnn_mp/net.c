@@ -435,7 +435,7 @@ static void ncnn_mp_net_load(mp_obj_t self_in, mp_obj_t src, ncnn_mp_load_kind_t
             where, ncnn_mp_load_what[kind]);
     }
     if (ret == NCNN_MP_INT8_MISFIT) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (README: int8 between layers)"), where, misfit);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (docs/models.md: int8 between layers)"), where, misfit);
     }
     if (ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),

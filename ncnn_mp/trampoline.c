@@ -1,6 +1,6 @@
 // The trampoline: ncnn calling the methods of a Layer subclass written in Python.
 //
-// Rules (see ../README.md, "Custom layers"):
+// Rules (docs/custom-layers.md for users, docs/internals.md for these):
 // - No MicroPython exception ever unwinds through ncnn's C++ frames. Every callback
 //   runs its Python under nlr_push; an exception is kept in the innermost
 //   ncnn_mp_call_t (the public method that entered ncnn pushed it), the callback
