@@ -35,7 +35,7 @@ soak:
 mcu-report:
 	@$(TOOL) mcu-report $(ARGS)
 run:
-	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(SCRIPT) $(ARGS)
+	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(if $(ROMFS),--romfs $(ROMFS)) $(SCRIPT) $(ARGS)
 py:
 	@$(TOOL) py $(SCRIPT) $(ARGS)
 photos:

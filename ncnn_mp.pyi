@@ -471,7 +471,7 @@ class Net:
     def load_param(self, src: str | DataReader | Buffer) -> None:
         """Load the structure: a .param path, a DataReader, or the param text in a buffer.
         ValueError if it hands an int8 blob to a layer that cannot read it (int8 between
-        layers needs the kernels: README "int8 between layers")."""
+        layers needs the kernels: docs/models.md "int8 between layers")."""
     def load_param_mem(self, text: str | Buffer) -> None:
         """Load the structure from param text held in memory (CPython ncnn)."""
     def load_param_bin(self, src: str | DataReader | Buffer) -> None:

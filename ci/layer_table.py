@@ -23,7 +23,7 @@ ANY = "any input: each element on its own, or a shape the layer derives from its
 # What the guard checks per type (shape_guard.cpp, shape_rules.cpp), or why a type needs no check.
 CHECKS: dict[str, str] = {
     "AbsVal": ANY, "BNLL": ANY, "Dropout": ANY, "ELU": ANY, "Exp": ANY, "Log": ANY, "Power": ANY,
-    "ReLU": ANY + " (wrapped for int8: one without a slope passes int8 on, README \"int8 between layers\")",
+    "ReLU": ANY + " (wrapped for int8: one without a slope passes int8 on, docs/models.md \"int8 between layers\")",
     "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
     "HardSigmoid": ANY, "SELU": ANY, "HardSwish": ANY, "Mish": ANY, "Swish": ANY, "Softplus": ANY,
     "GELU": ANY, "Erf": ANY, "CELU": ANY, "Shrink": ANY, "Cast": ANY, "Packing": ANY, "DeepCopy": ANY, "Input": ANY, "Split": ANY, "Flatten": ANY,
@@ -126,7 +126,7 @@ def table(types: list[str]) -> str:
         "- **Standalone** (`Layer(type)`): every layer is wrapped, and every forward's blob counts are checked",
         "  against `ncnn_mp/arity.cpp` (a one-blob layer takes one input and gives one output).",
         "- A layer from the model file is trusted where it says \"not checked\": load only models from a",
-        "  trusted exporter there (README, Known limits).",
+        "  trusted exporter there (docs/limits.md).",
         "",
         "| typeindex | type | in a Net | what is checked |",
         "|---:|---|---|---|",

@@ -43,8 +43,8 @@ def _only_layers(keep: list[str]) -> list[str]:
 
 
 def cmake_options(profile_name: str) -> list[str]:
-    """ncnn's CMake options for a profile, the toolchain file aside (the ESP32 build in the
-    README reuses the MCU profile's with its own toolchain: `make ncnn-options`)."""
+    """ncnn's CMake options for a profile, the toolchain file aside (the ESP32 build in
+    docs/boards.md reuses the MCU profile's with its own toolchain: `make ncnn-options`)."""
     prof = profile(profile_name)
     # ncnn's CMakeLists stamps today's date as the version unless told the release's.
     options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]

@@ -39,8 +39,8 @@ COMMANDS = (
     Command("soak", "[SECONDS=1800]", "a mixed workload for SECONDS: RSS and heap over time"),
     Command("mcu-report", '[ARGS="--models --board=xtensa ..."]',
             "the MCU figures: firmware size, memory, instructions per extract, every board side by side"),
-    Command("run", 'SCRIPT=f.py [ARGS="..."] [HEAP=16M]',
-            "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP)"),
+    Command("run", 'SCRIPT=f.py [ARGS="..."] [HEAP=16M] [ROMFS=romfs.img]',
+            "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP; ROMFS= a flash image at /rom)"),
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
             "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
     Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
@@ -143,9 +143,10 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
-def run_script(profile: str, argv: list[str], heap: str | None) -> int:
+def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | None = None) -> int:
     """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
-    with the given arguments (Unix) and MicroPython heap size."""
+    with the given arguments (Unix) and MicroPython heap size, or a ROMFS image of one's own
+    in the board's flash (a QEMU board: mounted at /rom instead of the tests' image)."""
     from ci.firmware import build_firmware
     from ci.common import is_board, profile as profile_settings
 
@@ -155,11 +156,15 @@ def run_script(profile: str, argv: list[str], heap: str | None) -> int:
     if board and (len(argv) > 1 or heap):
         fail("a QEMU board's script takes no arguments and has the board's heap",
              "put what it needs in the script (or in the board's ROMFS)")
+    if romfs and not board:
+        fail("ROMFS= is for a QEMU board's flash", "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
+    if romfs and not Path(romfs).is_file():
+        fail(f"ROMFS names {romfs}, which does not exist", "make one: python3 -m ncnn_mp_tools.romfs_pack -o romfs.img FILES")
     fw = build_firmware(profile)
     if board:
         from ci import qemu
 
-        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes())
+        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=Path(romfs) if romfs else None)
         sys.stdout.write(r.output)
         return r.returncode
     return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv])
@@ -267,7 +272,7 @@ def run_bench_models(profile: str, threads: list[str]) -> int:
                             str(native_bench(profile, "native_bench")), *threads])
 
 
-def run_command(name: str, profile: str, rest: list[str], heap: str | None) -> int:
+def run_command(name: str, profile: str, rest: list[str], heap: str | None, romfs: str | None = None) -> int:
     """One of COMMANDS; `rest` are its arguments (pytest's, the script's, the models, ...)."""
     if name == "demo":
         return run_demo(profile)
@@ -295,7 +300,7 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None) -> i
         digits_model(python)
         return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest], env=script_env())
     if name == "run":
-        return run_script(profile, rest, heap)
+        return run_script(profile, rest, heap, romfs)
     if name == "py":
         from ci.testenv import venv_python
 
@@ -343,9 +348,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("command", choices=[c.name for c in COMMANDS])
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
+    ap.add_argument("--romfs", help="run: a ROMFS image for a QEMU board's flash, mounted at /rom")
     args, rest = ap.parse_known_args(argv)
     try:
-        return run_command(args.command, args.profile, rest, args.heap)
+        return run_command(args.command, args.profile, rest, args.heap, args.romfs)
     except SetupError as e:
         print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-// The layers an int8 activation passes through between two int8 layers (README "int8
+// The layers an int8 activation passes through between two int8 layers (docs/kernels.md "int8
 // between layers"): ReLU, max Pooling, Concat, Slice and ShuffleChannel. Each is ncnn's
 // own layer for float input and this wrapper's int8 forward for int8 input: ReLU and max
 // Pooling here (ncnn's generic ones read every blob as floats: past the end of an int8

@@ -1,5 +1,5 @@
 // ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (kernel_*.cpp), built
-// with NCNN_MP_KERNELS=1 (the board profiles and the Unix ones: README "Kernels").
+// with NCNN_MP_KERNELS=1 (the board profiles and the Unix ones: docs/kernels.md).
 //
 // Why: on a core without SIMD, ncnn's generic layers (what the MCU builds run) walk every
 // output element's kernel through an offset table and a Mat view per input channel, and
@@ -154,7 +154,7 @@ struct ConvShape {
 };
 
 // A channel's fixed-point requantization, for an int8 output made from int8 sums with no
-// float operation (int8 from layer to layer: README "int8 between layers"):
+// float operation (int8 from layer to layer: docs/kernels.md "int8 between layers"):
 //   q = clamp(round((sum + bias) * M), lo, hi)
 // M, the float32 output scale / (input scale * weight scale) as ncnn computes it (1 / (input
 // scale * weight scale), times the output scale), is its 24-bit mantissa m and exponent:

@@ -290,7 +290,7 @@ static void ncnn_mp_net_load_raise(const ncnn_mp_load_outcome_t *out, ncnn_mp_lo
             where, ncnn_mp_load_what[kind]);
     }
     if (out->ret == NCNN_MP_INT8_MISFIT) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (README: int8 between layers)"), where, out->misfit);
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (docs/models.md: int8 between layers)"), where, out->misfit);
     }
     if (out->ret != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),

@@ -80,7 +80,7 @@ bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_
 
 // After a param load: the first layer given an int8 blob it cannot read (*why 1), or int8
 // and float blobs together (*why 2), as its index and that int8 blob's; false if none.
-// Which layers read int8 (README "int8 between layers"): int8 Convolution,
+// Which layers read int8 (docs/kernels.md "int8 between layers"): int8 Convolution,
 // ConvolutionDepthWise and InnerProduct, Split, a user's custom layer; with NCNN_MP_KERNELS
 // also Concat, Slice, ShuffleChannel, ReLU without a slope and max Pooling, which pass it on.
 bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);

@@ -1,6 +1,7 @@
 // The trampoline: ncnn calling the methods of a Layer subclass written in Python.
 //
-// Rules (docs/custom-layers.md; the frames, lending and the kept error are lend.c's):
+// Rules (docs/custom-layers.md for users, docs/internals.md for these; the frames, lending
+// and the kept error are lend.c's):
 // - Every callback runs in a frame (ncnn_mp_frame_open/close): its Python under nlr_push,
 //   an exception kept for the public method that entered ncnn, which re-raises it once
 //   ncnn has returned; the callback returns an error code and ncnn unwinds normally.

@@ -225,7 +225,7 @@ def test_api_fuzz_threads(request: pytest.FixtureRequest) -> None:
     results are the single-threaded reference's, the process lives and its heap comes back.
     On the GIL firmware (ncnn runs outside the GIL, so ncnn_mp's C code still runs in
     parallel with other threads' Python): without a GIL, MicroPython's own collector can free
-    an object a Python layer stores meanwhile (README "Threads"), which would make this budget
+    an object a Python layer stores meanwhile (docs/internals.md "Threads and the GIL"), which would make this budget
     fail now and then for a reason that is not ncnn_mp's. The sanitizer run (make sanitize)
     and `make fuzz-api THREADS=3` use the GIL-less firmware."""
     asan = os.environ.get("NCNN_MP_PROFILE") == "asan"

@@ -1,4 +1,4 @@
-"""int8 between layers (quantize_int8.py --chain; README "int8 between layers"), on the
+"""int8 between layers (quantize_int8.py --chain; docs/models.md "int8 between layers"), on the
 desktop firmware with ncnn_mp's kernels (profile memcheck, run natively here; the MCU suite
 runs the same models on the boards):
 
@@ -7,7 +7,7 @@ runs the same models on the boards):
 - accuracy against the fp32 model and against int8 with float between layers, in the CPython
   wheel: MNIST's ten digits and 1,000 variants (top-1 agreement); RetinaFace and NanoDet-m on
   scikit-image photos (the same detections: IoU >= 0.9, scores within 0.05).
-The numbers are printed (pytest -s) for the README.
+The numbers are printed (pytest -s) for docs/models.md.
 """
 
 from __future__ import annotations

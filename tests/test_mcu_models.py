@@ -15,7 +15,7 @@ detections.
 - MNIST int8 on the ten digits: the wheel's int8 model's top-1, and its scores within INT8_TOL.
 - The weights are read where they lie (no byte copied or converted), and the flash holds
   the same bytes after the extracts.
-Prints what each costs (emulated instructions, C heap high-water) for the README table.
+Prints what each costs (emulated instructions, C heap high-water) for docs/performance.md.
 """
 
 from __future__ import annotations

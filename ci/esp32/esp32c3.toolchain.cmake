@@ -1,7 +1,7 @@
 # ncnn for the ESP32-C3 (RISC-V rv32imc, no FPU: floats in software, as on both QEMU boards),
 # with ESP-IDF's toolchain on PATH (run ESP-IDF's export.sh first). Not run on the project's
 # machines: ESP-IDF cannot be fetched there. The ncnn options come from ci/profiles.toml
-# [qemu] (README, ESP32); what was built and run here for this instruction set is the rv32
+# [qemu] (docs/boards.md, ESP32); what was built and run here for this instruction set is the rv32
 # profile (ci/rv32/rv32imac.toolchain.cmake: rv32imac, the ESP32-C6's).
 set(CMAKE_SYSTEM_NAME Generic)
 # Not `riscv`: with it ncnn adds src/layer/riscv/, whose Convolution repacks its weights into

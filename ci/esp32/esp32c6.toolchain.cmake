@@ -1,7 +1,7 @@
 # ncnn for the ESP32-C6 (RISC-V rv32imac, no FPU: floats in software, as on both QEMU boards),
 # with ESP-IDF's toolchain on PATH (run ESP-IDF's export.sh first). Not run on the project's
 # machines: ESP-IDF cannot be fetched there. The ncnn options come from ci/profiles.toml
-# [qemu] (README, ESP32); the rv32 profile built and ran the same instruction set here
+# [qemu] (docs/boards.md, ESP32); the rv32 profile built and ran the same instruction set here
 # (ci/rv32/rv32imac.toolchain.cmake, with Debian's compiler and picolibc).
 set(CMAKE_SYSTEM_NAME Generic)
 # Not `riscv`: with it ncnn adds src/layer/riscv/, whose Convolution repacks its weights into

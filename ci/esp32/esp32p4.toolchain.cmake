@@ -1,6 +1,6 @@
 # ncnn for the ESP32-P4 (RISC-V rv32imafc, single-precision FPU), with ESP-IDF's toolchain on
 # PATH (run ESP-IDF's export.sh first). Not run on the project's machines: ESP-IDF cannot be
-# fetched there. The ncnn options come from ci/profiles.toml [qemu] (README, ESP32); the rv32
+# fetched there. The ncnn options come from ci/profiles.toml [qemu] (docs/boards.md, ESP32); the rv32
 # profile built and ran the same code without the FPU here (ci/rv32/rv32imac.toolchain.cmake).
 set(CMAKE_SYSTEM_NAME Generic)
 # Not `riscv`: with it ncnn adds src/layer/riscv/, whose Convolution repacks its weights into

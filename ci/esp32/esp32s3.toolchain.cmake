@@ -1,6 +1,6 @@
 # ncnn for the ESP32-S3 (Xtensa LX7, single-precision FPU), with ESP-IDF's toolchain on PATH
 # (run ESP-IDF's export.sh first). Not run on the project's machines: ESP-IDF cannot be
-# fetched there. The ncnn options come from ci/profiles.toml [qemu] (README, ESP32).
+# fetched there. The ncnn options come from ci/profiles.toml [qemu] (docs/boards.md, ESP32).
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR xtensa)
 set(CMAKE_C_COMPILER xtensa-esp32s3-elf-gcc)

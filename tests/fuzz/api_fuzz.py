@@ -704,7 +704,7 @@ class Generator:
         if rng.random() < 0.5:
             steps.append(["buf", "input", "b"])
         # (No Mat over a memoryview of it: a memoryview keeps only the address, so a Mat
-        # over one cannot tell that the buffer moved; README "Known limits".)
+        # over one cannot tell that the buffer moved; docs/limits.md.)
         for _ in range(rng.randint(0, 3)):
             steps.append(["buf", "view", "b", rng.choice(["reshape", "batch", "data", "clone", "flatten",
                                                           "border0", "extract"])])

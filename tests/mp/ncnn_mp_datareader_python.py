@@ -49,7 +49,7 @@ class Concat(Chunks):
 
 
 class Stream(ncnn_mp.DataReader):
-    """What the README shows: a file-like object's read(n)."""
+    """What docs/usage.md shows: a file-like object's read(n)."""
 
     def __init__(self, f):
         super().__init__()

@@ -1,4 +1,4 @@
-# int8 between layers (README "int8 between layers"; quantize_int8.py --chain): a Convolution
+# int8 between layers (docs/models.md "int8 between layers"; quantize_int8.py --chain): a Convolution
 # with int8_scale_term > 100 writes int8, which ReLU, max Pooling, Concat, Slice and
 # ShuffleChannel pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass layer's int8
 # output is compared with ncnn's own layer run on the same values as floats (a second Net),
