@@ -59,7 +59,7 @@ void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *
 static ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Allocator, where);
     if (self->native == NULL) {
-        ncnn_mp_raise_value(where, "the Allocator was closed");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Allocator was closed"));
     }
     return self;
 }
@@ -81,7 +81,7 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     if (args[ARG_unlocked].u_bool && args[ARG_counting].u_bool) {
-        ncnn_mp_raise_value(where, "a counting allocator has no pool to lock: give unlocked= or counting=, not both");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a counting allocator has no pool to lock: give unlocked= or counting=, not both"));
     }
     // Allocate the Python object first: if that raises MemoryError, nothing native leaks.
     ncnn_mp_allocator_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_allocator_obj_t, type);
@@ -95,7 +95,7 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
         : ncnn_allocator_create_pool_allocator();
     if (handle == NULL) {
         free(native);
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Allocator(): out of memory"));
+        mp_raise_msg(&mp_type_MemoryError, NCNN_MP_FORMAT("Allocator(): out of memory"));
     }
     native->refs = 1;
     native->handle = handle;
@@ -128,7 +128,7 @@ static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) 
 static mp_obj_t ncnn_mp_Allocator_reset_peak(mp_obj_t self_in) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, "Allocator.reset_peak");
     if (!self->counting) {
-        ncnn_mp_raise_value("Allocator.reset_peak", "only a counting allocator (Allocator(counting=True)) has a peak");
+        ncnn_mp_raise_value("Allocator.reset_peak", NCNN_MP_TEXT("only a counting allocator (Allocator(counting=True)) has a peak"));
     }
     ncnn_mp_cxx_counting_allocator_reset_peak(self->native->handle);
     return mp_const_none;
