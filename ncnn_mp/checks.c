@@ -210,6 +210,11 @@ NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t opt
         ncnn_mp_text(option, &buf));
 }
 
+NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name) {
+    mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: this firmware was built without %s (ncnn_mp/config.h)"),
+        where, name);
+}
+
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name) {
     if (!mp_obj_is_int(obj)) {
         mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be an int, not %s"),

@@ -162,6 +162,7 @@ static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p
 
 // ---------------------------------------------------------------------------
 // Python readers.
+#if NCNN_MP_HAS_PYTHON_READERS
 
 // The most ncnn_mp asks read() for at once: a weight array of megabytes comes in pieces
 // of this size, each a bytes object in the Python heap for a moment.
@@ -323,7 +324,8 @@ static int ncnn_mp_reader_scan_python(ncnn_datareader_t dr, const char *format, 
         }
     }
 }
-#endif
+#endif // NCNN_STRING
+#endif // NCNN_MP_HAS_PYTHON_READERS
 
 void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros) {
     memset(r, 0, sizeof(*r));
@@ -436,6 +438,9 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     if (sources == 0) {
         // The base of a Python subclass (make_new is given the native type, not the
         // subclass): ncnn reads through the instance's read(n), checked at each use.
+        #if !NCNN_MP_HAS_PYTHON_READERS
+        ncnn_mp_raise_left_out(where, "NCNN_MP_HAS_PYTHON_READERS (a reader written in Python)");
+        #else
         ncnn_mp_reader_t *r = malloc(sizeof(*r));
         if (r == NULL) {
             mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: out of memory"), where);
@@ -448,6 +453,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         #endif
         self->reader = r;
         return MP_OBJ_FROM_PTR(self);
+        #endif
     }
     mp_obj_t mem = args[ARG_from_memory].u_obj;
     mp_obj_t src = args[ARG_from_stdio].u_obj;

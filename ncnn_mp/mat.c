@@ -1155,7 +1155,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_BORDER_CONSTANT), MP_ROM_INT(NCNN_BORDER_CONSTANT) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REPLICATE), MP_ROM_INT(NCNN_BORDER_REPLICATE) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REFLECT), MP_ROM_INT(NCNN_BORDER_REFLECT) },
-    #if NCNN_PIXEL
+    #if NCNN_MP_HAS_PIXELS
     { MP_ROM_QSTR(MP_QSTR_from_pixels), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_pixels_roi), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_obj) },
@@ -1166,7 +1166,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     NCNN_MP_PIXEL_TYPES(NCNN_MP_PIXEL_CONST)
     #undef NCNN_MP_PIXEL_CONST
     #endif
-    #if NCNN_PIXEL_DRAWING
+    #if NCNN_MP_HAS_DRAWING
     { MP_ROM_QSTR(MP_QSTR_draw_rectangle), MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_obj) },
     { MP_ROM_QSTR(MP_QSTR_draw_circle), MP_ROM_PTR(&ncnn_mp_Mat_draw_circle_obj) },
     { MP_ROM_QSTR(MP_QSTR_draw_line), MP_ROM_PTR(&ncnn_mp_Mat_draw_line_obj) },

@@ -1,9 +1,9 @@
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
-// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL.
+// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL and the board keeps them (config.h).
 #include "ncnn_mp.h"
 #include "cxx_seam.h"
 
-#if NCNN_PIXEL
+#if NCNN_MP_HAS_PIXELS
 
 // A call into ncnn's pixel and drawing code through the C++ seam (cxx_seam.h): what it
 // threw (desktop std::bad_alloc) becomes MemoryError naming `where`.
@@ -238,7 +238,7 @@ static mp_obj_t ncnn_mp_Mat_to_pixels_resize(size_t n_args, const mp_obj_t *args
 }
 NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, Mat, to_pixels_resize, 4, 6, ncnn_mp_Mat_to_pixels_resize);
 
-#if NCNN_PIXEL_DRAWING
+#if NCNN_MP_HAS_DRAWING
 
 // Drawing on a pixel buffer of w x h pixels with `channels` (1..4) bytes each.
 // Mat.draw_rectangle(pixels, w, h, channels, rx, ry, rw, rh, color, thickness)   ncnn_draw_rectangle_c1..c4
@@ -355,5 +355,5 @@ static mp_obj_t ncnn_mp_Mat_draw_text(size_t n_args, const mp_obj_t *args) {
 static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_text_fun_obj, Mat, draw_text, 9, 9, ncnn_mp_Mat_draw_text);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_text_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_text_fun_obj));
 
-#endif // NCNN_PIXEL_DRAWING
-#endif // NCNN_PIXEL
+#endif // NCNN_MP_HAS_DRAWING
+#endif // NCNN_MP_HAS_PIXELS

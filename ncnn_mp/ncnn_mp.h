@@ -10,6 +10,7 @@
 
 #include <ncnn/c_api.h>
 
+#include "config.h"
 #include "shape_guard.h"
 
 #if NCNN_STRING
@@ -98,6 +99,8 @@ NORETURN void ncnn_mp_raise_text(const mp_obj_type_t *type, const char *where, m
 #define ncnn_mp_raise_value(where, what) ncnn_mp_raise_text(&mp_type_ValueError, where, what)
 // NotImplementedError: this ncnn was built without `option` (an NCNN_MP_TEXT, e.g. "NCNN_STRING").
 NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t option);
+// NotImplementedError: the board left out ncnn_mp's part `name` (a switch of config.h).
+NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name);
 // The shape guard's refusal (shape_guard.h) as a ValueError: "WHERE: the input does not fit
 // the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
@@ -688,7 +691,7 @@ ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t ma
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
 // Mat's image functions (mat_pixels.c), for Mat's table in mat.c.
-#if NCNN_PIXEL
+#if NCNN_MP_HAS_PIXELS
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
@@ -704,7 +707,7 @@ extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
     X(RGBA2RGB, 4 | 1 << 16) X(RGBA2BGR, 4 | 2 << 16) X(RGBA2GRAY, 4 | 3 << 16) X(RGBA2BGRA, 4 | 5 << 16) \
     X(BGRA2RGB, 5 | 1 << 16) X(BGRA2BGR, 5 | 2 << 16) X(BGRA2GRAY, 5 | 3 << 16) X(BGRA2RGBA, 5 | 4 << 16)
 #endif
-#if NCNN_PIXEL_DRAWING
+#if NCNN_MP_HAS_DRAWING
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_rectangle_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_circle_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_line_obj;

@@ -292,6 +292,7 @@ static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_output_names_obj, Net, output_names, ncnn_mp_Net_output_names);
 
+#if NCNN_MP_HAS_GRAPH_INFO
 static mp_obj_t ncnn_mp_net_indexes(int n, const int *v) {
     mp_obj_t list = mp_obj_new_list(n, NULL);
     for (int i = 0; i < n; i++) {
@@ -357,6 +358,7 @@ static mp_obj_t ncnn_mp_Net_blobs(mp_obj_t self_in) {
     return list;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_blobs_obj, Net, blobs, ncnn_mp_Net_blobs);
+#endif
 
 // Net.register_custom_layer(type: str | int, creator) -> None
 //   ncnn_net_register_custom_layer_by_type / _by_typeindex (see trampoline.c)
@@ -448,8 +450,10 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
     { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_stack_needed), MP_ROM_PTR(&ncnn_mp_Net_stack_needed_obj) },
+    #if NCNN_MP_HAS_GRAPH_INFO
     { MP_ROM_QSTR(MP_QSTR_layers), MP_ROM_PTR(&ncnn_mp_Net_layers_obj) },
     { MP_ROM_QSTR(MP_QSTR_blobs), MP_ROM_PTR(&ncnn_mp_Net_blobs_obj) },
+    #endif
     { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_input_name), MP_ROM_PTR(&ncnn_mp_Net_get_input_name_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_output_name), MP_ROM_PTR(&ncnn_mp_Net_get_output_name_obj) },
