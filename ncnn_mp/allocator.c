@@ -102,7 +102,7 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
         : ncnn_allocator_create_pool_allocator();
     if (handle == NULL) {
         free(native);
-        mp_raise_msg(&mp_type_MemoryError, NCNN_MP_FORMAT("Allocator(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     native->refs = 1;
     native->handle = handle;

@@ -293,7 +293,7 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
 // message table is sized from the text.)
 mp_rom_error_text_t ncnn_mp_longest_message(void) {
     // One literal: MicroPython's message collector does not join adjacent string literals.
-    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython writes one byte past a buffer sized for the longest (checks.c)");
+    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython 1.25 writes the terminating NUL one byte past a stack buffer sized for the longest message (py/objexcept.c), so this one, longer than any real message, leaves room for it (checks.c, tests/test_errors.py)");
 }
 
 NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {

@@ -44,7 +44,7 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
     self->inputs = NULL;
     ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, NCNN_MP_FORMAT("Net.create_extractor: out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_net_native_t *n = net->native;
@@ -178,7 +178,7 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     }
     ncnn_mp_unlock(l);
     if (running) {
-        mp_raise_msg(&mp_type_RuntimeError, NCNN_MP_FORMAT("Extractor.close: this Extractor is in use (by one of its custom layers, or in another thread)"));
+        ncnn_mp_raise_text(&mp_type_RuntimeError, "Extractor.close", NCNN_MP_TEXT("this Extractor is in use (by one of its custom layers, or in another thread)"));
     }
     if (e) {
         ncnn_mp_net_native_t *net = e->net;

@@ -46,13 +46,13 @@ static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, s
     self->native = NULL;
     ncnn_mp_net_native_t *n = calloc(1, sizeof(*n));
     if (n == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, NCNN_MP_FORMAT("Net(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, "Net()", NCNN_MP_TEXT("out of memory"));
     }
     n->refs = 1;
     n->handle = ncnn_net_create();
     self->native = n;
     if (ncnn_mp_cxx_guard_net(n->handle) != 0) {
-        mp_raise_msg(&mp_type_MemoryError, NCNN_MP_FORMAT("Net(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, "Net()", NCNN_MP_TEXT("out of memory"));
     }
     return MP_OBJ_FROM_PTR(self);
 }

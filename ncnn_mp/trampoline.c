@@ -441,12 +441,13 @@ static ncnn_layer_t ncnn_mp_creator(void *userdata) {
         mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
         if (native == MP_OBJ_NULL || !mp_obj_is_type(native, &ncnn_mp_type_Layer)
             || !((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->custom) {
-            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("Net.register_custom_layer: the creator for '%s' returned %s, not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
-                factory->name, mp_obj_get_type_str(instance));
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: the creator for '%s' returned %s, not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
+                "Net.register_custom_layer", factory->name, mp_obj_get_type_str(instance));
         }
         ncnn_mp_layer_obj_t *l = MP_OBJ_TO_PTR(native);
         if (!l->owned || l->handle == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("Net.register_custom_layer: the creator for '%s' returned a layer instance that a Net already uses (return a new instance each time)"), factory->name);
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the creator for '%s' returned a layer instance that a Net already uses (return a new instance each time)"),
+                "Net.register_custom_layer", factory->name);
         }
         // ncnn copies these flags from the layer right after this returns.
         ncnn_mp_layer_copy_flags_from_instance(instance, l->handle);
