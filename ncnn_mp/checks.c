@@ -4,8 +4,9 @@
 
 #include "ncnn_mp.h"
 
-#if MICROPY_ROM_TEXT_COMPRESSION
-// The length of the longest message, as objexcept.c finds it (the table itself left out).
+#if MICROPY_ROM_TEXT_COMPRESSION && !defined(NO_QSTR)
+// The length of the longest message, as objexcept.c finds it (the table itself left out;
+// not while the build collects its texts: the header is made from them).
 #define MP_MATCH_COMPRESSED(a, b)
 #define MP_COMPRESSED_DATA(x)
 #include "genhdr/compressed.data.h"
@@ -60,6 +61,7 @@ void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi) {
     }
 }
 
+#if MICROPY_ERROR_REPORTING > MICROPY_ERROR_REPORTING_TERSE
 static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
     static const char *const names[] = { "w=%d", " h=%d", " d=%d", " c=%d" };
     const int extents[] = { s->w, s->h, s->d, s->c };
@@ -70,9 +72,17 @@ static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shap
         }
     }
 }
+#endif
 
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r) {
+    #if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
+    // (Terse or no error reporting: where only; the pieces below are left out of the firmware.)
+    (void)what;
+    (void)layer;
+    (void)r;
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), where);
+    #else
     vstr_t text;
     mp_print_t print;
     vstr_init_print(&text, 96, &print);
@@ -201,6 +211,7 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
         mp_printf(&print, ")");
     }
     mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), vstr_null_terminated_str(&text));
+    #endif
 }
 
 NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t option) {

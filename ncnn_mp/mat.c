@@ -82,8 +82,8 @@ mp_obj_t ncnn_mp_mat_lend(ncnn_mat_t handle, ncnn_mp_lent_t *lent) {
 // Why the Mat itself cannot be used now, or NULL when it can.
 static mp_rom_error_text_t ncnn_mp_mat_unusable(ncnn_mp_mat_obj_t *m) {
     if (m->handle == NULL) {
-        return m->kind == NCNN_MP_MAT_OWNED ? "the Mat was released"
-            : "Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)";
+        return m->kind == NCNN_MP_MAT_OWNED ? NCNN_MP_TEXT("the Mat was released")
+            : NCNN_MP_TEXT("Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)");
     }
     if (m->kind != NCNN_MP_MAT_OWNED && m->owner != ncnn_mp_thread()) {
         return NCNN_MP_TEXT("the Mat was lent to a callback running in another thread (clone() it there to share it)");

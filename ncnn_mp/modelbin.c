@@ -48,8 +48,8 @@ static mp_rom_error_text_t ncnn_mp_mat_array_misfit(ncnn_mat_t m, size_t count, 
     }
     size_t elemsize = ncnn_mat_get_elemsize(m);
     if (elemsize != 4 && !(elemsize == 1 && type == 0)) {
-        return type == 0 ? "a weight Mat of elemsize other than 4 (float32) or 1 (int8): ncnn reads it as one of those"
-                         : "a weight Mat of elemsize other than 4: this read takes raw float32 (type 1)";
+        return type == 0 ? NCNN_MP_TEXT("a weight Mat of elemsize other than 4 (float32) or 1 (int8): ncnn reads it as one of those")
+                         : NCNN_MP_TEXT("a weight Mat of elemsize other than 4: this read takes raw float32 (type 1)");
     }
     if (have != count) {
         return NCNN_MP_TEXT("a weight Mat whose element count is not what the layer reads next");
