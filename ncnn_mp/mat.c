@@ -393,6 +393,7 @@ static size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m) {
 // is at least 1 and the storage (with channel padding) stays below 2 GiB.
 static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shape, size_t elemsize, int n) {
     static const char *const names[] = { "w", "h", "d", "c" };
+    (void)names;  // (no error reporting: unused)
     unsigned long long total = elemsize * (unsigned long long)n;
     for (int i = 0; i < dims; i++) {
         if (shape[i] < 1) {

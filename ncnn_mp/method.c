@@ -11,6 +11,7 @@ NORETURN void ncnn_mp_raise_arg_count(const char *where, size_t n_min, size_t n_
     }
     size_t n = n_min == n_max ? n_min : n_given > n_max ? n_max : n_min;
     const char *bound = n_min == n_max ? "" : n_given > n_max ? "at most " : "at least ";
+    (void)kind, (void)n, (void)bound;  // (no error reporting: unused)
     mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: takes %s%u %sargument%s, got %u"),
         where, bound, (unsigned)n, kind, n == 1 ? "" : "s", (unsigned)n_given);
 }
