@@ -1,6 +1,8 @@
 // ncnn_mp: shared declarations for the MicroPython binding of ncnn's C API.
-// Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one
-// file needs is declared here and nowhere else.
+// Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one file needs
+// is declared here and nowhere else, in sections from the bottom of the binding up (state,
+// errors, methods, uses, lending, calls, natives, the classes, the trampoline), each naming
+// the file that defines it (docs/internals.md: the files from the bottom up).
 #ifndef NCNN_MP_H
 #define NCNN_MP_H
 

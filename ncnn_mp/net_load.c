@@ -272,6 +272,7 @@ static void ncnn_mp_net_loaded_params(ncnn_mp_net_native_t *n, ncnn_mp_load_kind
 }
 
 static void ncnn_mp_net_load_raise(const ncnn_mp_load_outcome_t *out, ncnn_mp_load_kind_t kind, const char *where) {
+    (void)ncnn_mp_load_what;  // (no error reporting: unused)
     if (out->ran_out) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the weights ran out: the .bin is shorter than the model needs (truncated, or another model's)"), where);
     }
