@@ -13,7 +13,7 @@ TRIALS ?= 10
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report run py photos preflight compare bench-layers bench-models bench-binding firmware firmware-path ncnn ncnn-options venv
+.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare bench-layers bench-models bench-binding firmware firmware-path ncnn ncnn-options venv
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 help:
@@ -34,6 +34,8 @@ soak:
 	@$(TOOL) soak --profile $(PROFILE) $(SECONDS)
 mcu-report:
 	@$(TOOL) mcu-report $(ARGS)
+mcu-text:
+	@$(TOOL) mcu-text
 run:
 	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(if $(ROMFS),--romfs $(ROMFS)) $(SCRIPT) $(ARGS)
 py:

@@ -60,6 +60,11 @@ if(NCNN_MP_KERNELS)
 endif()
 
 target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
+# NCNN_MP_DEFINITIONS: what the board leaves out of ncnn_mp (ncnn_mp/config.h), e.g.
+# -DNCNN_MP_DEFINITIONS="NCNN_MP_HAS_DRAWING=0;NCNN_MP_HAS_PYTHON_READERS=0".
+if(NCNN_MP_DEFINITIONS)
+    target_compile_definitions(usermod_ncnn_mp INTERFACE ${NCNN_MP_DEFINITIONS})
+endif()
 
 set(NCNN_DIR "" CACHE PATH "ncnn install prefix for ncnn_mp (empty: find_package(ncnn))")
 if(NCNN_DIR)

@@ -55,6 +55,9 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_catch.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
+# NCNN_MP_CFLAGS: what the board leaves out of ncnn_mp (ncnn_mp/config.h), e.g.
+# NCNN_MP_CFLAGS="-DNCNN_MP_HAS_DRAWING=0 -DNCNN_MP_HAS_PYTHON_READERS=0".
+CFLAGS_USERMOD += $(NCNN_MP_CFLAGS)
 # ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (ncnn_mp/kernels.h), used
 # in place of ncnn's with NCNN_MP_KERNELS=1 (the profiles in ci/profiles.toml set it; without
 # it these build to one function that makes none).

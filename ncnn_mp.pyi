@@ -4,7 +4,10 @@ Every class wraps one object of ncnn's C API (c_api.h). Objects that own an ncnn
 handle free it exactly once, when collected or on close(); objects that depend
 on another (an Extractor on its Net, a Mat on its buffer or allocator) keep it
 alive. Errors raise TypeError, ValueError, IndexError, OSError, MemoryError or
-NotImplementedError with a message of the form "Class.method: what was wrong".
+NotImplementedError with a message of the form "Class.method: what was wrong" (on a
+board built with terse errors, "Class.method" only). A board may leave out Mat's pixel
+functions and drawing, Python readers, counting allocators and Net.layers()/blobs()
+(build_info()'s NCNN_MP_HAS_* say which it kept).
 """
 
 from typing import Any, Callable, Sequence, final, overload
@@ -19,7 +22,8 @@ def version_number() -> int:
 
 def build_info() -> dict[str, bool]:
     """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...),
-    and NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct in its Nets."""
+    NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct in its Nets, and the
+    parts of ncnn_mp the board kept (NCNN_MP_HAS_PIXELS, _DRAWING, _PYTHON_READERS, _COUNTING_ALLOCATOR, _GRAPH_INFO)."""
 
 def live_custom_layers() -> int:
     """How many Python custom-layer instances ncnn holds now (leak checks)."""

@@ -39,6 +39,8 @@ COMMANDS = (
     Command("soak", "[SECONDS=1800]", "a mixed workload for SECONDS: RSS and heap over time"),
     Command("mcu-report", '[ARGS="--models --board=xtensa ..."]',
             "the MCU figures: firmware size, memory, instructions per extract, every board side by side"),
+    Command("mcu-text", "",
+            "what ncnn_mp's messages and optional parts cost in flash: the Cortex-M3 firmware by error-text mode and switch"),
     Command("run", 'SCRIPT=f.py [ARGS="..."] [HEAP=16M] [ROMFS=romfs.img]',
             "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP; ROMFS= a flash image at /rom)"),
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
@@ -295,6 +297,9 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
     if name == "mcu-report":
         python, _ = setup("qemu")
         return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py"), *rest], env=script_env())
+    if name == "mcu-text":
+        python, _ = setup("qemu")
+        return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_text.py"), *rest], env=script_env())
     if name == "soak":
         python, fw = setup(profile)
         digits_model(python)

@@ -59,7 +59,7 @@ void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *
 static ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Allocator, where);
     if (self->native == NULL) {
-        ncnn_mp_raise_value(where, "the Allocator was closed");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Allocator was closed"));
     }
     return self;
 }
@@ -81,8 +81,13 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     if (args[ARG_unlocked].u_bool && args[ARG_counting].u_bool) {
-        ncnn_mp_raise_value(where, "a counting allocator has no pool to lock: give unlocked= or counting=, not both");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a counting allocator has no pool to lock: give unlocked= or counting=, not both"));
     }
+    #if !NCNN_MP_HAS_COUNTING_ALLOCATOR
+    if (args[ARG_counting].u_bool) {
+        ncnn_mp_raise_left_out(where, "NCNN_MP_HAS_COUNTING_ALLOCATOR");
+    }
+    #endif
     // Allocate the Python object first: if that raises MemoryError, nothing native leaks.
     ncnn_mp_allocator_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_allocator_obj_t, type);
     self->native = NULL;
@@ -90,12 +95,14 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     self->counting = args[ARG_counting].u_bool;
     ncnn_mp_allocator_native_t *native = malloc(sizeof(*native));
     ncnn_allocator_t handle = native == NULL ? NULL
+        #if NCNN_MP_HAS_COUNTING_ALLOCATOR
         : self->counting ? ncnn_mp_cxx_counting_allocator_create()
+        #endif
         : self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
         : ncnn_allocator_create_pool_allocator();
     if (handle == NULL) {
         free(native);
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Allocator(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     native->refs = 1;
     native->handle = handle;
@@ -115,22 +122,27 @@ static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) 
     }
     char where[NCNN_MP_WHERE_LEN];
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, ncnn_mp_attr_where(where, "Allocator", attr));
-    if (!self->counting) {
-        dest[0] = mp_const_none;
-        return;
+    dest[0] = mp_const_none;
+    #if NCNN_MP_HAS_COUNTING_ALLOCATOR
+    if (self->counting) {
+        size_t in_use, peak;
+        ncnn_mp_cxx_counting_allocator_stats(self->native->handle, &in_use, &peak);
+        dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : peak);
     }
-    size_t in_use, peak;
-    ncnn_mp_cxx_counting_allocator_stats(self->native->handle, &in_use, &peak);
-    dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : peak);
+    #else
+    (void)self;  // (checked all the same: a closed Allocator raises)
+    #endif
 }
 
 // Allocator.reset_peak() -> None   a counting allocator's peak starts again from what is in use
 static mp_obj_t ncnn_mp_Allocator_reset_peak(mp_obj_t self_in) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, "Allocator.reset_peak");
     if (!self->counting) {
-        ncnn_mp_raise_value("Allocator.reset_peak", "only a counting allocator (Allocator(counting=True)) has a peak");
+        ncnn_mp_raise_value("Allocator.reset_peak", NCNN_MP_TEXT("only a counting allocator (Allocator(counting=True)) has a peak"));
     }
+    #if NCNN_MP_HAS_COUNTING_ALLOCATOR
     ncnn_mp_cxx_counting_allocator_reset_peak(self->native->handle);
+    #endif
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_reset_peak_obj, Allocator, reset_peak, ncnn_mp_Allocator_reset_peak);

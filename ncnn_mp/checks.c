@@ -4,13 +4,36 @@
 
 #include "ncnn_mp.h"
 
-NORETURN void ncnn_mp_raise_type(const char *where, const char *what) {
-    mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s"), where, what);
-}
+#if MICROPY_ROM_TEXT_COMPRESSION && !defined(NO_QSTR)
+// The length of the longest message, as objexcept.c finds it (the table itself left out;
+// not while the build collects its texts: the header is made from them).
+#define MP_MATCH_COMPRESSED(a, b)
+#define MP_COMPRESSED_DATA(x)
+#include "genhdr/compressed.data.h"
+#undef MP_MATCH_COMPRESSED
+#undef MP_COMPRESSED_DATA
 
-NORETURN void ncnn_mp_raise_value(const char *where, const char *what) {
-    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s"), where, what);
+const char *ncnn_mp_text(mp_rom_error_text_t text, ncnn_mp_text_buf_t *buf) {
+    if (MP_IS_COMPRESSED_ROM_STRING(text)) {
+        MP_STATIC_ASSERT(sizeof(*buf) >= MP_MAX_UNCOMPRESSED_TEXT_LEN + 1);
+        mp_decompress_rom_string((byte *)*buf, text);
+        return *buf;
+    }
+    return (const char *)text;
 }
+#endif
+
+#if MICROPY_ERROR_REPORTING != MICROPY_ERROR_REPORTING_NONE
+NORETURN void ncnn_mp_raise_text(const mp_obj_type_t *type, const char *where, mp_rom_error_text_t what) {
+    #if MICROPY_ERROR_REPORTING == MICROPY_ERROR_REPORTING_TERSE
+    (void)what;
+    mp_raise_msg_varg(type, MP_ERROR_TEXT("%s"), where);
+    #else
+    ncnn_mp_text_buf_t buf;
+    mp_raise_msg_varg(type, MP_ERROR_TEXT("%s: %s"), where, ncnn_mp_text(what, &buf));
+    #endif
+}
+#endif
 
 // ncnn allocates the buffers its pixel helpers and drawing need with `new` (which on the
 // desktop throws when it fails, and nothing catches it: the process aborts) or as Mats it
@@ -18,12 +41,11 @@ NORETURN void ncnn_mp_raise_value(const char *where, const char *what) {
 // MemoryError. (Given straight back: what ncnn allocates next comes from the same heap.)
 void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what) {
     if (bytes > NCNN_MP_ALLOC_MAX) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: %s would take %u MiB, more than ncnn_mp lets ncnn "
-            "allocate at once (%u MiB)"), where, what, (unsigned)(bytes >> 20), (unsigned)(NCNN_MP_ALLOC_MAX >> 20));
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s would take %u MiB, more than ncnn_mp lets ncnn allocate at once (%u MiB)"), where, what, (unsigned)(bytes >> 20), (unsigned)(NCNN_MP_ALLOC_MAX >> 20));
     }
     void *p = malloc((size_t)bytes);
     if (p == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: %s would take %u KiB, more than the heap can give"),
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s would take %u KiB, more than the heap can give"),
             where, what, (unsigned)(bytes >> 10));
     }
     free(p);
@@ -39,6 +61,7 @@ void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi) {
     }
 }
 
+#if MICROPY_ERROR_REPORTING > MICROPY_ERROR_REPORTING_TERSE
 static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shape_t *s) {
     static const char *const names[] = { "w=%d", " h=%d", " d=%d", " c=%d" };
     const int extents[] = { s->w, s->h, s->d, s->c };
@@ -49,9 +72,17 @@ static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shap
         }
     }
 }
+#endif
 
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r) {
+    #if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
+    // (Terse or no error reporting: where only; the pieces below are left out of the firmware.)
+    (void)what;
+    (void)layer;
+    (void)r;
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), where);
+    #else
     vstr_t text;
     mp_print_t print;
     vstr_init_print(&text, 96, &print);
@@ -63,7 +94,7 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             ncnn_mp_print_count(&print, r->expected, r->axis);
             mp_printf(&print, r->rule == NCNN_MP_BOTTOMS ? " input(s), it was given %d" : " output(s), %d were asked for",
                 r->got);
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), vstr_null_terminated_str(&text));
         case NCNN_MP_INT8_WEIGHTS:
         case NCNN_MP_WEIGHTS_SHORT:
         case NCNN_MP_TABLE:
@@ -72,7 +103,7 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
                 : r->rule == NCNN_MP_TABLE ? "has a table smaller than num_output * input_dim (params 0, 1 and 3), "
                 "or none: an index would read past it"
                 : "read weights that ran out (scales or bias missing: the .bin or the ModelBin's Mats end too soon)");
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), vstr_null_terminated_str(&text));
         default:
             break;
     }
@@ -179,16 +210,25 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
         ncnn_mp_print_shape(&print, &r->shape);
         mp_printf(&print, ")");
     }
-    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), vstr_null_terminated_str(&text));
+    #endif
 }
 
-NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option) {
-    mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: needs ncnn built with %s"), where, option);
+NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t option) {
+    ncnn_mp_text_buf_t buf;
+    (void)buf;  // (no error reporting: unused)
+    mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: needs ncnn built with %s"), where,
+        ncnn_mp_text(option, &buf));
+}
+
+NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name) {
+    mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: this firmware was built without %s (ncnn_mp/config.h)"),
+        where, name);
 }
 
 int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const char *name) {
     if (!mp_obj_is_int(obj)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be an int, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be an int, not %s"),
             where, name, mp_obj_get_type_str(obj));
     }
     mp_int_t v = 0;
@@ -206,7 +246,7 @@ int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const ch
         }
     }
     if (!fits || v < lo || v > hi) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s out of range (expected %d..%d)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s out of range (expected %d..%d)"),
             where, name, lo, hi);
     }
     return (int)v;
@@ -214,16 +254,16 @@ int ncnn_mp_get_int_in(mp_obj_t obj, int lo, int hi, const char *where, const ch
 
 int ncnn_mp_get_index(mp_obj_t obj, int count, bool wrap, const char *where, const char *name, const char *of) {
     if (!mp_obj_is_int(obj)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be an int, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be an int, not %s"),
             where, name, mp_obj_get_type_str(obj));
     }
     mp_int_t i = mp_obj_is_small_int(obj) ? MP_OBJ_SMALL_INT_VALUE(obj) : 0;
     if (!mp_obj_is_small_int(obj) || i < INT32_MIN || i > INT32_MAX) {  // (and too big for mp_obj_get_int)
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: %s out of range (%s %d)"), where, name, of, count);
+        mp_raise_msg_varg(&mp_type_IndexError, NCNN_MP_FORMAT("%s: %s out of range (%s %d)"), where, name, of, count);
     }
     mp_int_t k = wrap && i < 0 ? i + count : i;
     if (k < 0 || k >= count) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: %s %d out of range (%s %d)"),
+        mp_raise_msg_varg(&mp_type_IndexError, NCNN_MP_FORMAT("%s: %s %d out of range (%s %d)"),
             where, name, (int)i, of, count);
     }
     return (int)k;
@@ -234,7 +274,7 @@ void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where) {
     // __init__ has called super().__init__() that slot holds a placeholder.
     mp_obj_t native = mp_obj_cast_to_native_base(obj, MP_OBJ_FROM_PTR(type));
     if (native == MP_OBJ_NULL || !mp_obj_is_type(native, type)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected %q, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: expected %q, not %s"),
             where, (qstr)type->name, mp_obj_get_type_str(obj));
     }
     return MP_OBJ_TO_PTR(native);
@@ -242,7 +282,7 @@ void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where) {
 
 float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name) {
     if (!mp_obj_is_int(obj) && !mp_obj_is_float(obj)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a float, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be a float, not %s"),
             where, name, mp_obj_get_type_str(obj));
     }
     return mp_obj_get_float_to_f(obj);
@@ -250,7 +290,7 @@ float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name) {
 
 void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name) {
     if (!mp_get_buffer(obj, info, flags)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a %sbuffer (bytearray, array, memoryview%s), not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be a %sbuffer (bytearray, array, memoryview%s), not %s"),
             where, name, (flags & MP_BUFFER_WRITE) ? "writable " : "", (flags & MP_BUFFER_WRITE) ? "" : ", bytes",
             mp_obj_get_type_str(obj));
     }
@@ -264,7 +304,7 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
 // message table is sized from the text.)
 mp_rom_error_text_t ncnn_mp_longest_message(void) {
     // One literal: MicroPython's message collector does not join adjacent string literals.
-    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython writes one byte past a buffer sized for the longest (checks.c)");
+    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython 1.25 writes the terminating NUL one byte past a stack buffer sized for the longest message (py/objexcept.c), so this one, longer than any real message, leaves room for it (checks.c, tests/test_errors.py)");
 }
 
 NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {
@@ -309,7 +349,7 @@ void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where) {
     }
     if (built[layer] < 0) {
         mp_raise_msg_varg(&mp_type_NotImplementedError,
-            MP_ERROR_TEXT("%s: needs ncnn built with its %s layer (this build left it out)"),
+            NCNN_MP_FORMAT("%s: needs ncnn built with its %s layer (this build left it out)"),
             where, ncnn_mp_helper_layers[layer].name);
     }
 }

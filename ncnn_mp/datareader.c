@@ -162,6 +162,7 @@ static int ncnn_mp_reader_scan(ncnn_datareader_t dr, const char *format, void *p
 
 // ---------------------------------------------------------------------------
 // Python readers.
+#if NCNN_MP_HAS_PYTHON_READERS
 
 // The most ncnn_mp asks read() for at once: a weight array of megabytes comes in pieces
 // of this size, each a bytes object in the Python heap for a moment.
@@ -190,11 +191,10 @@ static void ncnn_mp_reader_pull_python(mp_obj_t instance, void *arg) {
         mp_load_method(instance, MP_QSTR_read, dest);  // (the call may have used dest)
         mp_buffer_info_t info;
         if (!mp_get_buffer(r, &info, MP_BUFFER_READ)) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s.read: must return a bytes-like object "
-                "(b'' at the end of the data), not %s"), mp_obj_get_type_str(instance), mp_obj_get_type_str(r));
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s.read: must return a bytes-like object (b'' at the end of the data), not %s"), mp_obj_get_type_str(instance), mp_obj_get_type_str(r));
         }
         if (info.len > want) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.read: returned %u bytes, more than the %u asked for"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s.read: returned %u bytes, more than the %u asked for"),
                 mp_obj_get_type_str(instance), (unsigned)info.len, (unsigned)want);
         }
         if (info.len == 0) {
@@ -324,7 +324,8 @@ static int ncnn_mp_reader_scan_python(ncnn_datareader_t dr, const char *format, 
         }
     }
 }
-#endif
+#endif // NCNN_STRING
+#endif // NCNN_MP_HAS_PYTHON_READERS
 
 void ncnn_mp_reader_open(ncnn_mp_reader_t *r, const void *base, size_t len, bool zeros) {
     memset(r, 0, sizeof(*r));
@@ -380,15 +381,14 @@ ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_use_t *u, mp_obj_t obj, ncnn_mp_rea
     }
     ncnn_mp_unlock(l);
     if (handle == NULL) {
-        ncnn_mp_raise_value(where, "the DataReader was closed");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the DataReader was closed"));
     }
     mp_buffer_info_t info = { .buf = NULL, .len = 0 };
     if (python) {
         mp_obj_t dest[2];
         mp_load_method_maybe(obj, MP_QSTR_read, dest);
         if (dest[0] == MP_OBJ_NULL) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: a DataReader with no source reads through "
-                "read(n): subclass DataReader and define it (%s has none)"), where, mp_obj_get_type_str(obj));
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: a DataReader with no source reads through read(n): subclass DataReader and define it (%s has none)"), where, mp_obj_get_type_str(obj));
         }
     } else if (buffer) {
         // Re-read where the buffer is now: a bytearray may have been resized since.
@@ -404,7 +404,7 @@ ncnn_datareader_t ncnn_mp_reader_use(ncnn_mp_use_t *u, mp_obj_t obj, ncnn_mp_rea
     }
     ncnn_mp_unlock(l);
     if (shrank) {
-        ncnn_mp_raise_value(where, "the buffer under this DataReader shrank below what was read");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the buffer under this DataReader shrank below what was read"));
     }
     if (counted) {
         *counted = r;
@@ -427,8 +427,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     int sources = (args[ARG_from_memory].u_obj != MP_OBJ_NULL) + (args[ARG_from_stdio].u_obj != MP_OBJ_NULL)
         + args[ARG_zeros].u_bool;
     if (sources > 1) {
-        ncnn_mp_raise_type(where, "give one of from_memory=, from_stdio= or zeros=True "
-            "(or none, in a subclass that defines read(n))");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("give one of from_memory=, from_stdio= or zeros=True (or none, in a subclass that defines read(n))"));
     }
     ncnn_mp_datareader_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_datareader_obj_t, type);
     self->reader = NULL;
@@ -439,9 +438,12 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     if (sources == 0) {
         // The base of a Python subclass (make_new is given the native type, not the
         // subclass): ncnn reads through the instance's read(n), checked at each use.
+        #if !NCNN_MP_HAS_PYTHON_READERS
+        ncnn_mp_raise_left_out(where, "NCNN_MP_HAS_PYTHON_READERS (a reader written in Python)");
+        #else
         ncnn_mp_reader_t *r = malloc(sizeof(*r));
         if (r == NULL) {
-            mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+            mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: out of memory"), where);
         }
         ncnn_mp_reader_open(r, NULL, 0, false);
         r->python = true;
@@ -451,6 +453,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         #endif
         self->reader = r;
         return MP_OBJ_FROM_PTR(self);
+        #endif
     }
     mp_obj_t mem = args[ARG_from_memory].u_obj;
     mp_obj_t src = args[ARG_from_stdio].u_obj;
@@ -460,7 +463,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         mp_obj_t read[2];
         mp_load_method_maybe(src, MP_QSTR_read, read);
         if (read[0] == MP_OBJ_NULL) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: from_stdio must be a path (str) or an open file, not %s"),
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: from_stdio must be a path (str) or an open file, not %s"),
                 where, mp_obj_get_type_str(src));
         }
         mem = mp_call_method_n_kw(0, 0, read);
@@ -472,12 +475,12 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
         const char *path = mp_obj_str_get_str(src);
         self->fp = fopen(path, "rb");
         if (self->fp == NULL) {
-            mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("%s: cannot open '%s'"), where, path);
+            mp_raise_msg_varg(&mp_type_OSError, NCNN_MP_FORMAT("%s: cannot open '%s'"), where, path);
         }
         self->stdio = ncnn_datareader_create_from_stdio(self->fp);
         return MP_OBJ_FROM_PTR(self);
         #else
-        mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: from_stdio needs ncnn built with NCNN_STDIO=ON"), where);
+        mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: from_stdio needs ncnn built with NCNN_STDIO=ON"), where);
         #endif
     }
     mp_buffer_info_t info = { .buf = NULL, .len = 0 };
@@ -488,7 +491,7 @@ static mp_obj_t ncnn_mp_DataReader_make_new(const mp_obj_type_t *type, size_t n_
     // still find the record intact whatever order a collection frees things in.
     ncnn_mp_reader_t *r = malloc(sizeof(*r));
     if (r == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: out of memory"), where);
     }
     ncnn_mp_reader_open(r, info.buf, info.len, mem == MP_OBJ_NULL);
     self->keep = mem == MP_OBJ_NULL ? MP_OBJ_NULL : mem;

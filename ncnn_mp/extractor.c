@@ -44,7 +44,7 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
     self->inputs = NULL;
     ncnn_mp_extractor_native_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net.create_extractor: out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     mp_uint_t l = ncnn_mp_lock();
     ncnn_mp_net_native_t *n = net->native;
@@ -67,13 +67,12 @@ mp_obj_t ncnn_mp_extractor_new(mp_obj_t net_in, ncnn_mp_net_obj_t *net) {
         self->net = MP_OBJ_NULL;  // the unused object keeps nothing alive (a stale word may find it)
         free(e);
         if (refused == CLOSED) {
-            ncnn_mp_raise_value(where, "the Net was closed");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Net was closed"));
         }
         if (refused == BUSY) {
             ncnn_mp_net_raise_busy(where);
         }
-        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear "
-            "(load_model failed or was not called; a weightless net loads DataReader(zeros=True))");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("no weights loaded since the last load_param or clear (load_model failed or was not called; a weightless net loads DataReader(zeros=True))"));
     }
     return MP_OBJ_FROM_PTR(self);
 }
@@ -110,14 +109,13 @@ typedef enum {
 static NORETURN void ncnn_mp_extractor_refuse(ncnn_mp_extractor_refusal_t why, const char *where) {
     switch (why) {
         case NCNN_MP_EX_CLOSED:
-            ncnn_mp_raise_value(where, "the Extractor was closed");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Extractor was closed"));
         case NCNN_MP_EX_RUNNING:
-            mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: this Extractor is in use "
-                "(by one of its custom layers, or in another thread)"), where);
+            mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: this Extractor is in use (by one of its custom layers, or in another thread)"), where);
         case NCNN_MP_EX_BUSY:
             ncnn_mp_net_raise_busy(where);
         default:
-            ncnn_mp_raise_value(where, "the Net was cleared or loaded again since this Extractor was made (create a new one)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Net was cleared or loaded again since this Extractor was made (create a new one)"));
     }
 }
 
@@ -180,8 +178,7 @@ static mp_obj_t ncnn_mp_Extractor_close(mp_obj_t self_in) {
     }
     ncnn_mp_unlock(l);
     if (running) {
-        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("Extractor.close: this Extractor is in use "
-            "(by one of its custom layers, or in another thread)"));
+        ncnn_mp_raise_text(&mp_type_RuntimeError, "Extractor.close", NCNN_MP_TEXT("this Extractor is in use (by one of its custom layers, or in another thread)"));
     }
     if (e) {
         ncnn_mp_net_native_t *net = e->net;
@@ -204,10 +201,10 @@ NCNN_MP_DEFINE_CONTEXT_MANAGER_CLOSING(Extractor, ncnn_mp_Extractor_close);
 // A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
 static NORETURN void ncnn_mp_raise_blob_missing(mp_obj_t key, const char *where) {
     if (mp_obj_is_int(key)) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s: the net has no blob %d"), where,
+        mp_raise_msg_varg(&mp_type_IndexError, NCNN_MP_FORMAT("%s: the net has no blob %d"), where,
             mp_obj_is_small_int(key) ? (int)MP_OBJ_SMALL_INT_VALUE(key) : -1);
     }
-    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
 }
 
 // A blob key: its index for an int, -1 for a name (str); anything else is a TypeError.
@@ -220,11 +217,11 @@ static int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
         return (int)MP_OBJ_SMALL_INT_VALUE(key);
     }
     if (!mp_obj_is_str(key)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: blob must be a name (str) or an index (int), not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: blob must be a name (str) or an index (int), not %s"),
             where, mp_obj_get_type_str(key));
     }
     #if !NCNN_STRING
-    ncnn_mp_raise_not_built(where, "NCNN_STRING (use blob indexes)");
+    ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use blob indexes)"));
     #endif
     return -1;
 }
@@ -255,31 +252,31 @@ static ncnn_mat_t ncnn_mp_input_copy(ncnn_mat_t h, const char *where) {
         if (copy) {
             ncnn_mat_destroy(copy);
         }
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the input's copy"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate the input's copy"), where);
     }
     return copy;
 }
 
 // Why a Mat cannot be an input, or NULL: what input() requires, asked again before every
 // re-input (the Mat may have been given new storage since: create, clone_from, release).
-static const char *ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
+static mp_rom_error_text_t ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
     ncnn_mat_t h = mat->handle;
     if (ncnn_mat_get_dims(h) == 0) {
-        return "the Mat is empty";
+        return NCNN_MP_TEXT("the Mat is empty");
     }
     // ncnn's layers take float32 input and convert inside; other element sizes would be
     // read as floats, past the end of the data.
     if (ncnn_mat_get_elemsize(h) != 4u * ncnn_mat_get_elempack(h)) {
-        return "the Mat must hold float32 elements";
+        return NCNN_MP_TEXT("the Mat must hold float32 elements");
     }
     #if NCNN_BATCH
     if (ncnn_mat_get_n(h) > 1) {
         // Not every layer walks the batches of its input: feed them one batch(b) at a time.
-        return "a batch Mat (n > 1) is not an input: give one batch(b) at a time";
+        return NCNN_MP_TEXT("a batch Mat (n > 1) is not an input: give one batch(b) at a time");
     }
     #endif
     if (mat->kind != NCNN_MP_MAT_OWNED) {
-        return "a Mat lent to a callback, or a view of one, cannot be an input (clone() it)";
+        return NCNN_MP_TEXT("a Mat lent to a callback, or a view of one, cannot be an input (clone() it)");
     }
     return NULL;
 }
@@ -289,14 +286,16 @@ static const char *ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
 // crash, and would write into the caller's buffer; a result could point into it too).
 static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj_t mat, const char *where) {
     ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
-    const char *why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
+    mp_rom_error_text_t why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
+    ncnn_mp_text_buf_t buf;
+    (void)buf;  // (no error reporting: unused)
     if (why && mp_obj_is_str(key)) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input('%s') was changed since: "
-            "%s (give input() a Mat again)"), where, mp_obj_str_get_str(key), why);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the Mat given to input('%s') was changed since: %s (give input() a Mat again)"), where, mp_obj_str_get_str(key),
+            ncnn_mp_text(why, &buf));
     }
     if (why) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the Mat given to input(%d) was changed since: "
-            "%s (give input() a Mat again)"), where, (int)mp_obj_get_int(key), why);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the Mat given to input(%d) was changed since: %s (give input() a Mat again)"), where, (int)mp_obj_get_int(key),
+            ncnn_mp_text(why, &buf));
     }
     if (ncnn_mp_mat_counted(mat)) {
         return ncnn_mp_extractor_input(ex, key, h, where);
@@ -347,7 +346,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     const char *where = "Extractor.set_option";
     ncnn_mp_option_obj_t *o = ncnn_mp_get_option(opt_in, where);
     if (o->kind == NCNN_MP_OPTION_BORROWED) {
-        ncnn_mp_raise_value(where, "cannot use an Option lent to a callback");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("cannot use an Option lent to a callback"));
     }
     ncnn_mp_extractor_use_t use;
     ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, NULL, where);
@@ -355,8 +354,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_net_native_t *net = e->net;
     qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
     if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from the Net's option, which the "
-            "loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from the Net's option, which the loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
             where, differs);
     }
     ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;
@@ -475,7 +473,7 @@ static void ncnn_mp_input_settle(const ncnn_mp_input_t *in) {
 static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t mat_in) {
     const char *where = "Extractor.input";
     ncnn_mp_mat_obj_t *mat = ncnn_mp_get_mat(mat_in, where);
-    const char *refused = ncnn_mp_input_refusal(mat);
+    mp_rom_error_text_t refused = ncnn_mp_input_refusal(mat);
     if (refused) {
         ncnn_mp_raise_value(where, refused);
     }
@@ -529,7 +527,7 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
         }
         #if NCNN_STRING
         if (!self->native->net->named) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input blob %d was not given (call input() first)"),
                 where, index);
         }
         // By name: compared as bytes (making a str of the name to look it up would allocate).
@@ -545,9 +543,9 @@ static void ncnn_mp_extractor_check_inputs(ncnn_mp_extractor_obj_t *self, const 
         if (given) {
             continue;
         }
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input '%s' was not given (call input() first)"), where, name);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input '%s' was not given (call input() first)"), where, name);
         #else
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input blob %d was not given (call input() first)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input blob %d was not given (call input() first)"),
             where, index);
         #endif
     }
@@ -582,7 +580,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     ncnn_mp_extractor_obj_t *self = ncnn_mp_extractor_use(&use, self_in, &call, where);
     ncnn_mp_extractor_native_t *e = self->native;
     if (ncnn_net_get_input_count(e->net->handle) == 0) {
-        ncnn_mp_raise_value(where, "the net has no inputs (load_param first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the net has no inputs (load_param first)"));
     }
     ncnn_mp_extractor_check_inputs(self, where);
     ncnn_mp_stack_check(e->net->depth, where);
@@ -619,11 +617,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
             ncnn_mp_raise_blob_missing(key, where);
         }
         if (ret == NCNN_MP_OUT_OF_MEMORY) {
-            mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory for the blobs "
-                "(error -100): a smaller input, or fewer blobs kept (opt.lightmode)"), where);
+            mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory for the blobs (error -100): a smaller input, or fewer blobs kept (opt.lightmode)"), where);
         }
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: a layer on the way to the blob failed "
-            "(error %d; ncnn's log on stderr says why)"), where, ret);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: a layer on the way to the blob failed (error %d; ncnn's log on stderr says why)"), where, ret);
     }
     // The blob may be an input's own storage (extract of an input blob, in-place layers).
     size_t n_inputs = ncnn_mp_inputs_count(self->inputs);
@@ -642,7 +638,7 @@ static mp_obj_t ncnn_mp_Extractor_make_new(const mp_obj_type_t *type, size_t n_a
     (void)n_args;
     (void)n_kw;
     (void)args;
-    ncnn_mp_raise_type("Extractor()", "made by Net.create_extractor(), not directly");
+    ncnn_mp_raise_type("Extractor()", NCNN_MP_TEXT("made by Net.create_extractor(), not directly"));
 }
 
 static const mp_rom_map_elem_t ncnn_mp_Extractor_locals_table[] = {

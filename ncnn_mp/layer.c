@@ -7,7 +7,7 @@
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Layer, where);
     if (self->handle == NULL) {
-        ncnn_mp_raise_value(where, "the layer was destroyed by its Net");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the layer was destroyed by its Net"));
     }
     return self;
 }
@@ -25,7 +25,7 @@ static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args,
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
     mp_obj_t type_name = args[ARG_type].u_obj, typeindex = args[ARG_typeindex].u_obj;
     if (type_name != mp_const_none && typeindex != mp_const_none) {
-        ncnn_mp_raise_type(where, "give type= or typeindex=, not both");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("give type= or typeindex=, not both"));
     }
     ncnn_mp_layer_obj_t *self = mp_obj_malloc_with_finaliser(ncnn_mp_layer_obj_t, type);
     memset(&self->handle, 0, sizeof(*self) - offsetof(ncnn_mp_layer_obj_t, handle));
@@ -33,21 +33,21 @@ static mp_obj_t ncnn_mp_Layer_make_new(const mp_obj_type_t *type, size_t n_args,
     if (type_name != mp_const_none) {
         #if NCNN_STRING
         if (!mp_obj_is_str(type_name)) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: type must be a str, not %s"),
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: type must be a str, not %s"),
                 where, mp_obj_get_type_str(type_name));
         }
         h = ncnn_layer_create_by_type(mp_obj_str_get_str(type_name));
         if (h == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no layer type '%s' (or it was not built in)"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn has no layer type '%s' (or it was not built in)"),
                 where, mp_obj_str_get_str(type_name));
         }
         #else
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use typeindex=)");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use typeindex=)"));
         #endif
     } else if (typeindex != mp_const_none) {
         h = ncnn_layer_create_by_typeindex(ncnn_mp_get_int_in(typeindex, 0, INT32_MAX, where, "typeindex"));
         if (h == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no layer with typeindex %d"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn has no layer with typeindex %d"),
                 where, (int)mp_obj_get_int(typeindex));
         }
     } else {
@@ -84,7 +84,7 @@ static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Layer_del_obj, Layer, __del__, ncnn_mp_La
 
 static void ncnn_mp_layer_check_ret(int ret, const char *where) {
     if (ret != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn returned %d (ncnn's log on stderr says why)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn returned %d (ncnn's log on stderr says why)"),
             where, ret);
     }
 }
@@ -93,7 +93,7 @@ static void ncnn_mp_layer_check_ret(int ret, const char *where) {
 // not read: ValueError like the rest).
 static void ncnn_mp_layer_check_forward(int ret, const char *where) {
     if (ret == NCNN_MP_OUT_OF_MEMORY) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory (error -100)"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory (error -100)"), where);
     }
     ncnn_mp_layer_check_ret(ret, where);
 }
@@ -121,10 +121,10 @@ static void ncnn_mp_layer_forward_done(ncnn_layer_t layer, ncnn_mp_call_t *call,
 static ncnn_mp_layer_obj_t *ncnn_mp_get_builtin_layer(mp_obj_t obj, const char *where) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_layer(obj, where);
     if (self->custom) {
-        mp_raise_msg_varg(&mp_type_NotImplementedError, MP_ERROR_TEXT("%s: this custom layer does not define it"), where);
+        mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: this custom layer does not define it"), where);
     }
     if (!self->owned) {
-        ncnn_mp_raise_value(where, "a layer inside a Net is run by the Net (Extractor.extract)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a layer inside a Net is run by the Net (Extractor.extract)"));
     }
     return self;
 }
@@ -134,7 +134,7 @@ static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
     const char *where = "Layer.load_param";
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
     if (self->pipeline_opt) {
-        ncnn_mp_raise_value(where, "load parameters before create_pipeline (or destroy_pipeline first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("load parameters before create_pipeline (or destroy_pipeline first)"));
     }
     ncnn_mp_layer_check_ret(self->handle->load_param(self->handle, ncnn_mp_get_paramdict_handle(pd, where)), where);
     self->stage = 1;
@@ -147,10 +147,10 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     const char *where = "Layer.load_model";
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
     if (self->pipeline_opt) {
-        ncnn_mp_raise_value(where, "load weights before create_pipeline (or destroy_pipeline first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("load weights before create_pipeline (or destroy_pipeline first)"));
     }
     if (self->stage < 1) {
-        ncnn_mp_raise_value(where, "call load_param first: it tells the layer how many weights to read");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("call load_param first: it tells the layer how many weights to read"));
     }
     // ncnn's C API quirk: a built-in layer's load_model (__ncnn_layer_load_model) reads
     // its argument as the C++ ModelBin itself, not as the ncnn_modelbin_t around it
@@ -186,10 +186,10 @@ static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in)
     ncnn_mp_result_from_option(&r, opt_in, MP_OBJ_NULL, where);
     ncnn_option_t opt = r.opt;
     if (self->pipeline_opt) {
-        ncnn_mp_raise_value(where, "the pipeline exists already (destroy_pipeline first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the pipeline exists already (destroy_pipeline first)"));
     }
     if (self->stage < 1) {
-        ncnn_mp_raise_value(where, "call load_param (and load_model for a layer with weights) first");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("call load_param (and load_model for a layer with weights) first"));
     }
     ncnn_mp_layer_check_ret(self->handle->create_pipeline(self->handle, opt), where);
     self->pipeline_opt = ncnn_option_create();
@@ -230,7 +230,7 @@ static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, co
         int ret = self->handle->load_model(self->handle, (ncnn_modelbin_t)mb->pthis);  // see Layer.load_model
         ncnn_modelbin_destroy(mb);
         if (ret != 0) {
-            ncnn_mp_raise_value(where, "the layer needs weights: call load_model first");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the layer needs weights: call load_model first"));
         }
         self->stage = 2;
     }
@@ -241,7 +241,7 @@ static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, co
     }
     qstr differs = ncnn_mp_option_pipeline_mismatch(opt, self->pipeline_opt);
     if (differs != MP_QSTRnull) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: opt.%q differs from the Option the pipeline was created with"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: opt.%q differs from the Option the pipeline was created with"),
             where, differs);
     }
 }
@@ -250,16 +250,16 @@ static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, co
 // converts each bottom to what its layer takes (NetPrivate::convert_layout); a standalone
 // forward hands the Mat over as it is, and a layer given elements it does not take reads
 // them as float32, past their end (a Sigmoid given an int8 Mat segfaulted).
-static const char *ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, ncnn_mat_t m) {
+static mp_rom_error_text_t ncnn_mp_layer_refusal(ncnn_layer_t layer, ncnn_option_t opt, ncnn_mat_t m) {
     int elempack = ncnn_mat_get_elempack(m);
     if (elempack > 1 && !(ncnn_layer_get_support_packing(layer) && ncnn_option_get_use_packing_layout(opt))) {
-        return "this layer takes Mats of elempack 1 here (convert_packing(1, opt) first)";
+        return NCNN_MP_TEXT("this layer takes Mats of elempack 1 here (convert_packing(1, opt) first)");
     }
     size_t bits = ncnn_mat_get_elemsize(m) * 8 / (size_t)elempack;
     bool half = (ncnn_layer_get_support_fp16_storage(layer) && ncnn_option_get_use_fp16_storage(opt))
         || (ncnn_layer_get_support_bf16_storage(layer) && ncnn_option_get_use_bf16_storage(opt));
     if (bits != 32 && !(bits == 16 && half)) {
-        return "this layer takes float32 Mats here";
+        return NCNN_MP_TEXT("this layer takes float32 Mats here");
     }
     return NULL;
 }
@@ -272,8 +272,7 @@ static void ncnn_mp_layer_check_arity(ncnn_layer_t layer, size_t n, int n_top, c
         return;
     }
     if (a.max_bottoms == 0 && a.max_tops == 0 && a.min_tops == 0) {
-        ncnn_mp_raise_value(where, "ncnn_mp does not know how many blobs this layer type reads with these parameters "
-            "(run it in a Net, whose param file says)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("ncnn_mp does not know how many blobs this layer type reads with these parameters (run it in a Net, whose param file says)"));
     }
     vstr_t text;
     mp_print_t print;
@@ -287,7 +286,7 @@ static void ncnn_mp_layer_check_arity(ncnn_layer_t layer, size_t n, int n_top, c
         ncnn_mp_print_count(&print, a.min_tops, a.max_tops == -2 ? (int)n : a.max_tops);  // (-2: no more than the inputs)
         mp_printf(&print, " output(s) with these parameters (and %d input(s)), n_top was %d", (int)n, n_top);
     }
-    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), vstr_null_terminated_str(&text));
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s"), vstr_null_terminated_str(&text));
 }
 
 // The handle of bottom number i of a standalone forward on the ready layer, checked, and
@@ -297,17 +296,19 @@ static ncnn_mat_t ncnn_mp_layer_input(ncnn_mp_use_t *u, mp_obj_t mat, ncnn_layer
     const char *where) {
     ncnn_mat_t h = ncnn_mp_mat_use(u, mat, where);
     if (ncnn_mat_get_dims(h) == 0) {
-        ncnn_mp_raise_value(where, "the input Mat is empty");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the input Mat is empty"));
     }
     #if NCNN_BATCH
     if (ncnn_mat_get_n(h) > 1) {
-        ncnn_mp_raise_value(where, "a batch Mat (n > 1) is not an input: give one batch(b) at a time");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a batch Mat (n > 1) is not an input: give one batch(b) at a time"));
     }
     #endif
-    const char *why = ncnn_mp_layer_refusal(layer, opt, h);
+    mp_rom_error_text_t why = ncnn_mp_layer_refusal(layer, opt, h);
     if (why) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: input %d has elemsize %d and elempack %d: %s"),
-            where, (int)i, (int)ncnn_mat_get_elemsize(h), ncnn_mat_get_elempack(h), why);
+        ncnn_mp_text_buf_t buf;
+        (void)buf;  // (no error reporting: unused)
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %d has elemsize %d and elempack %d: %s"),
+            where, (int)i, (int)ncnn_mat_get_elemsize(h), ncnn_mat_get_elempack(h), ncnn_mp_text(why, &buf));
     }
     return h;
 }
@@ -321,14 +322,14 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(args[0], where);
     bool multi = mp_obj_is_type(args[1], &mp_type_list) || mp_obj_is_type(args[1], &mp_type_tuple);
     if (n_args != (multi ? 4u : 3u)) {
-        ncnn_mp_raise_type(where, "expected forward(mat, opt) or forward([mats], n_top, opt)");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("expected forward(mat, opt) or forward([mats], n_top, opt)"));
     }
     size_t n = 1;
     mp_obj_t *items = (mp_obj_t *)&args[1];
     if (multi) {
         mp_obj_get_array(args[1], &n, &items);
         if (n == 0) {
-            ncnn_mp_raise_value(where, "no input Mats");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("no input Mats"));
         }
     }
     int n_top = multi ? ncnn_mp_get_int_in(args[2], 1, 64, where, "n_top") : 1;
@@ -376,7 +377,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     const char *where = "Layer.forward_inplace";
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_builtin_layer(self_in, where);
     if (!ncnn_layer_get_support_inplace(self->handle)) {
-        ncnn_mp_raise_value(where, "this layer type does not support in-place forward");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("this layer type does not support in-place forward"));
     }
     ncnn_mp_result_t r;  // nothing is made; the Option is read as for a result
     ncnn_mp_result_from_option(&r, opt_in, MP_OBJ_NULL, where);
@@ -394,7 +395,7 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     for (size_t i = 0; i < n; i++) {
         ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(items[i], where);
         if (m->readonly) {
-            ncnn_mp_raise_value(where, "the Mat is read-only (over bytes, or a bottom blob ncnn lent)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is read-only (over bytes, or a bottom blob ncnn lent)"));
         }
         handles[i] = ncnn_mp_layer_input(&use, items[i], self->handle, r.opt, i, where);
     }
@@ -417,7 +418,7 @@ static int ncnn_mp_layer_blob_index(mp_obj_t self_in, mp_obj_t i_in, bool top, b
     ncnn_mp_layer_obj_t *self = ncnn_mp_get_layer(self_in, where);
     *handle = self->handle;
     if (shape && self->custom && !self->shapes_ready) {
-        ncnn_mp_raise_value(where, "ncnn knows the blob shapes only after load_param returns");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("ncnn knows the blob shapes only after load_param returns"));
     }
     int count = top ? ncnn_layer_get_top_count(self->handle) : ncnn_layer_get_bottom_count(self->handle);
     return ncnn_mp_get_index(i_in, count, false, where, "index", "the layer has");
@@ -469,11 +470,11 @@ static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_get_top_shape_obj, Layer, get_top_s
 static mp_obj_t ncnn_mp_Layer_type_to_index(mp_obj_t type_name) {
     #if NCNN_STRING
     if (!mp_obj_is_str(type_name)) {
-        ncnn_mp_raise_type("Layer.type_to_index", "type must be a str");
+        ncnn_mp_raise_type("Layer.type_to_index", NCNN_MP_TEXT("type must be a str"));
     }
     return MP_OBJ_NEW_SMALL_INT(ncnn_layer_type_to_index(mp_obj_str_get_str(type_name)));
     #else
-    ncnn_mp_raise_not_built("Layer.type_to_index", "NCNN_STRING");
+    ncnn_mp_raise_not_built("Layer.type_to_index", NCNN_MP_TEXT("NCNN_STRING"));
     #endif
 }
 static NCNN_MP_DEFINE_STATIC_1(ncnn_mp_Layer_type_to_index_fun_obj, Layer, type_to_index, ncnn_mp_Layer_type_to_index);

@@ -63,7 +63,7 @@ ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p) {
 
 void ncnn_mp_check_owner(const void *owner, const char *where) {
     if (owner != ncnn_mp_thread()) {
-        ncnn_mp_raise_value(where, "it was lent to a callback running in another thread (copy what you need there)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("it was lent to a callback running in another thread (copy what you need there)"));
     }
 }
 

@@ -38,7 +38,7 @@ static mp_obj_t ncnn_mp_mat_wrap(ncnn_mat_t handle, mp_obj_t keep, ncnn_mp_alloc
         nlr_jump(nlr.ret_val);
     }
     if (handle == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the Mat"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate the Mat"), where);
     }
     self->handle = handle;
     self->keep = keep;
@@ -80,13 +80,13 @@ mp_obj_t ncnn_mp_mat_lend(ncnn_mat_t handle, ncnn_mp_lent_t *lent) {
 }
 
 // Why the Mat itself cannot be used now, or NULL when it can.
-static const char *ncnn_mp_mat_unusable(ncnn_mp_mat_obj_t *m) {
+static mp_rom_error_text_t ncnn_mp_mat_unusable(ncnn_mp_mat_obj_t *m) {
     if (m->handle == NULL) {
-        return m->kind == NCNN_MP_MAT_OWNED ? "the Mat was released"
-            : "Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)";
+        return m->kind == NCNN_MP_MAT_OWNED ? NCNN_MP_TEXT("the Mat was released")
+            : NCNN_MP_TEXT("Mat used after the callback it was lent to returned (clone() it inside the callback to keep it)");
     }
     if (m->kind != NCNN_MP_MAT_OWNED && m->owner != ncnn_mp_thread()) {
-        return "the Mat was lent to a callback running in another thread (clone() it there to share it)";
+        return NCNN_MP_TEXT("the Mat was lent to a callback running in another thread (clone() it there to share it)");
     }
     return NULL;
 }
@@ -123,9 +123,9 @@ static bool ncnn_mp_mat_external_moved(ncnn_mp_mat_obj_t *m) {
 
 // One rule for every way into a Mat: it is usable when it and every Mat it may share
 // storage with (its `keep` chain: the Mats it was computed from, or lies over) are.
-static const char *ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
+static mp_rom_error_text_t ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
     for (;;) {
-        const char *why = ncnn_mp_mat_unusable(m);
+        mp_rom_error_text_t why = ncnn_mp_mat_unusable(m);
         if (why != NULL || m->keep == MP_OBJ_NULL) {
             return why;
         }
@@ -148,7 +148,7 @@ static const char *ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
             }
         }
         if (m->external && ncnn_mp_mat_external_moved(m)) {
-            return "the storage under this Mat was resized, moved or given back (keep data= buffers at a fixed size, and a Mat that views share unchanged)";
+            return NCNN_MP_TEXT("the storage under this Mat was resized, moved or given back (keep data= buffers at a fixed size, and a Mat that views share unchanged)");
         }
         if (!mp_obj_is_type(m->keep, &ncnn_mp_type_Mat)) {
             return NULL;
@@ -159,7 +159,7 @@ static const char *ncnn_mp_mat_chain_unusable(ncnn_mp_mat_obj_t *m) {
 
 ncnn_mp_mat_obj_t *ncnn_mp_get_mat(mp_obj_t obj, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
-    const char *why = ncnn_mp_mat_chain_unusable(self);
+    mp_rom_error_text_t why = ncnn_mp_mat_chain_unusable(self);
     if (why) {
         ncnn_mp_raise_value(where, why);
     }
@@ -348,7 +348,7 @@ mp_obj_t ncnn_mp_mat_wrap_over_buffer(ncnn_mat_t handle, mp_obj_t buffer, const 
 static ncnn_mp_mat_obj_t *ncnn_mp_get_mat_writable(mp_obj_t obj, const char *where) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(obj, where);
     if (self->readonly) {
-        ncnn_mp_raise_value(where, "the Mat is over an immutable buffer (bytes); use a bytearray or clone()");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is over an immutable buffer (bytes); use a bytearray or clone()"));
     }
     return self;
 }
@@ -393,15 +393,16 @@ static size_t ncnn_mp_mat_storage_bytes(ncnn_mat_t m) {
 // is at least 1 and the storage (with channel padding) stays below 2 GiB.
 static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shape, size_t elemsize, int n) {
     static const char *const names[] = { "w", "h", "d", "c" };
+    (void)names;  // (no error reporting: unused)
     unsigned long long total = elemsize * (unsigned long long)n;
     for (int i = 0; i < dims; i++) {
         if (shape[i] < 1) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s must be >= 1 (got %d)"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s must be >= 1 (got %d)"),
                 where, names[dims == 3 && i == 2 ? 3 : i], shape[i]);
         }
         total *= (unsigned long long)shape[i];
         if (total + 16 * (unsigned long long)shape[i] > NCNN_MP_MAT_MAX_BYTES) {
-            ncnn_mp_raise_value(where, "Mat too large (more than 2 GiB of storage)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("Mat too large (more than 2 GiB of storage)"));
         }
     }
 }
@@ -412,11 +413,11 @@ static void ncnn_mp_mat_check_shape(const char *where, int dims, const int *shap
 // such elements as float32: an elemsize-3 Mat made flatten() write past its output.
 static void ncnn_mp_mat_check_elements(const char *where, size_t elemsize, int elempack) {
     if (elempack < 1 || elempack > 32 || (elempack & (elempack - 1)) != 0) {
-        ncnn_mp_raise_value(where, "elempack must be 1, 2, 4, 8, 16 or 32");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("elempack must be 1, 2, 4, 8, 16 or 32"));
     }
     size_t bits = elemsize * 8;
     if (bits % (size_t)elempack != 0 || (bits / elempack != 8 && bits / elempack != 16 && bits / elempack != 32)) {
-        ncnn_mp_raise_value(where, "elemsize must be elempack times 1, 2 or 4 bytes (int8, fp16/bf16 or fp32 elements)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("elemsize must be elempack times 1, 2 or 4 bytes (int8, fp16/bf16 or fp32 elements)"));
     }
 }
 
@@ -456,7 +457,7 @@ static ncnn_mat_t ncnn_mp_mat_create(const char *where, int dims, const int *sha
     }
     if (m && ncnn_mat_get_data(m) == NULL) {
         ncnn_mat_destroy(m);
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the Mat's data"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate the Mat's data"), where);
     }
     return m;
 }
@@ -471,12 +472,12 @@ static int ncnn_mp_mat_parse_shape(const char *where, mp_arg_val_t *whdc, int *s
     }
     if (v[0] == 0) {
         if (v[1] || v[2] || v[3]) {
-            ncnn_mp_raise_value(where, "w must be >= 1 when h, d or c is given");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("w must be >= 1 when h, d or c is given"));
         }
         return 0;
     }
     if (v[2] && !v[3]) {
-        ncnn_mp_raise_value(where, "a Mat with d needs c too (Mat(w, h, d, c))");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a Mat with d needs c too (Mat(w, h, d, c))"));
     }
     int dims = 1;
     shape[0] = v[0];
@@ -527,7 +528,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     for (size_t i = 0; i < n_args; i++) {
         size_t slot = (n_args == 3 && i == 2) ? 3 : i;
         if (args[slot].u_obj != allowed[slot].defval.u_obj) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %q given twice"), where, allowed[slot].qst);
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %q given twice"), where, allowed[slot].qst);
         }
         args[slot].u_obj = pos[slot];
     }
@@ -547,15 +548,15 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     int n = ncnn_mp_get_int_in(args[ARG_n].u_obj, 1, INT32_MAX, where, "n");
     #if !NCNN_BATCH
     if (n > 1) {
-        ncnn_mp_raise_not_built(where, "NCNN_BATCH");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_BATCH"));
     }
     #endif
     if (n > 1 && data != mp_const_none) {
-        ncnn_mp_raise_value(where, "data= cannot hold a batch (ncnn's C API has no external batch Mats)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("data= cannot hold a batch (ncnn's C API has no external batch Mats)"));
     }
     if (dims == 0) {
         if (data != mp_const_none) {
-            ncnn_mp_raise_value(where, "data= needs a shape (w, and h, d, c as needed)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("data= needs a shape (w, and h, d, c as needed)"));
         }
         return ncnn_mp_mat_wrap(ncnn_mat_create(), MP_OBJ_NULL, NULL, where);
     }
@@ -575,8 +576,7 @@ static mp_obj_t ncnn_mp_Mat_make_new(const mp_obj_type_t *type, size_t n_args, s
     size_t need = ncnn_mat_get_cstep(m) * ncnn_mat_get_c(m) * elemsize;
     if (info.len < need) {
         ncnn_mat_destroy(m);
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: data holds %u bytes, the Mat needs %u "
-            "(each channel padded to 16 bytes: cstep * c * elemsize)"), where, (unsigned)info.len, (unsigned)need);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: data holds %u bytes, the Mat needs %u (each channel padded to 16 bytes: cstep * c * elemsize)"), where, (unsigned)info.len, (unsigned)need);
     }
     mp_obj_t out = ncnn_mp_mat_wrap_over_buffer(m, data, info.buf, readonly, where);
     ncnn_mp_mat_obj_t *self = MP_OBJ_TO_PTR(out);
@@ -603,7 +603,7 @@ static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Mat_del_obj, Mat, __del__, ncnn_mp_Mat_de
 static mp_obj_t ncnn_mp_Mat_fill(mp_obj_t self_in, mp_obj_t v) {
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, "Mat.fill");
     if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
-        ncnn_mp_raise_value("Mat.fill", "fill needs float32 elements");
+        ncnn_mp_raise_value("Mat.fill", NCNN_MP_TEXT("fill needs float32 elements"));
     }
     ncnn_mat_fill_float(self->handle, ncnn_mp_get_float(v, "Mat.fill", "v"));
     return mp_const_none;
@@ -631,7 +631,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
         n--;
     }
     if (n < 1 || n > 4) {
-        ncnn_mp_raise_type(where, "expected reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator])");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("expected reshape(w[, h[, c]][, allocator]) or reshape(w, h, d, c[, allocator])"));
     }
     ncnn_mp_result_t r;  // a reshape may share self's storage (which may be a Python buffer or lent)
     ncnn_mp_result_from_allocator(&r, alloc_in, args[0], where);
@@ -643,7 +643,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
     }
     ncnn_mp_mat_check_shape(where, (int)n, s, ncnn_mat_get_elemsize(self->handle), 1);
     if (ncnn_mp_mat_n(self->handle) > 1) {
-        ncnn_mp_raise_value(where, "reshape a batch one batch(b) at a time");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("reshape a batch one batch(b) at a time"));
     }
     ncnn_mat_t m;
     switch (n) {
@@ -654,7 +654,7 @@ static mp_obj_t ncnn_mp_Mat_reshape(size_t n_args, const mp_obj_t *args) {
     }
     if (m && ncnn_mat_get_dims(m) == 0) {
         ncnn_mat_destroy(m);
-        ncnn_mp_raise_value(where, "the new shape holds a different number of elements");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the new shape holds a different number of elements"));
     }
     return ncnn_mp_result_wrap(&r, m, where);
 }
@@ -666,8 +666,7 @@ static void ncnn_mp_mat_replace(mp_obj_t obj, ncnn_mat_t m, ncnn_mp_allocator_na
     ncnn_mp_mat_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Mat, where);
     if (self->kind != NCNN_MP_MAT_OWNED) {
         ncnn_mat_destroy(m);
-        ncnn_mp_raise_value(where, "a Mat lent by ncnn, or a view of one, cannot get new storage "
-            "(write into it, or return a new Mat)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a Mat lent by ncnn, or a view of one, cannot get new storage (write into it, or return a new Mat)"));
     }
     mp_uint_t l = ncnn_mp_lock();
     bool in_use = self->users > 0;
@@ -695,7 +694,7 @@ static mp_obj_t ncnn_mp_Mat_release(mp_obj_t self_in) {
     const char *where = "Mat.release";
     ncnn_mp_mat_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Mat, where);
     if (self->kind != NCNN_MP_MAT_OWNED) {
-        ncnn_mp_raise_value(where, "a Mat lent by ncnn, or a view of one, is not released (it expires when the callback returns)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a Mat lent by ncnn, or a view of one, is not released (it expires when the callback returns)"));
     }
     ncnn_mp_mat_replace(self_in, ncnn_mat_create(), NULL, where);
     return mp_const_none;
@@ -742,10 +741,10 @@ static mp_obj_t ncnn_mp_Mat_from_bytes(mp_obj_t self_in, mp_obj_t buf) {
     size_t plane, channels;
     ncnn_mp_mat_packed_layout(self->handle, &plane, &channels);
     if (ncnn_mat_get_data(self->handle) == NULL) {
-        ncnn_mp_raise_value(where, "the Mat is empty");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is empty"));
     }
     if (info.len != plane * channels) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: got %u bytes, the Mat holds %u"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: got %u bytes, the Mat holds %u"),
             where, (unsigned)info.len, (unsigned)(plane * channels));
     }
     for (size_t i = 0; i < channels; i++) {
@@ -766,7 +765,7 @@ static mp_obj_t ncnn_mp_Mat_clone_from(size_t n_args, const mp_obj_t *args) {
         if (copy) {
             ncnn_mat_destroy(copy);
         }
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate the copy"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate the copy"), where);
     }
     ncnn_mp_mat_replace(args[0], copy, alloc, where);
     return mp_const_none;
@@ -791,7 +790,7 @@ static mp_obj_t ncnn_mp_Mat_create(size_t n_args, const mp_obj_t *pos_args, mp_m
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args(where, n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
     if (args[ARG_w].u_obj == MP_OBJ_NULL) {
-        ncnn_mp_raise_type(where, "missing w (create(w[, h[, c]]) or create(w, h, d, c))");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("missing w (create(w[, h[, c]]) or create(w, h, d, c))"));
     }
     if (n_args - 1 == 3) {  // create(w, h, c), as in ncnn's C++
         args[ARG_c] = args[ARG_d];
@@ -813,7 +812,7 @@ static mp_obj_t ncnn_mp_Mat_flatten(mp_obj_t self_in, mp_obj_t opt_in) {
     const char *where = "Mat.flatten";
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
     if (ncnn_mat_get_dims(self->handle) == 0) {
-        ncnn_mp_raise_value(where, "the Mat is empty");  // ncnn's Flatten divides by its size
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is empty"));  // ncnn's Flatten divides by its size
     }
     ncnn_mp_require_layer(NCNN_MP_HELPER_FLATTEN, where);
     ncnn_mp_result_t r;  // a flat Mat comes back as itself
@@ -830,7 +829,7 @@ static mp_obj_t ncnn_mp_Mat_convert_packing(mp_obj_t self_in, mp_obj_t elempack_
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(self_in, where);
     int elempack = ncnn_mp_get_int_in(elempack_in, 1, 16, where, "elempack");
     if (elempack != 1 && elempack != 4 && elempack != 8 && elempack != 16) {
-        ncnn_mp_raise_value(where, "elempack must be 1, 4, 8 or 16 (the packings ncnn converts between)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("elempack must be 1, 4, 8 or 16 (the packings ncnn converts between)"));
     }
     ncnn_mp_require_layer(NCNN_MP_HELPER_PACKING, where);
     ncnn_mp_result_t r;  // the same packing comes back as itself
@@ -887,7 +886,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(pos_args[0], where);
     ncnn_mat_t m = self->handle;
     if (ncnn_mat_get_dims(m) == 0) {
-        ncnn_mp_raise_value(where, "the Mat is empty");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is empty"));
     }
     static const char *const names[] = { "top", "bottom", "left", "right" };
     int b[6];
@@ -906,16 +905,16 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     // ncnn reads src rows and columns by index without checking them: a reflected or
     // cut border as wide as the Mat would read outside it.
     if ((make && type == 2) && (b[0] >= h || b[1] >= h || b[2] >= w || b[3] >= w || b[4] >= d || b[5] >= d)) {
-        ncnn_mp_raise_value(where, "a reflected border must be narrower than the Mat");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a reflected border must be narrower than the Mat"));
     }
     if (!make && (b[0] + b[1] >= h || b[2] + b[3] >= w || b[4] + b[5] >= d)) {
-        ncnn_mp_raise_value(where, "the borders cut away the whole Mat");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the borders cut away the whole Mat"));
     }
     if (make) {  // the new Mat's storage stays within what ncnn_mp lets ncnn allocate
         unsigned long long bytes = (unsigned long long)(w + b[2] + b[3]) * (h + b[0] + b[1]) * (d + b[4] + b[5])
             * ncnn_mat_get_c(m) * ncnn_mat_get_elemsize(m);
         if (bytes > NCNN_MP_MAT_MAX_BYTES) {
-            ncnn_mp_raise_value(where, "Mat too large (more than 2 GiB of storage)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("Mat too large (more than 2 GiB of storage)"));
         }
     }
     ncnn_mp_require_layer(make ? NCNN_MP_HELPER_PADDING : NCNN_MP_HELPER_CROP, where);
@@ -934,7 +933,7 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     }
     if (ncnn_mat_get_dims(dst) == 0) {
         ncnn_mat_destroy(dst);
-        ncnn_mp_raise_value(where, "ncnn could not make the new Mat (unsupported element size or shape)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("ncnn could not make the new Mat (unsupported element size or shape)"));
     }
     return ncnn_mp_result_wrap(&r, dst, where);
 }
@@ -956,7 +955,7 @@ static mp_obj_t ncnn_mp_Mat_batch(mp_obj_t self_in, mp_obj_t b_in) {
     ncnn_mat_t m = self->handle;
     int dims = ncnn_mat_get_dims(m);
     if (dims == 0) {
-        ncnn_mp_raise_value(where, "the Mat is empty");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Mat is empty"));
     }
     int b = ncnn_mp_get_index(b_in, ncnn_mp_mat_n(m), false, where, "b", "the Mat's batch count n is");
     int shape[4] = { ncnn_mat_get_w(m), ncnn_mat_get_h(m), ncnn_mat_get_d(m), ncnn_mat_get_c(m) };
@@ -989,18 +988,17 @@ static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const
         mp_buffer_info_t info;
         if (mp_obj_is_str(obj) || !mp_get_buffer(obj, &info, MP_BUFFER_READ)
             || (info.typecode != 'f' && info.typecode != 'B')) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %s must be a list/tuple of floats, "
-                "a float32 buffer or None, not %s"), where, name, mp_obj_get_type_str(obj));
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %s must be a list/tuple of floats, a float32 buffer or None, not %s"), where, name, mp_obj_get_type_str(obj));
         }
         if (info.len != n * sizeof(float)) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s holds %u bytes, expected %u float32 values"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s holds %u bytes, expected %u float32 values"),
                 where, name, (unsigned)info.len, (unsigned)n);
         }
         memcpy(out, info.buf, n * sizeof(float));
         return out;
     }
     if (len != n) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s has %u values, expected %u (one per channel)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s has %u values, expected %u (one per channel)"),
             where, name, (unsigned)len, (unsigned)n);
     }
     for (size_t i = 0; i < n; i++) {
@@ -1016,7 +1014,7 @@ static mp_obj_t ncnn_mp_Mat_substract_mean_normalize(mp_obj_t self_in, mp_obj_t 
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat_writable(self_in, where);
     int dims = ncnn_mat_get_dims(self->handle);
     if (dims == 0 || ncnn_mat_get_elemsize(self->handle) != 4 || ncnn_mat_get_elempack(self->handle) != 1) {
-        ncnn_mp_raise_value(where, "needs a non-empty float32 Mat with elempack 1");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("needs a non-empty float32 Mat with elempack 1"));
     }
     if (mean_in != mp_const_none || norm_in != mp_const_none) {  // mean only: Bias; else Scale
         ncnn_mp_require_layer(norm_in == mp_const_none ? NCNN_MP_HELPER_BIAS : NCNN_MP_HELPER_SCALE, where);
@@ -1038,10 +1036,10 @@ static mp_obj_t ncnn_mp_Mat_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t va
     ncnn_mp_mat_obj_t *self = value == MP_OBJ_SENTINEL ? ncnn_mp_get_mat(self_in, where)
         : ncnn_mp_get_mat_writable(self_in, where);
     if (value == MP_OBJ_NULL) {
-        ncnn_mp_raise_type(where, "Mat elements cannot be deleted");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("Mat elements cannot be deleted"));
     }
     if (ncnn_mat_get_elemsize(self->handle) != 4u * ncnn_mat_get_elempack(self->handle)) {
-        ncnn_mp_raise_value(where, "indexing needs float32 elements");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("indexing needs float32 elements"));
     }
     int i = ncnn_mp_get_index(index, (int)(ncnn_mp_mat_storage_bytes(self->handle) / 4), true, where, "index", "len(Mat) is");
     float *data = ncnn_mat_get_data(self->handle);
@@ -1158,7 +1156,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_BORDER_CONSTANT), MP_ROM_INT(NCNN_BORDER_CONSTANT) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REPLICATE), MP_ROM_INT(NCNN_BORDER_REPLICATE) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REFLECT), MP_ROM_INT(NCNN_BORDER_REFLECT) },
-    #if NCNN_PIXEL
+    #if NCNN_MP_HAS_PIXELS
     { MP_ROM_QSTR(MP_QSTR_from_pixels), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_pixels_roi), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_obj) },
@@ -1169,7 +1167,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     NCNN_MP_PIXEL_TYPES(NCNN_MP_PIXEL_CONST)
     #undef NCNN_MP_PIXEL_CONST
     #endif
-    #if NCNN_PIXEL_DRAWING
+    #if NCNN_MP_HAS_DRAWING
     { MP_ROM_QSTR(MP_QSTR_draw_rectangle), MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_obj) },
     { MP_ROM_QSTR(MP_QSTR_draw_circle), MP_ROM_PTR(&ncnn_mp_Mat_draw_circle_obj) },
     { MP_ROM_QSTR(MP_QSTR_draw_line), MP_ROM_PTR(&ncnn_mp_Mat_draw_line_obj) },

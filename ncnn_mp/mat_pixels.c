@@ -1,16 +1,16 @@
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
-// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL.
+// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL and the board keeps them (config.h).
 #include "ncnn_mp.h"
 #include "cxx_seam.h"
 
-#if NCNN_PIXEL
+#if NCNN_MP_HAS_PIXELS
 
 // A call into ncnn's pixel and drawing code through the C++ seam (cxx_seam.h): what it
 // threw (desktop std::bad_alloc) becomes MemoryError naming `where`.
 static void ncnn_mp_pixels_seam(void (*fn)(void *), void *arg, const char *where) {
     int caught = ncnn_mp_cxx_catch(fn, arg);
     if (caught != 0) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not allocate what it needed%s"), where,
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate what it needed%s"), where,
             caught == NCNN_MP_CAUGHT_BAD_ALLOC ? "" : " (it threw a C++ exception)");
     }
 }
@@ -46,7 +46,7 @@ static int ncnn_mp_pixel_type(mp_obj_t type_in, bool to, int *out_channels, cons
         }
     }
     if (!ok) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn has no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn has no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
             where, type);
     }
     *out_channels = target ? ncnn_mp_pixel_channels(target) : cin;
@@ -63,11 +63,11 @@ static const uint8_t *ncnn_mp_pixels_in(mp_obj_t buf, int w, int h, int channels
         *stride = w * channels;
     }
     if (*stride < w * channels) {
-        ncnn_mp_raise_value(where, "stride is shorter than a row of pixels");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("stride is shorter than a row of pixels"));
     }
     size_t need = (size_t)*stride * (h - 1) + (size_t)w * channels;
     if (info.len < need) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
             where, (unsigned)info.len, w, h, (unsigned)need);
     }
     return info.buf;
@@ -122,7 +122,7 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
             roi[i] = ncnn_mp_get_int_in(args[k++], i < 2 ? 0 : 1, ncnn_mp_max_side, where, names[i]);
         }
         if (roi[0] + roi[2] > w || roi[1] + roi[3] > h) {
-            ncnn_mp_raise_value(where, "the region of interest reaches outside the image");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the region of interest reaches outside the image"));
         }
     }
     int tw = 0, th = 0;
@@ -144,7 +144,7 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     ncnn_mat_t m = call.m;
     if (m && ncnn_mat_get_dims(m) == 0) {
         ncnn_mat_destroy(m);
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not make the Mat"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not make the Mat"), where);
     }
     return ncnn_mp_result_wrap(&r, m, where);
 }
@@ -202,7 +202,7 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
     int dims = ncnn_mat_get_dims(m);
     if ((dims != 3 && !(dims == 2 && cin == 1)) || ncnn_mat_get_c(m) != cin || ncnn_mat_get_elemsize(m) != 4
         || ncnn_mat_get_elempack(m) != 1) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: needs a float32 Mat with %d channel(s) for that type"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: needs a float32 Mat with %d channel(s) for that type"),
             where, cin);
     }
     size_t k = 2;
@@ -238,7 +238,7 @@ static mp_obj_t ncnn_mp_Mat_to_pixels_resize(size_t n_args, const mp_obj_t *args
 }
 NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_resize_obj, Mat, to_pixels_resize, 4, 6, ncnn_mp_Mat_to_pixels_resize);
 
-#if NCNN_PIXEL_DRAWING
+#if NCNN_MP_HAS_DRAWING
 
 // Drawing on a pixel buffer of w x h pixels with `channels` (1..4) bytes each.
 // Mat.draw_rectangle(pixels, w, h, channels, rx, ry, rw, rh, color, thickness)   ncnn_draw_rectangle_c1..c4
@@ -275,7 +275,7 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
     }
     mp_obj_t color_in = args[first + n];
     if (!mp_obj_is_int(color_in)) {
-        ncnn_mp_raise_type(where, "color must be an int (0xAABBGGRR, one byte per channel)");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("color must be an int (0xAABBGGRR, one byte per channel)"));
     }
     ncnn_mp_draw_call_t call = { shape, ch, px, w, h, { v[0], v[1], v[2], v[3], v[4] },
         (unsigned int)mp_obj_int_get_truncated(color_in),
@@ -284,7 +284,7 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
         // A glyph is fontpixelsize wide and twice as tall; ncnn scales the font into a
         // buffer of that size per call (new[], unchecked: 2 MiB at the cap).
         if (v[2] < 1 || v[2] > NCNN_MP_MAX_FONT) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: fontpixelsize must be 1 to %d, not %d"),
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: fontpixelsize must be 1 to %d, not %d"),
                 where, NCNN_MP_MAX_FONT, v[2]);
         }
         ncnn_mp_check_alloc((unsigned long long)v[2] * v[2] * 2, where, "the scaled font");
@@ -348,12 +348,12 @@ MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_line_obj, MP_ROM_PTR(&ncnn_mp_
 
 static mp_obj_t ncnn_mp_Mat_draw_text(size_t n_args, const mp_obj_t *args) {
     if (!mp_obj_is_str(args[4])) {
-        ncnn_mp_raise_type("Mat.draw_text", "text must be a str");
+        ncnn_mp_raise_type("Mat.draw_text", NCNN_MP_TEXT("text must be a str"));
     }
     return ncnn_mp_draw(n_args, args, NCNN_MP_TEXT, "Mat.draw_text");
 }
 static NCNN_MP_DEFINE_STATIC_VAR_BETWEEN(ncnn_mp_Mat_draw_text_fun_obj, Mat, draw_text, 9, 9, ncnn_mp_Mat_draw_text);
 MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_text_obj, MP_ROM_PTR(&ncnn_mp_Mat_draw_text_fun_obj));
 
-#endif // NCNN_PIXEL_DRAWING
-#endif // NCNN_PIXEL
+#endif // NCNN_MP_HAS_DRAWING
+#endif // NCNN_MP_HAS_PIXELS

@@ -6,12 +6,13 @@
 NORETURN void ncnn_mp_raise_arg_count(const char *where, size_t n_min, size_t n_max, size_t n_given, bool positional) {
     const char *kind = positional ? "positional " : "";
     if (n_min == n_max && n_min == 0) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: takes no %sarguments, got %u"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: takes no %sarguments, got %u"),
             where, kind, (unsigned)n_given);
     }
     size_t n = n_min == n_max ? n_min : n_given > n_max ? n_max : n_min;
     const char *bound = n_min == n_max ? "" : n_given > n_max ? "at most " : "at least ";
-    mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: takes %s%u %sargument%s, got %u"),
+    (void)kind, (void)n, (void)bound;  // (no error reporting: unused)
+    mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: takes %s%u %sargument%s, got %u"),
         where, bound, (unsigned)n, kind, n == 1 ? "" : "s", (unsigned)n_given);
 }
 
@@ -42,7 +43,7 @@ static inline mp_obj_t ncnn_mp_method_run(const ncnn_mp_method_t *m, size_t n_ar
 static MP_NOINLINE mp_obj_t ncnn_mp_method_call_checked(const ncnn_mp_method_t *m, size_t n_args, size_t n_kw,
     const mp_obj_t *args) {
     if (n_kw && m->kind != NCNN_MP_CALL_KW) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: takes no keyword arguments"), m->name);
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: takes no keyword arguments"), m->name);
     }
     mp_obj_t self_native = MP_OBJ_NULL;
     if (m->self == NCNN_MP_SELF_INSTANCE && (n_args == 0 || !mp_obj_is_exact_type(args[0], m->self_type))) {
@@ -50,7 +51,7 @@ static MP_NOINLINE mp_obj_t ncnn_mp_method_call_checked(const ncnn_mp_method_t *
         // (Class.method(obj, ...)) it may be anything: a Python subclass's instance
         // gives its native object, as a bound method would, anything else a TypeError.
         if (n_args == 0) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: missing self (a %q)"), m->name,
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: missing self (a %q)"), m->name,
                 (qstr)m->self_type->name);
         }
         self_native = MP_OBJ_FROM_PTR(ncnn_mp_cast(args[0], m->self_type, m->name));
@@ -131,17 +132,17 @@ void ncnn_mp_parse_args(const char *where, size_t n_pos, const mp_obj_t *pos, mp
             i++;
         }
         if (i == n_allowed) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: unexpected keyword argument '%s'"),
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: unexpected keyword argument '%s'"),
                 where, mp_obj_str_get_str(kws->table[k].key));
         }
         if (i < n_pos) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: %q given twice"), where, q);
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: %q given twice"), where, q);
         }
     }
     for (size_t i = n_pos; i < n_allowed; i++) {
         if ((allowed[i].flags & MP_ARG_REQUIRED)
             && mp_map_lookup(kws, MP_OBJ_NEW_QSTR(allowed[i].qst), MP_MAP_LOOKUP) == NULL) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: missing argument '%q'"), where, allowed[i].qst);
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: missing argument '%q'"), where, allowed[i].qst);
         }
     }
     // Nothing left for MicroPython's parser to complain about (no MP_ARG_INT: no conversion).

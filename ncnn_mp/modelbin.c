@@ -27,7 +27,7 @@ typedef struct _ncnn_mp_mat_array_t {
     ncnn_mat_t *mats;  // owned copies
     size_t n, next;
     // Why the last load got an empty Mat (the layer's load_model then fails), or NULL.
-    const char *refused;
+    mp_rom_error_text_t refused;
     struct _ncnn_mp_mat_array_t *link;
 } ncnn_mp_mat_array_t;
 
@@ -38,21 +38,21 @@ typedef struct _ncnn_mp_mat_array_t {
 // loads hand a layer float32 (type 1: raw; type 0: float32 or converted fp16/bf16) or, for
 // type 0 only, int8 weights (tag 0x000D4B38); a layer reads whatever it gets as one of those
 // by its element size, packed one element a slot. Anything else it would read past.
-static const char *ncnn_mp_mat_array_misfit(ncnn_mat_t m, size_t count, int type) {
+static mp_rom_error_text_t ncnn_mp_mat_array_misfit(ncnn_mat_t m, size_t count, int type) {
     if (m == NULL) {
-        return "the ModelBin's Mats are used up: the layer reads more weights than were given";
+        return NCNN_MP_TEXT("the ModelBin's Mats are used up: the layer reads more weights than were given");
     }
     size_t have = (size_t)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * ncnn_mat_get_d(m) * ncnn_mat_get_c(m);
     if (ncnn_mat_get_elempack(m) != 1) {
-        return "a weight Mat of elempack > 1: ncnn reads weights one element a slot (convert_packing(1, opt) first)";
+        return NCNN_MP_TEXT("a weight Mat of elempack > 1: ncnn reads weights one element a slot (convert_packing(1, opt) first)");
     }
     size_t elemsize = ncnn_mat_get_elemsize(m);
     if (elemsize != 4 && !(elemsize == 1 && type == 0)) {
-        return type == 0 ? "a weight Mat of elemsize other than 4 (float32) or 1 (int8): ncnn reads it as one of those"
-                         : "a weight Mat of elemsize other than 4: this read takes raw float32 (type 1)";
+        return type == 0 ? NCNN_MP_TEXT("a weight Mat of elemsize other than 4 (float32) or 1 (int8): ncnn reads it as one of those")
+                         : NCNN_MP_TEXT("a weight Mat of elemsize other than 4: this read takes raw float32 (type 1)");
     }
     if (have != count) {
-        return "a weight Mat whose element count is not what the layer reads next";
+        return NCNN_MP_TEXT("a weight Mat whose element count is not what the layer reads next");
     }
     return NULL;
 }
@@ -69,7 +69,7 @@ static ncnn_mat_t ncnn_mp_mat_array_load(const ncnn_modelbin_t mb, int w, int h,
         a = a->link;
     }
     ncnn_mat_t m = a && a->next < a->n ? a->mats[a->next++] : NULL;
-    const char *why = a ? ncnn_mp_mat_array_misfit(m, count, type) : "the ModelBin was closed";
+    mp_rom_error_text_t why = a ? ncnn_mp_mat_array_misfit(m, count, type) : NCNN_MP_TEXT("the ModelBin was closed");
     if (a && why && !a->refused) {
         a->refused = why;
     }
@@ -151,8 +151,8 @@ ncnn_modelbin_t ncnn_mp_get_modelbin_handle(mp_obj_t obj, const char *where) {
     ncnn_mp_modelbin_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_ModelBin, where);
     if (self->handle == NULL) {
         ncnn_mp_raise_value(where, self->borrowed
-            ? "ModelBin used after the load_model callback it was lent to returned"
-            : "the ModelBin was closed");
+            ? NCNN_MP_TEXT("ModelBin used after the load_model callback it was lent to returned")
+            : NCNN_MP_TEXT("the ModelBin was closed"));
     }
     if (self->borrowed) {
         ncnn_mp_check_owner(self->owner, where);
@@ -182,10 +182,12 @@ ncnn_modelbin_t ncnn_mp_modelbin_use(ncnn_mp_use_t *u, mp_obj_t obj, const char 
 void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where) {
     ncnn_mp_modelbin_obj_t *self = MP_OBJ_TO_PTR(mp_obj_cast_to_native_base(obj, MP_OBJ_FROM_PTR(&ncnn_mp_type_ModelBin)));
     mp_uint_t l = ncnn_mp_lock();
-    const char *why = self->array ? self->array->refused : NULL;
+    mp_rom_error_text_t why = self->array ? self->array->refused : NULL;
     ncnn_mp_unlock(l);
     if (why) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: from_mat_array: %s"), where, why);
+        ncnn_mp_text_buf_t buf;
+        (void)buf;  // (no error reporting: unused)
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: from_mat_array: %s"), where, ncnn_mp_text(why, &buf));
     }
 }
 
@@ -203,7 +205,7 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     mp_obj_t dr = args[ARG_from_datareader].u_obj;
     mp_obj_t mats = args[ARG_from_mat_array].u_obj;
     if ((dr == MP_OBJ_NULL) == (mats == MP_OBJ_NULL)) {
-        ncnn_mp_raise_type(where, "give exactly one of from_datareader= or from_mat_array=");
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("give exactly one of from_datareader= or from_mat_array="));
     }
     ncnn_mp_modelbin_obj_t *self = ncnn_mp_modelbin_new(type);
     if (dr != MP_OBJ_NULL) {
@@ -218,7 +220,7 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
         return MP_OBJ_FROM_PTR(self);
     }
     if (!mp_obj_is_type(mats, &mp_type_list) && !mp_obj_is_type(mats, &mp_type_tuple)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: from_mat_array must be a list or tuple of Mats, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: from_mat_array must be a list or tuple of Mats, not %s"),
             where, mp_obj_get_type_str(mats));
     }
     size_t n;
@@ -232,7 +234,7 @@ static mp_obj_t ncnn_mp_ModelBin_make_new(const mp_obj_type_t *type, size_t n_ar
     if (a == NULL || copies == NULL) {
         free(a);
         free(copies);
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: out of memory"), where);
     }
     // Deep copies with ncnn's default allocator: the ModelBin may outlast the Python
     // buffers or Allocators of the Mats given.
@@ -302,7 +304,7 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
         s[i] = ncnn_mp_get_int_in(args[1 + i], 1, INT32_MAX, where, names[i]);
         total *= (unsigned)s[i];
         if (total > INT32_MAX) {
-            ncnn_mp_raise_value(where, "too many weights for one Mat (more than 2 GiB)");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("too many weights for one Mat (more than 2 GiB)"));
         }
     }
     int type = ncnn_mp_get_int_in(args[n_args - 1], 0, 1, where, "type");
@@ -332,7 +334,7 @@ static mp_obj_t ncnn_mp_ModelBin_load(size_t n_args, const mp_obj_t *args) {
     ncnn_mp_call_raise(&call);
     if (empty) {
         ncnn_mp_modelbin_raise_refused(args[0], where);
-        ncnn_mp_raise_value(where, "no weights could be read (the data ran out, or a bad weight tag)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("no weights could be read (the data ran out, or a bad weight tag)"));
     }
     mp_buffer_info_t info;
     if (m && weights != MP_OBJ_NULL && mp_get_buffer(weights, &info, MP_BUFFER_READ)) {

@@ -30,8 +30,14 @@ static mp_obj_t ncnn_mp_build_info(void) {
     #define NCNN_MP_STORE_FLAG(flag) \
     mp_obj_dict_store(info, MP_OBJ_NEW_QSTR(MP_QSTR_##flag), mp_obj_new_bool(flag));
     NCNN_MP_BUILD_FLAGS(NCNN_MP_STORE_FLAG)
-    // ncnn_mp's own: its kernels in place of ncnn's Convolution, ConvolutionDepthWise, InnerProduct
+    // ncnn_mp's own: its kernels in place of ncnn's Convolution, ConvolutionDepthWise, InnerProduct,
+    // and what the board kept (config.h)
     NCNN_MP_STORE_FLAG(NCNN_MP_KERNELS)
+    NCNN_MP_STORE_FLAG(NCNN_MP_HAS_PIXELS)
+    NCNN_MP_STORE_FLAG(NCNN_MP_HAS_DRAWING)
+    NCNN_MP_STORE_FLAG(NCNN_MP_HAS_PYTHON_READERS)
+    NCNN_MP_STORE_FLAG(NCNN_MP_HAS_COUNTING_ALLOCATOR)
+    NCNN_MP_STORE_FLAG(NCNN_MP_HAS_GRAPH_INFO)
     #undef NCNN_MP_STORE_FLAG
     return info;
 }

@@ -1,6 +1,8 @@
 // ncnn_mp: shared declarations for the MicroPython binding of ncnn's C API.
-// Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one
-// file needs is declared here and nowhere else.
+// Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one file needs
+// is declared here and nowhere else, in sections from the bottom of the binding up (state,
+// errors, methods, uses, lending, calls, natives, the classes, the trampoline), each naming
+// the file that defines it (docs/internals.md: the files from the bottom up).
 #ifndef NCNN_MP_H
 #define NCNN_MP_H
 
@@ -10,6 +12,7 @@
 
 #include <ncnn/c_api.h>
 
+#include "config.h"
 #include "shape_guard.h"
 
 #if NCNN_STRING
@@ -65,10 +68,41 @@ size_t ncnn_mp_custom_live_count(void);
 // A param load's own refusal: a layer would be given an int8 blob it cannot read.
 #define NCNN_MP_INT8_MISFIT (-1001)
 
-NORETURN void ncnn_mp_raise_type(const char *where, const char *what);
-NORETURN void ncnn_mp_raise_value(const char *where, const char *what);
-// NotImplementedError: this ncnn was built without `option` (e.g. "NCNN_STRING").
-NORETURN void ncnn_mp_raise_not_built(const char *where, const char *option);
+// Message texts, each one literal on one line (MicroPython's collector of texts to compress
+// takes nothing else): NCNN_MP_TEXT(x) what follows "Class.method: " (ncnn_mp_raise_value,
+// a refusal's reason), NCNN_MP_FORMAT(x) a whole message's format. Where the port compresses
+// its messages (MICROPY_ROM_TEXT_COMPRESSION), ncnn_mp's compress with them; where it reports
+// errors tersely (MICROPY_ERROR_REPORTING_TERSE) ncnn_mp's say only where ("Class.method",
+// or the class of a custom layer); with none (..._NONE), only the exception's type is left.
+#if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
+#define NCNN_MP_TEXT(x) MP_ERROR_TEXT("")
+#define NCNN_MP_FORMAT(x) MP_ERROR_TEXT("%s")
+#else
+#define NCNN_MP_TEXT(x) MP_ERROR_TEXT(x)
+#define NCNN_MP_FORMAT(x) MP_ERROR_TEXT(x)
+#endif
+// A text as a C string, for a %s: decompressed into buf where it is compressed.
+#define NCNN_MP_TEXT_MAX 320  // (checks.c: at least the longest message, and its NUL)
+#if MICROPY_ROM_TEXT_COMPRESSION
+typedef char ncnn_mp_text_buf_t[NCNN_MP_TEXT_MAX];
+const char *ncnn_mp_text(mp_rom_error_text_t text, ncnn_mp_text_buf_t *buf);
+#else
+typedef char ncnn_mp_text_buf_t[1];
+#define ncnn_mp_text(text, buf) ((void)(buf), (const char *)(text))
+#endif
+
+// An exception of `type` reading "WHERE: WHAT" (what: an NCNN_MP_TEXT).
+#if MICROPY_ERROR_REPORTING == MICROPY_ERROR_REPORTING_NONE
+#define ncnn_mp_raise_text(type, where, what) mp_raise_type(type)
+#else
+NORETURN void ncnn_mp_raise_text(const mp_obj_type_t *type, const char *where, mp_rom_error_text_t what);
+#endif
+#define ncnn_mp_raise_type(where, what) ncnn_mp_raise_text(&mp_type_TypeError, where, what)
+#define ncnn_mp_raise_value(where, what) ncnn_mp_raise_text(&mp_type_ValueError, where, what)
+// NotImplementedError: this ncnn was built without `option` (an NCNN_MP_TEXT, e.g. "NCNN_STRING").
+NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t option);
+// NotImplementedError: the board left out ncnn_mp's part `name` (a switch of config.h).
+NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name);
 // The shape guard's refusal (shape_guard.h) as a ValueError: "WHERE: the input does not fit
 // the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
@@ -659,7 +693,7 @@ ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t ma
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
 // Mat's image functions (mat_pixels.c), for Mat's table in mat.c.
-#if NCNN_PIXEL
+#if NCNN_MP_HAS_PIXELS
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
@@ -675,7 +709,7 @@ extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
     X(RGBA2RGB, 4 | 1 << 16) X(RGBA2BGR, 4 | 2 << 16) X(RGBA2GRAY, 4 | 3 << 16) X(RGBA2BGRA, 4 | 5 << 16) \
     X(BGRA2RGB, 5 | 1 << 16) X(BGRA2BGR, 5 | 2 << 16) X(BGRA2GRAY, 5 | 3 << 16) X(BGRA2RGBA, 5 | 4 << 16)
 #endif
-#if NCNN_PIXEL_DRAWING
+#if NCNN_MP_HAS_DRAWING
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_rectangle_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_circle_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_line_obj;

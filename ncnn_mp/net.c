@@ -25,7 +25,7 @@ static ncnn_mp_net_native_t *ncnn_mp_net_use(ncnn_mp_net_use_t *u, mp_obj_t obj,
     bool entered = n != NULL && ncnn_mp_net_try_enter(n, alone);
     ncnn_mp_unlock(l);
     if (n == NULL) {
-        ncnn_mp_raise_value(where, "the Net was closed");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the Net was closed"));
     }
     if (!entered) {
         ncnn_mp_net_raise_busy(where);
@@ -46,13 +46,13 @@ static mp_obj_t ncnn_mp_Net_make_new(const mp_obj_type_t *type, size_t n_args, s
     self->native = NULL;
     ncnn_mp_net_native_t *n = calloc(1, sizeof(*n));
     if (n == NULL) {
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, "Net()", NCNN_MP_TEXT("out of memory"));
     }
     n->refs = 1;
     n->handle = ncnn_net_create();
     self->native = n;
     if (ncnn_mp_cxx_guard_net(n->handle) != 0) {
-        mp_raise_msg(&mp_type_MemoryError, MP_ERROR_TEXT("Net(): out of memory"));
+        ncnn_mp_raise_text(&mp_type_MemoryError, "Net()", NCNN_MP_TEXT("out of memory"));
     }
     return MP_OBJ_FROM_PTR(self);
 }
@@ -111,7 +111,7 @@ static mp_obj_t ncnn_mp_Net_load_param_mem(mp_obj_t self_in, mp_obj_t text) {
     const char *where = "Net.load_param_mem";
     mp_buffer_info_t info;
     if (!mp_get_buffer(text, &info, MP_BUFFER_READ)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected the param text as str or bytes, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: expected the param text as str or bytes, not %s"),
             where, mp_obj_get_type_str(text));
     }
     // A str would be taken for a path by load_param: hand its bytes over as a buffer.
@@ -154,7 +154,7 @@ static mp_obj_t ncnn_mp_Net_weights_info(mp_obj_t self_in) {
     ncnn_mp_net_use_t use;
     ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
     if (n->stage != NCNN_MP_NET_READY) {
-        ncnn_mp_raise_value(where, "no weights loaded since the last load_param or clear");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("no weights loaded since the last load_param or clear"));
     }
     const ncnn_mp_weights_t *w = &n->weights;
     bool c = n->weights_counted;
@@ -182,7 +182,7 @@ static mp_obj_t ncnn_mp_Net_stack_needed(mp_obj_t self_in) {
     ncnn_mp_net_use_t use;
     ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
     if (n->stage != NCNN_MP_NET_PARAMS && n->stage != NCNN_MP_NET_READY) {
-        ncnn_mp_raise_value(where, "no param loaded (load_param first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("no param loaded (load_param first)"));
     }
     size_t need = ncnn_mp_stack_need(n->depth);
     ncnn_mp_net_done(&use);
@@ -193,7 +193,7 @@ static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_stack_needed_obj, Net, stack_needed, 
 // Net.load_model_mem(buffer) -> None   (CPython ncnn) same as load_model(buffer)
 static mp_obj_t ncnn_mp_Net_load_model_mem(mp_obj_t self_in, mp_obj_t src) {
     if (mp_obj_is_str(src)) {
-        ncnn_mp_raise_type("Net.load_model_mem", "expected a buffer of weights, not str");
+        ncnn_mp_raise_type("Net.load_model_mem", NCNN_MP_TEXT("expected a buffer of weights, not str"));
     }
     ncnn_mp_Net_load(self_in, src, NCNN_MP_LOAD_MODEL, false, "Net.load_model_mem");
     return mp_const_none;
@@ -235,12 +235,12 @@ static mp_obj_t ncnn_mp_net_io(mp_obj_t self_in, mp_obj_t i, bool output, bool n
     if (!name) {
         result = mp_obj_new_int(output ? ncnn_net_get_output_index(net, k) : ncnn_net_get_input_index(net, k));
     } else if (!native->named) {
-        ncnn_mp_raise_value(where, "a net loaded from a binary param has no blob names (use the index functions)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a net loaded from a binary param has no blob names (use the index functions)"));
     } else {
         #if NCNN_STRING
         result = mp_obj_new_str_from_cstr(output ? ncnn_net_get_output_name(net, k) : ncnn_net_get_input_name(net, k));
         #else
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use the index functions)");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use the index functions)"));
         #endif
     }
     ncnn_mp_net_done(&use);
@@ -292,6 +292,7 @@ static mp_obj_t ncnn_mp_Net_output_names(mp_obj_t self_in) {
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_output_names_obj, Net, output_names, ncnn_mp_Net_output_names);
 
+#if NCNN_MP_HAS_GRAPH_INFO
 static mp_obj_t ncnn_mp_net_indexes(int n, const int *v) {
     mp_obj_t list = mp_obj_new_list(n, NULL);
     for (int i = 0; i < n; i++) {
@@ -357,6 +358,7 @@ static mp_obj_t ncnn_mp_Net_blobs(mp_obj_t self_in) {
     return list;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Net_blobs_obj, Net, blobs, ncnn_mp_Net_blobs);
+#endif
 
 // Net.register_custom_layer(type: str | int, creator) -> None
 //   ncnn_net_register_custom_layer_by_type / _by_typeindex (see trampoline.c)
@@ -368,7 +370,7 @@ static mp_obj_t ncnn_mp_Net_register_custom_layer(mp_obj_t self_in, mp_obj_t typ
     if (n->stage == NCNN_MP_NET_PARAMS || n->stage == NCNN_MP_NET_READY) {
         // ncnn would destroy the layers it made already (a built-in ReLU, say) with the
         // new type's destroyer, which takes them for ncnn_mp's own.
-        ncnn_mp_raise_value(where, "the net has layers: register custom layers before load_param (or clear() first)");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("the net has layers: register custom layers before load_param (or clear() first)"));
     }
     ncnn_mp_register_custom_layer(n, type, creator, where);
     ncnn_mp_net_done(&use);
@@ -408,14 +410,13 @@ static void ncnn_mp_Net_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
     } else {
         ncnn_mp_option_obj_t *o = ncnn_mp_get_option(dest[1], where);
         if (o->kind == NCNN_MP_OPTION_BORROWED) {
-            ncnn_mp_raise_value(where, "cannot assign an Option lent to a callback");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("cannot assign an Option lent to a callback"));
         }
         if (o->kind != NCNN_MP_OPTION_NET_VIEW || o->net != n) {  // (else net.opt = net.opt)
             qstr differs = n->stage != NCNN_MP_NET_EMPTY
                 ? ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(n->handle)) : MP_QSTRnull;
             if (differs != MP_QSTRnull) {
-                mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %q differs from what the loaded "
-                    "layers were prepared with; assign options before loading (or clear() first)"), where, differs);
+                mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from what the loaded layers were prepared with; assign options before loading (or clear() first)"), where, differs);
             }
             ncnn_net_set_option(n->handle, o->handle);
             // The net now points at the Option's allocators: hold them as long as it does.
@@ -449,8 +450,10 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_load_model_mem), MP_ROM_PTR(&ncnn_mp_Net_load_model_mem_obj) },
     { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_stack_needed), MP_ROM_PTR(&ncnn_mp_Net_stack_needed_obj) },
+    #if NCNN_MP_HAS_GRAPH_INFO
     { MP_ROM_QSTR(MP_QSTR_layers), MP_ROM_PTR(&ncnn_mp_Net_layers_obj) },
     { MP_ROM_QSTR(MP_QSTR_blobs), MP_ROM_PTR(&ncnn_mp_Net_blobs_obj) },
+    #endif
     { MP_ROM_QSTR(MP_QSTR_clear), MP_ROM_PTR(&ncnn_mp_Net_clear_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_input_name), MP_ROM_PTR(&ncnn_mp_Net_get_input_name_obj) },
     { MP_ROM_QSTR(MP_QSTR_get_output_name), MP_ROM_PTR(&ncnn_mp_Net_get_output_name_obj) },

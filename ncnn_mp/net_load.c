@@ -113,28 +113,20 @@ static void ncnn_mp_net_load_call(void *arg) {
 static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *info, const char *where) {
     if (mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
         // Even over bytes: create() or clone_from() give it new storage and let the old go.
-        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a Mat (its storage can be replaced): "
-            "pass the bytes or memoryview it lies over");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("copy=False cannot keep weights in a Mat (its storage can be replaced): pass the bytes or memoryview it lies over"));
     }
     mp_buffer_info_t rw;
     if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs a read-only buffer (bytes, "
-            "a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's "
-            "layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs a read-only buffer (bytes, a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
     }
     if (ncnn_mp_lent_holding(info->buf) != NULL) {
-        ncnn_mp_raise_value(where, "copy=False cannot keep weights in a blob ncnn lent a callback (it dies when "
-            "the callback returns): copy=True");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("copy=False cannot keep weights in a blob ncnn lent a callback (it dies when the callback returns): copy=True"));
     }
     if ((uintptr_t)info->buf % 4 != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs the weights 4-byte aligned "
-            "(ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 "
-            "(pack models with ncnn_mp_tools.romfs_pack, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs the weights 4-byte aligned (ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 (pack models with ncnn_mp_tools.romfs_pack, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
     }
     if (!ncnn_mp_memory_stays(src, info)) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: copy=False needs weights in memory that stays as "
-            "it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory "
-            "ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs weights in memory that stays as it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
             where, mp_obj_get_type_str(src));
     }
 }
@@ -181,8 +173,7 @@ static void ncnn_mp_load_source_take(ncnn_mp_load_source_t *s, mp_obj_t src, boo
     memset(s, 0, sizeof(*s));
     s->is_reader = !mp_obj_is_str(src) && mp_obj_cast_to_native_base(src, MP_OBJ_FROM_PTR(&ncnn_mp_type_DataReader)) != MP_OBJ_NULL;
     if (in_place && (mp_obj_is_str(src) || s->is_reader)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: copy=False needs the weights in a buffer "
-            "(bytes, a memoryview, a ROMFS file), not %s"), where, mp_obj_get_type_str(src));
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: copy=False needs the weights in a buffer (bytes, a memoryview, a ROMFS file), not %s"), where, mp_obj_get_type_str(src));
     }
     if (mp_obj_is_str(src)) {
         s->path = mp_obj_str_get_str(src);
@@ -190,11 +181,11 @@ static void ncnn_mp_load_source_take(ncnn_mp_load_source_t *s, mp_obj_t src, boo
         // ncnn reports a missing file and a malformed one alike (-1): look first.
         FILE *fp = fopen(s->path, "rb");
         if (fp == NULL) {
-            mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("%s: cannot open '%s'"), where, s->path);
+            mp_raise_msg_varg(&mp_type_OSError, NCNN_MP_FORMAT("%s: cannot open '%s'"), where, s->path);
         }
         fclose(fp);
         #else
-        ncnn_mp_raise_not_built(where, "NCNN_STDIO (load from a buffer or DataReader instead)");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STDIO (load from a buffer or DataReader instead)"));
         #endif
     } else if (s->is_reader) {
         ncnn_mp_use_begin(&s->reader_use, 1);  // (pushed after the net's use: ended before it)
@@ -202,7 +193,7 @@ static void ncnn_mp_load_source_take(ncnn_mp_load_source_t *s, mp_obj_t src, boo
     } else if (mp_get_buffer(src, &s->buffer, MP_BUFFER_READ)) {
         s->is_buffer = true;
     } else {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: expected a path (str), a DataReader or a buffer, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: expected a path (str), a DataReader or a buffer, not %s"),
             where, mp_obj_get_type_str(src));
     }
 }
@@ -281,19 +272,19 @@ static void ncnn_mp_net_loaded_params(ncnn_mp_net_native_t *n, ncnn_mp_load_kind
 }
 
 static void ncnn_mp_net_load_raise(const ncnn_mp_load_outcome_t *out, ncnn_mp_load_kind_t kind, const char *where) {
+    (void)ncnn_mp_load_what;  // (no error reporting: unused)
     if (out->ran_out) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: the weights ran out: the .bin is shorter than "
-            "the model needs (truncated, or another model's)"), where);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the weights ran out: the .bin is shorter than the model needs (truncated, or another model's)"), where);
     }
     if (out->caught) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn ran out of memory loading the %s"),
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory loading the %s"),
             where, ncnn_mp_load_what[kind]);
     }
     if (out->ret == NCNN_MP_INT8_MISFIT) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: %s (docs/models.md: int8 between layers)"), where, out->misfit);
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s (docs/models.md: int8 between layers)"), where, out->misfit);
     }
     if (out->ret != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
             where, ncnn_mp_load_what[kind], out->ret);
     }
 }
@@ -302,7 +293,7 @@ void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t
     ncnn_mp_stack_check(0, where);
     #if !NCNN_STRING
     if (kind == NCNN_MP_LOAD_PARAM) {
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (use load_param_bin)");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use load_param_bin)"));
     }
     #endif
     ncnn_mp_load_source_t s;

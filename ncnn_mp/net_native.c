@@ -61,8 +61,7 @@ void ncnn_mp_net_native_unref(ncnn_mp_net_native_t *n) {
 }
 
 NORETURN void ncnn_mp_net_raise_busy(const char *where) {
-    mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s: ncnn is loading, clearing or running this net "
-        "(from one of its custom layers, or in another thread)"), where);
+    mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: ncnn is loading, clearing or running this net (from one of its custom layers, or in another thread)"), where);
 }
 
 bool ncnn_mp_net_try_enter(ncnn_mp_net_native_t *n, bool alone) {

@@ -79,8 +79,8 @@ ncnn_mp_option_obj_t *ncnn_mp_get_option(mp_obj_t obj, const char *where) {
     ncnn_mp_option_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Option, where);
     if (self->handle == NULL) {
         ncnn_mp_raise_value(where, self->kind == NCNN_MP_OPTION_BORROWED
-            ? "used after the callback it was lent to returned (copy what you need inside the callback)"
-            : "the Option was released");
+            ? NCNN_MP_TEXT("used after the callback it was lent to returned (copy what you need inside the callback)")
+            : NCNN_MP_TEXT("the Option was released"));
     }
     if (self->kind == NCNN_MP_OPTION_BORROWED) {
         ncnn_mp_check_owner(self->owner, where);
@@ -166,7 +166,7 @@ static void ncnn_mp_option_set_allocator(mp_obj_t self_in, mp_obj_t alloc_in, nc
     ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
     ncnn_mp_allocator_native_t *a = ncnn_mp_get_allocator_native_or_none(alloc_in, where);
     if (self->kind == NCNN_MP_OPTION_BORROWED) {
-        ncnn_mp_raise_value(where, "cannot set allocators on an Option lent to a callback");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("cannot set allocators on an Option lent to a callback"));
     }
     ncnn_mp_allocator_native_t **set = self->kind == NCNN_MP_OPTION_NET_VIEW ? self->net->allocators : self->allocators;
     if (self->kind == NCNN_MP_OPTION_NET_VIEW) {
@@ -234,14 +234,13 @@ static void ncnn_mp_Option_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
         ncnn_mp_option_obj_t *self = ncnn_mp_get_option(self_in, where);
         if (flag && flag->pipeline && self->kind == NCNN_MP_OPTION_NET_VIEW && self->net->stage != NCNN_MP_NET_EMPTY
             && !flag->get(self->handle) != !mp_obj_is_true(dest[1])) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s: this is a Net's option (net.opt), and the net's "
-                "layers were prepared with it when the model was loaded; set it before loading (or clear() first)"), where);
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: this is a Net's option (net.opt), and the net's layers were prepared with it when the model was loaded; set it before loading (or clear() first)"), where);
         }
         #if !NCNN_VULKAN
         if ((attr == MP_QSTR_use_vulkan_compute || attr == MP_QSTR_use_shader_local_memory
              || attr == MP_QSTR_use_cooperative_matrix) && mp_obj_is_true(dest[1])) {
             // ncnn without Vulkan ignores these GPU switches: say so instead of pretending.
-            ncnn_mp_raise_not_built(where, "NCNN_VULKAN");
+            ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_VULKAN"));
         }
         #endif
         if (flag) {

@@ -42,7 +42,7 @@ mp_obj_t ncnn_mp_paramdict_lend(ncnn_paramdict_t handle, ncnn_mp_lent_t *lent) {
 ncnn_paramdict_t ncnn_mp_get_paramdict_handle(mp_obj_t obj, const char *where) {
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_ParamDict, where);
     if (self->handle == NULL) {
-        ncnn_mp_raise_value(where, "ParamDict used after the load_param callback it was lent to returned");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("ParamDict used after the load_param callback it was lent to returned"));
     }
     if (self->borrowed) {
         ncnn_mp_check_owner(self->owner, where);
@@ -151,7 +151,7 @@ static mp_obj_t ncnn_mp_ParamDict_get(size_t n_args, const mp_obj_t *args) {
         if (def == mp_const_none || mp_obj_cast_to_native_base(def, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
             return ncnn_mp_paramdict_get_array(pd, id, def, where);
         }
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: default must be an int, a float, a Mat or None, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: default must be an int, a float, a Mat or None, not %s"),
             where, mp_obj_get_type_str(def));
     }
     switch (ncnn_paramdict_get_type(pd, id)) {
@@ -167,7 +167,7 @@ static NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_ParamDict_get_obj, ParamDict, g
 static ncnn_paramdict_t ncnn_mp_get_paramdict_writable(mp_obj_t obj, const char *where) {
     ncnn_mp_paramdict_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_ParamDict, where);
     if (self->borrowed) {
-        ncnn_mp_raise_value(where, "a ParamDict lent by ncnn is read-only");
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a ParamDict lent by ncnn is read-only"));
     }
     return ncnn_mp_get_paramdict_handle(obj, where);
 }
@@ -193,7 +193,7 @@ static void ncnn_mp_paramdict_set_array(mp_obj_t self_in, mp_obj_t id, mp_obj_t 
     ncnn_mat_t copy = ncnn_mat_clone(src, NULL);
     if (ncnn_mat_get_dims(src) && ncnn_mat_get_data(copy) == NULL) {
         ncnn_mat_destroy(copy);
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: ncnn could not copy the array"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not copy the array"), where);
     }
     ncnn_paramdict_set_array(pd, i, copy);
     ncnn_mat_destroy(copy);  // the ParamDict holds its own reference to the data
@@ -228,7 +228,7 @@ static mp_obj_t ncnn_mp_ParamDict_set(mp_obj_t self_in, mp_obj_t id, mp_obj_t v)
     } else if (mp_obj_cast_to_native_base(v, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) != MP_OBJ_NULL) {
         ncnn_mp_paramdict_set_array(self_in, id, v, where);
     } else {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: value must be an int, a float or a Mat, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: value must be an int, a float or a Mat, not %s"),
             where, mp_obj_get_type_str(v));
     }
     return mp_const_none;

@@ -54,8 +54,12 @@ const ncnn_mp_layer_flag_t *ncnn_mp_layer_flag(qstr name) {
     return NULL;
 }
 
-static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, const char *what) {
-    return mp_obj_new_exception_msg_varg(type, MP_ERROR_TEXT("%s.%q: %s"), mp_obj_get_type_str(instance), method, what);
+// "MyLayer.forward: WHAT" (what: an NCNN_MP_TEXT).
+static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, mp_rom_error_text_t what) {
+    ncnn_mp_text_buf_t buf;
+    (void)buf;  // (no error reporting: unused)
+    return mp_obj_new_exception_msg_varg(type, NCNN_MP_FORMAT("%s.%q: %s"), mp_obj_get_type_str(instance), method,
+        ncnn_mp_text(what, &buf));
 }
 
 // ---------------------------------------------------------------------------
@@ -96,14 +100,14 @@ static int ncnn_mp_status(mp_obj_t instance, qstr method, mp_obj_t r) {
         return 0;
     }
     if (!mp_obj_is_int(r) || mp_obj_is_bool(r)) {
-        nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, method, "must return None or an int"));
+        nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, method, NCNN_MP_TEXT("must return None or an int")));
     }
     if (!mp_obj_is_small_int(r)) {  // (a big int is never 0)
-        nlr_raise(ncnn_mp_layer_error(&mp_type_RuntimeError, instance, method, "returned a failure code (a big int)"));
+        nlr_raise(ncnn_mp_layer_error(&mp_type_RuntimeError, instance, method, NCNN_MP_TEXT("returned a failure code (a big int)")));
     }
     mp_int_t code = MP_OBJ_SMALL_INT_VALUE(r);
     if (code != 0) {
-        mp_raise_msg_varg(&mp_type_RuntimeError, MP_ERROR_TEXT("%s.%q: returned %d (a failure code)"),
+        mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s.%q: returned %d (a failure code)"),
             mp_obj_get_type_str(instance), method, (int)code);
     }
     return 0;
@@ -114,24 +118,24 @@ static int ncnn_mp_status(mp_obj_t instance, qstr method, mp_obj_t r) {
 // outright, and is a copy otherwise (a Python buffer, an Allocator, a lent Mat).
 static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t out, ncnn_mp_lent_t *lent) {
     if (mp_obj_cast_to_native_base(out, MP_OBJ_FROM_PTR(&ncnn_mp_type_Mat)) == MP_OBJ_NULL) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s.%q: a top blob must be a Mat, not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s.%q: a top blob must be a Mat, not %s"),
             mp_obj_get_type_str(instance), method, mp_obj_get_type_str(out));
     }
     char where[NCNN_MP_WHERE_LEN];  // the user's method: "MyLayer.forward: the Mat was released"
     ncnn_mp_mat_obj_t *m = ncnn_mp_get_mat(out, ncnn_mp_attr_where(where, mp_obj_get_type_str(instance), method));
     if (m->kind == NCNN_MP_MAT_BORROWED && m->lent == lent) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
-            "returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)"));
+            NCNN_MP_TEXT("returned a Mat ncnn lent it (return bottom.clone(), or use forward_inplace)")));
     }
     if (ncnn_mat_get_dims(m->handle) == 0) {
-        nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method, "produced an empty Mat"));
+        nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method, NCNN_MP_TEXT("produced an empty Mat")));
     }
     // The layers after it read float32 (a custom layer's top is never an int8 blob to the
     // Net's check: shape_guard.h), as Extractor.input requires: an int8 or fp16 Mat would be
     // read past its end.
     if (ncnn_mat_get_elemsize(m->handle) != 4u * (size_t)ncnn_mat_get_elempack(m->handle)) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_ValueError, instance, method,
-            "produced a Mat of other elements than float32 (the layers after it read float32)"));
+            NCNN_MP_TEXT("produced a Mat of other elements than float32 (the layers after it read float32)")));
     }
     ncnn_mat_t h = m->handle;
     int dims = ncnn_mat_get_dims(h);
@@ -149,7 +153,7 @@ static ncnn_mat_t ncnn_mp_output_handle(mp_obj_t instance, qstr method, mp_obj_t
     }
     if (ncnn_mat_get_data(copy) == NULL) {
         ncnn_mat_destroy(copy);
-        nlr_raise(ncnn_mp_layer_error(&mp_type_MemoryError, instance, method, "ncnn could not allocate the top blob"));
+        nlr_raise(ncnn_mp_layer_error(&mp_type_MemoryError, instance, method, NCNN_MP_TEXT("ncnn could not allocate the top blob")));
     }
     return copy;
 }
@@ -192,8 +196,7 @@ static void ncnn_mp_check_blob_counts(mp_obj_t instance, ncnn_layer_t layer) {
     int bottoms = ncnn_layer_get_bottom_count(layer), tops = ncnn_layer_get_top_count(layer);
     bool one = ncnn_layer_get_one_blob_only(layer);
     if (one ? bottoms != 1 || tops != 1 : ncnn_layer_get_support_inplace(layer) && bottoms != tops) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.load_param: the .param gives the layer %d bottom(s) "
-            "and %d top(s), which %s cannot serve"), mp_obj_get_type_str(instance), bottoms, tops,
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s.load_param: the .param gives the layer %d bottom(s) and %d top(s), which %s cannot serve"), mp_obj_get_type_str(instance), bottoms, tops,
             one ? "one_blob_only = True" : "support_inplace = True");
     }
 }
@@ -262,7 +265,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
             mp_obj_t dest[5];
             if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward, dest)) {
                 nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward,
-                    "not defined (define forward, or set support_inplace and define forward_inplace)"));
+                    NCNN_MP_TEXT("not defined (define forward, or set support_inplace and define forward_inplace)")));
             }
             mp_obj_t bottom;
             if (single) {
@@ -300,7 +303,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
                     // A status instead of the top Mat(s): a failure code, or 0 with nothing to give.
                     ncnn_mp_status(f.instance, MP_QSTR_forward, r);
                     nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, f.instance, MP_QSTR_forward,
-                        "returned 0 but no top Mat (return the Mat, or define forward(self, bottom, top, opt))"));
+                        NCNN_MP_TEXT("returned 0 but no top Mat (return the Mat, or define forward(self, bottom, top, opt))")));
                 }
                 size_t count = 1;
                 mp_obj_t *items = &r;
@@ -308,7 +311,7 @@ static int ncnn_mp_forward(ncnn_layer_t layer, const ncnn_mat_t *bottoms, int n,
                     mp_obj_get_array(r, &count, &items);
                 }
                 if (count != (size_t)n2) {
-                    mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s.forward: returned %d top blob(s), the net expects %d"),
+                    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s.forward: returned %d top blob(s), the net expects %d"),
                         mp_obj_get_type_str(f.instance), (int)count, n2);
                 }
                 for (int i = 0; i < n2; i++) {
@@ -351,7 +354,7 @@ static int ncnn_mp_forward_inplace(ncnn_layer_t layer, ncnn_mat_t *blobs, int n,
     if (nlr_push(&nlr) == 0) {
         mp_obj_t dest[4];
         if (!ncnn_mp_find_method(f.instance, MP_QSTR_forward_inplace, dest)) {
-            nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward_inplace, "not defined"));
+            nlr_raise(ncnn_mp_layer_error(&mp_type_NotImplementedError, f.instance, MP_QSTR_forward_inplace, NCNN_MP_TEXT("not defined")));
         }
         mp_obj_t arg;
         if (single) {
@@ -418,11 +421,11 @@ static void ncnn_mp_check_layer_class(mp_obj_t instance, ncnn_layer_t h) {
     bool has_inplace = ncnn_mp_find_method(instance, MP_QSTR_forward_inplace, dest);
     if (ncnn_layer_get_support_inplace(h) && !has_inplace) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward_inplace,
-            "missing, but support_inplace is True"));
+            NCNN_MP_TEXT("missing, but support_inplace is True")));
     }
     if (!ncnn_layer_get_support_inplace(h) && !has_forward) {
         nlr_raise(ncnn_mp_layer_error(&mp_type_TypeError, instance, MP_QSTR_forward,
-            "missing (or set support_inplace = True and define forward_inplace)"));
+            NCNN_MP_TEXT("missing (or set support_inplace = True and define forward_inplace)")));
     }
 }
 
@@ -439,14 +442,13 @@ static ncnn_layer_t ncnn_mp_creator(void *userdata) {
         mp_obj_t native = mp_obj_cast_to_native_base(instance, MP_OBJ_FROM_PTR(&ncnn_mp_type_Layer));
         if (native == MP_OBJ_NULL || !mp_obj_is_type(native, &ncnn_mp_type_Layer)
             || !((ncnn_mp_layer_obj_t *)MP_OBJ_TO_PTR(native))->custom) {
-            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("Net.register_custom_layer: the creator for '%s' "
-                "returned %s, not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
-                factory->name, mp_obj_get_type_str(instance));
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: the creator for '%s' returned %s, not an instance of a Layer subclass (did __init__ call super().__init__()?)"),
+                "Net.register_custom_layer", factory->name, mp_obj_get_type_str(instance));
         }
         ncnn_mp_layer_obj_t *l = MP_OBJ_TO_PTR(native);
         if (!l->owned || l->handle == NULL) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("Net.register_custom_layer: the creator for '%s' "
-                "returned a layer instance that a Net already uses (return a new instance each time)"), factory->name);
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the creator for '%s' returned a layer instance that a Net already uses (return a new instance each time)"),
+                "Net.register_custom_layer", factory->name);
         }
         // ncnn copies these flags from the layer right after this returns.
         ncnn_mp_layer_copy_flags_from_instance(instance, l->handle);
@@ -479,8 +481,7 @@ static void ncnn_mp_destroyer(ncnn_layer_t layer, void *userdata) {
 
 void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_obj_t creator, const char *where) {
     if (!mp_obj_is_callable(creator)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: the creator must be a Layer subclass or a callable "
-            "returning a Layer instance, not %s"), where, mp_obj_get_type_str(creator));
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: the creator must be a Layer subclass or a callable returning a Layer instance, not %s"), where, mp_obj_get_type_str(creator));
     }
     const char *name = NULL;
     int index = -1;
@@ -488,22 +489,22 @@ void ncnn_mp_register_custom_layer(ncnn_mp_net_native_t *net, mp_obj_t type, mp_
         #if NCNN_STRING
         name = mp_obj_str_get_str(type);
         if (name[0] == 0) {
-            ncnn_mp_raise_value(where, "the type name is empty");
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the type name is empty"));
         }
         #else
-        ncnn_mp_raise_not_built(where, "NCNN_STRING (register by type index)");
+        ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (register by type index)"));
         #endif
     } else if (mp_obj_is_int(type)) {
         index = ncnn_mp_get_int_in(type, 0, INT32_MAX, where, "type index");
     } else {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%s: type must be a name (str) or a type index (int), not %s"),
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: type must be a name (str) or a type index (int), not %s"),
             where, mp_obj_get_type_str(type));
     }
     // ncnn keeps the type name's pointer: the record holds a copy that lives with the net.
     size_t len = name ? strlen(name) : 15;
     ncnn_mp_factory_t *f = malloc(sizeof(*f) + len + 1);
     if (f == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("%s: out of memory"), where);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: out of memory"), where);
     }
     f->creator = creator;
     f->next = net->factories;

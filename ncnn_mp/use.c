@@ -63,5 +63,5 @@ void ncnn_mp_use_end(ncnn_mp_use_t *u) {
 
 void ncnn_mp_raise_in_use(const char *where) {
     mp_raise_msg_varg(&mp_type_RuntimeError,
-        MP_ERROR_TEXT("%s: a call in progress uses it (ncnn reads it until that call returns)"), where);
+        NCNN_MP_FORMAT("%s: a call in progress uses it (ncnn reads it until that call returns)"), where);
 }
