@@ -216,7 +216,6 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
 
 NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t option) {
     ncnn_mp_text_buf_t buf;
-    (void)buf;  // (no error reporting: unused)
     mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: needs ncnn built with %s"), where,
         ncnn_mp_text(option, &buf));
 }

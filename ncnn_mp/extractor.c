@@ -288,7 +288,6 @@ static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj
     ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
     mp_rom_error_text_t why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
     ncnn_mp_text_buf_t buf;
-    (void)buf;  // (no error reporting: unused)
     if (why && mp_obj_is_str(key)) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the Mat given to input('%s') was changed since: %s (give input() a Mat again)"), where, mp_obj_str_get_str(key),
             ncnn_mp_text(why, &buf));

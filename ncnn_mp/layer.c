@@ -306,7 +306,6 @@ static ncnn_mat_t ncnn_mp_layer_input(ncnn_mp_use_t *u, mp_obj_t mat, ncnn_layer
     mp_rom_error_text_t why = ncnn_mp_layer_refusal(layer, opt, h);
     if (why) {
         ncnn_mp_text_buf_t buf;
-        (void)buf;  // (no error reporting: unused)
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %d has elemsize %d and elempack %d: %s"),
             where, (int)i, (int)ncnn_mat_get_elemsize(h), ncnn_mat_get_elempack(h), ncnn_mp_text(why, &buf));
     }

@@ -186,7 +186,6 @@ void ncnn_mp_modelbin_raise_refused(mp_obj_t obj, const char *where) {
     ncnn_mp_unlock(l);
     if (why) {
         ncnn_mp_text_buf_t buf;
-        (void)buf;  // (no error reporting: unused)
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: from_mat_array: %s"), where, ncnn_mp_text(why, &buf));
     }
 }

@@ -83,11 +83,12 @@ size_t ncnn_mp_custom_live_count(void);
 #endif
 // A text as a C string, for a %s: decompressed into buf where it is compressed.
 #define NCNN_MP_TEXT_MAX 320  // (checks.c: at least the longest message, and its NUL)
+// (Possibly unused: with no error reporting the raise that would read it is left out.)
 #if MICROPY_ROM_TEXT_COMPRESSION
-typedef char ncnn_mp_text_buf_t[NCNN_MP_TEXT_MAX];
+typedef char ncnn_mp_text_buf_t[NCNN_MP_TEXT_MAX] __attribute__((unused));
 const char *ncnn_mp_text(mp_rom_error_text_t text, ncnn_mp_text_buf_t *buf);
 #else
-typedef char ncnn_mp_text_buf_t[1];
+typedef char ncnn_mp_text_buf_t[1] __attribute__((unused));
 #define ncnn_mp_text(text, buf) ((void)(buf), (const char *)(text))
 #endif
 

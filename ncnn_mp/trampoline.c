@@ -57,7 +57,6 @@ const ncnn_mp_layer_flag_t *ncnn_mp_layer_flag(qstr name) {
 // "MyLayer.forward: WHAT" (what: an NCNN_MP_TEXT).
 static mp_obj_t ncnn_mp_layer_error(const mp_obj_type_t *type, mp_obj_t instance, qstr method, mp_rom_error_text_t what) {
     ncnn_mp_text_buf_t buf;
-    (void)buf;  // (no error reporting: unused)
     return mp_obj_new_exception_msg_varg(type, NCNN_MP_FORMAT("%s.%q: %s"), mp_obj_get_type_str(instance), method,
         ncnn_mp_text(what, &buf));
 }
