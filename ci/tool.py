@@ -294,12 +294,10 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
         return run_bench_binding(profile)
     if name == "bench-models":
         return run_bench_models(profile, rest)
-    if name == "mcu-report":
+    if name in ("mcu-report", "mcu-text"):  # (tests/bench/mcu_report.py, mcu_text.py)
         python, _ = setup("qemu")
-        return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_report.py"), *rest], env=script_env())
-    if name == "mcu-text":
-        python, _ = setup("qemu")
-        return subprocess.call([str(python), str(REPO / "tests" / "bench" / "mcu_text.py"), *rest], env=script_env())
+        script = REPO / "tests" / "bench" / f"{name.replace('-', '_')}.py"
+        return subprocess.call([str(python), str(script), *rest], env=script_env())
     if name == "soak":
         python, fw = setup(profile)
         digits_model(python)

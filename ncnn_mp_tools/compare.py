@@ -39,8 +39,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ci.common import SetupError, fail, profile, say
+from ci.common import fail, profile, say
 from ncnn_mp_tools.device import PROBES, is_board, run_probe
+from ncnn_mp_tools.device import main as device_main
 from ncnn_mp_tools.preflight import MAGIC, model_inputs, model_pairs, split_args
 
 F32 = npt.NDArray[np.float32]
@@ -305,16 +306,5 @@ def compare(profile_name: str, argv: list[str]) -> int:
     return 1
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--profile", default="unix")
-    args, rest = ap.parse_known_args()
-    try:
-        return compare(args.profile, rest)
-    except SetupError as e:
-        print(f"ncnn_mp compare: {e.what}: {e.todo}", file=sys.stderr)
-        return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(device_main("compare", compare, sys.argv[1:]))

@@ -10,14 +10,29 @@ the probe. ROOT is where `files` are: /rom on a board, a temporary folder on Uni
 
 from __future__ import annotations
 
+import argparse
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from ci.common import is_board as _is_board, profile
+from ci.common import SetupError, is_board as _is_board, profile
 
 PROBES = Path(__file__).resolve().parent / "probes"
+
+
+def main(tool: str, run: Callable[[str, list[str]], int], argv: list[str]) -> int:
+    """A device tool's command line: --profile NAME, the rest to run(profile, rest); a setup
+    failure is one line, "ncnn_mp TOOL: what: what to do", and exit status 2."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--profile", default="unix")
+    args, rest = ap.parse_known_args(argv)
+    try:
+        return run(args.profile, rest)
+    except SetupError as e:
+        print(f"ncnn_mp {tool}: {e.what}: {e.todo}", file=sys.stderr)
+        return 2
 
 
 def is_board(profile_name: str) -> bool:

@@ -17,15 +17,15 @@ leaves open (RetinaFace's `data` takes any size), by blob name.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import struct
 import sys
 from pathlib import Path
 from typing import Any
 
-from ci.common import SetupError, fail, is_board, profile, say
+from ci.common import fail, is_board, profile, say
 from ncnn_mp_tools.device import PROBES, run_probe
+from ncnn_mp_tools.device import main as device_main
 from ncnn_mp_tools.layers import model_layers, required
 
 HOST_ARCH = "x86"  # the Unix firmware's ncnn
@@ -172,16 +172,5 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     return 1 if lacking_any else 0
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--profile", default="unix")
-    args, rest = ap.parse_known_args(argv)
-    try:
-        return preflight(args.profile, rest)
-    except SetupError as e:
-        print(f"ncnn_mp preflight: {e.what}: {e.todo}", file=sys.stderr)
-        return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(device_main("preflight", preflight, sys.argv[1:]))

@@ -62,8 +62,8 @@ TEXT = re.compile(r'\b(NCNN_MP_TEXT|NCNN_MP_FORMAT|MP_ERROR_TEXT)\(')
 LITERAL = re.compile(r'\("((?:[^"\\]|\\.)*)"\)')
 
 
-def message_texts() -> list[tuple[str, str | None]]:
-    """(file:line, text) of every message macro in ncnn_mp/*.c; text None where the
+def message_texts() -> list[tuple[str, str, str | None]]:
+    """(file:line, macro, text) of every message macro in ncnn_mp/*.c; text None where the
     argument is not one string literal."""
     from conftest import REPO
 
@@ -75,7 +75,7 @@ def message_texts() -> list[tuple[str, str | None]]:
                 continue
             lit = LITERAL.match(source, m.end() - 1)
             line = source.count("\n", 0, m.start()) + 1
-            found.append((f"{path.name}:{line}", lit.group(1) if lit else None))
+            found.append((f"{path.name}:{line}", m.group(1), lit.group(1) if lit else None))
     return found
 
 
@@ -85,14 +85,14 @@ def test_every_message_is_one_compressible_literal() -> None:
     drops them (ncnn_mp/ncnn_mp.h). Adjacent literals would be left out of compression."""
     texts = message_texts()
     assert len(texts) > 150, texts  # (the scan finds them)
-    bad = [where for where, text in texts if text is None]
+    bad = [where for where, _, text in texts if text is None]
     assert not bad, bad
 
 
 def test_the_longest_message_guard_is_longest() -> None:
     """checks.c's never-raised message must be longer than any real one: MicroPython 1.25
     writes a NUL one byte past a buffer sized for the longest (ncnn_mp_longest_message)."""
-    texts = [(where, text) for where, text in message_texts() if text is not None]
+    texts = [(where, text) for where, _, text in message_texts() if text is not None]
     guard = [t for where, t in texts if t.startswith("ncnn_mp: never raised")]
     assert len(guard) == 1, guard
     longest = max((len(t), where) for where, t in texts if not t.startswith("ncnn_mp: never raised"))
@@ -102,12 +102,6 @@ def test_the_longest_message_guard_is_longest() -> None:
 def test_every_format_starts_with_where() -> None:
     """Every NCNN_MP_FORMAT starts "%s" with the call as its first argument: a board that
     reports errors tersely keeps that much of each message (ncnn_mp/ncnn_mp.h)."""
-    from conftest import REPO
-
-    bad = []
-    for path in sorted((REPO / "ncnn_mp").glob("*.c")):
-        source = path.read_text()
-        for m in re.finditer(r'NCNN_MP_FORMAT\("((?:[^"\\]|\\.)*)"\)', source):
-            if not m.group(1).startswith("%s"):
-                bad.append(f"{path.name}:{source.count(chr(10), 0, m.start()) + 1}: {m.group(1)[:60]}")
+    bad = [f"{where}: {text[:60]}" for where, macro, text in message_texts()
+           if macro == "NCNN_MP_FORMAT" and text is not None and not text.startswith("%s")]
     assert not bad, "\n".join(bad)

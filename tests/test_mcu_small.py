@@ -13,18 +13,11 @@ pytestmark = pytest.mark.mcu
 
 SCRIPT = """
 import ncnn_mp
-from mptest import DIGITS, DIGITS_MODEL, Standardize, read
+from mptest import DIGITS, DIGITS_MODEL, Standardize, check, read
 
 info = ncnn_mp.build_info()
 print([k for k in sorted(info) if k.startswith("NCNN_MP_HAS_") and info[k]])
 print(hasattr(ncnn_mp.Mat, "from_pixels"), hasattr(ncnn_mp.Mat, "draw_text"), hasattr(ncnn_mp.Net, "layers"))
-
-def check(label, f):
-    try:
-        f()
-        print(label, "no error")
-    except Exception as e:
-        print(label, "->", type(e).__name__, e)
 
 class Reader(ncnn_mp.DataReader):
     def read(self, n):
@@ -55,11 +48,11 @@ print("digits", out.w, round(sum(memoryview(out)), 3))
 EXPECTED = [
     "[]",
     "False False False",
-    "counting -> NotImplementedError Allocator()",
-    "python reader -> NotImplementedError DataReader()",
-    "arguments -> TypeError Net.load_param",
-    "closed -> ValueError Net.load_param",
-    "index -> IndexError Mat.__getitem__",
+    "counting -> NotImplementedError: Allocator()",
+    "python reader -> NotImplementedError: DataReader()",
+    "arguments -> TypeError: Net.load_param",
+    "closed -> ValueError: Net.load_param",
+    "index -> IndexError: Mat.__getitem__",
     "digits 10 1.0",
 ]
 
