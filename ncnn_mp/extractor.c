@@ -119,6 +119,13 @@ static NORETURN void ncnn_mp_extractor_refuse(ncnn_mp_extractor_refusal_t why, c
     }
 }
 
+// (Under the lock.) Why the Extractor cannot be used now (it or its net in use, closed,
+// its net loaded again since), or NCNN_MP_EX_OK: every method asks this one question.
+static ncnn_mp_extractor_refusal_t ncnn_mp_extractor_refusal_locked(const ncnn_mp_extractor_native_t *e) {
+    return e == NULL ? NCNN_MP_EX_CLOSED : e->running ? NCNN_MP_EX_RUNNING : e->net->users < 0 ? NCNN_MP_EX_BUSY
+        : e->handle == NULL ? NCNN_MP_EX_STALE : NCNN_MP_EX_OK;
+}
+
 // Marks the Extractor running and enters its net (shared) in one go, under one lock, and
 // links `call` (if not NULL) there too.
 static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u, mp_obj_t obj, ncnn_mp_call_t *call,
@@ -126,24 +133,21 @@ static ncnn_mp_extractor_obj_t *ncnn_mp_extractor_use(ncnn_mp_extractor_use_t *u
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Extractor, where);
     mp_uint_t l = ncnn_mp_lock();  // (close() takes self->native under it)
     ncnn_mp_extractor_native_t *e = self->native;
-    bool running = e && e->running;
-    bool entered = e && !running && ncnn_mp_net_try_enter(e->net, false);
-    if (entered) {
+    ncnn_mp_extractor_refusal_t why = ncnn_mp_extractor_refusal_locked(e);
+    if (why == NCNN_MP_EX_OK) {
+        ncnn_mp_net_try_enter(e->net, false);  // (enters: the refusal found no one alone inside)
         e->running = true;
         if (call) {
             ncnn_mp_call_link(call);
         }
     }
     ncnn_mp_unlock(l);
-    if (!entered) {
-        ncnn_mp_extractor_refuse(e == NULL ? NCNN_MP_EX_CLOSED : running ? NCNN_MP_EX_RUNNING : NCNN_MP_EX_BUSY, where);
+    if (why != NCNN_MP_EX_OK) {
+        ncnn_mp_extractor_refuse(why, where);
     }
     u->native = e;
     u->call = call;
     nlr_push_jump_callback(&u->done, ncnn_mp_extractor_release);
-    if (e->handle == NULL) {
-        ncnn_mp_extractor_refuse(NCNN_MP_EX_STALE, where);
-    }
     return self;
 }
 
@@ -413,12 +417,6 @@ static void ncnn_mp_input_prepare(ncnn_mp_input_t *in, ncnn_mp_extractor_obj_t *
     if (in->copy == NULL && !ncnn_mp_mat_counted(in->keep)) {
         in->copy = ncnn_mp_input_copy(mat->handle, where);
     }
-}
-
-// (Under the lock.) Why the Extractor cannot take an input now, or NCNN_MP_EX_OK.
-static ncnn_mp_extractor_refusal_t ncnn_mp_extractor_refusal_locked(const ncnn_mp_extractor_native_t *e) {
-    return e == NULL ? NCNN_MP_EX_CLOSED : e->running ? NCNN_MP_EX_RUNNING : e->net->users < 0 ? NCNN_MP_EX_BUSY
-        : e->handle == NULL ? NCNN_MP_EX_STALE : NCNN_MP_EX_OK;
 }
 
 // (Under the lock.) Whether the array is still as prepared; *slot: the key's entry, if any.
