@@ -42,12 +42,13 @@ py:
 	@$(TOOL) py $(SCRIPT) $(ARGS)
 photos:
 	@$(TOOL) photos
-# (The models are the question here, not a firmware to size: the profile is taken as it is.)
+# (MODELS here are the question, with their .bin files: the tools size the firmware to them themselves.)
 preflight:
-	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES)
+	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized)
 compare:
 	@NCNN_MP_MODELS= $(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
-		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS))
+		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS)) \
+		$(if $(SIZED),--sized)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-binding:

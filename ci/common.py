@@ -115,6 +115,21 @@ def _sized_to_models(prof: Settings) -> Settings:
     return prof
 
 
+@contextlib.contextmanager
+def sized_to(models: Iterable[Path]):  # type: ignore[no-untyped-def]
+    """Inside, profile() sizes every profile with an ncnn_layers list to exactly `models` (their
+    .param files), as make's MODELS=... does: build_firmware() then builds that firmware."""
+    before = os.environ.get("NCNN_MP_MODELS")
+    os.environ["NCNN_MP_MODELS"] = " ".join(str(m) for m in models)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["NCNN_MP_MODELS"]
+        else:
+            os.environ["NCNN_MP_MODELS"] = before
+
+
 def cache_root() -> Path:
     """Big downloads and builds live here, outside the checkout, shared by every clone."""
     env = os.environ.get("NCNN_MP_CACHE")

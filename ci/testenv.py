@@ -40,7 +40,7 @@ def venv_python() -> Path:
     if have != pins["python"]:
         fail(f"the pinned test venv is for CPython {pins['python']}, this is {have}",
              f"run with python{pins['python']} (or re-pin ci/pins.toml [python] for {have})")
-    root = cache_root() / f"venv-{key_of(pins['requirements'], sys.executable)}"
+    root = cache_root() / f"venv-{key_of(pins['requirements'], pins['no_deps'], sys.executable)}"
     python = root / "bin" / "python"
     if (root / ".done").exists():
         mark_used(root)
@@ -51,10 +51,13 @@ def venv_python() -> Path:
         "install python3-venv (apt-get install python3-venv)")
     reqs = root / "requirements.txt"
     reqs.write_text("\n".join(pins["requirements"]) + "\n")
-    run([python, "-m", "pip", "install", "--disable-pip-version-check", "--require-hashes",
-         "--only-binary", ":all:", "-r", reqs], "installing the pinned Python packages failed",
-        "check that PyPI is reachable; a hash mismatch means ci/pins.toml needs re-pinning",
-        log=cache_root() / "logs" / "venv-install.log", progress=r"^(Collecting|Installing) .*")
+    no_deps = root / "requirements-no-deps.txt"
+    no_deps.write_text("\n".join(pins["no_deps"]) + "\n")
+    for listed, extra in ((reqs, []), (no_deps, ["--no-deps"])):
+        run([python, "-m", "pip", "install", "--disable-pip-version-check", "--require-hashes",
+             "--only-binary", ":all:", *extra, "-r", listed], "installing the pinned Python packages failed",
+            "check that PyPI is reachable; a hash mismatch means ci/pins.toml needs re-pinning",
+            log=cache_root() / "logs" / "venv-install.log", progress=r"^(Collecting|Installing) .*")
     (root / ".done").touch()
     prune_cache(cache_root().glob("venv-*"), keep=root)
     return python

@@ -46,11 +46,13 @@ COMMANDS = (
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
             "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
     Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
-    Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"]',
-            "will the models run on PROFILE's firmware: the layers they need, weights and memory, measured"),
+    Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"] [SIZED=1]',
+            "will the models run on PROFILE's firmware: the layers they need, weights and memory, measured "
+            "(on the firmware sized to them when PROFILE lacks a layer, or with SIZED=1)"),
     Command("compare", 'MODELS="m.param m.bin" [SHAPES=...] [INPUT=x.npy|x.ppm] [TOL=1e-3] [LIMIT=n] '
-            '[DEVICE_MODELS="d.param d.bin"]',
-            "the model on PROFILE's firmware vs the CPython wheel, every blob: the first layer that drifts"),
+            '[DEVICE_MODELS="d.param d.bin"] [SIZED=1]',
+            "the model on PROFILE's firmware (sized to it as preflight's) vs the CPython wheel, every blob: "
+            "the first layer that drifts"),
     Command("bench-layers", "", "what a custom layer written in Python costs (Markdown tables)"),
     Command("bench-models", '[THREADS="1 2"]',
             "whole models: ncnn_mp vs the CPython wheel vs native ncnn, interleaved, at 1 and 2 threads"),

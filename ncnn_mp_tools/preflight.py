@@ -1,7 +1,7 @@
 """`make preflight`: will these models run on that firmware, and in how much memory?
 
-    make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"]
-    python3 -m ncnn_mp_tools.preflight --profile qemu model.param [model.bin] ... [data=160x160x3]
+    make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"] [SIZED=1]
+    python3 -m ncnn_mp_tools.preflight --profile qemu model.param [model.bin] ... [data=160x160x3] [--sized]
 
 For each model (a .param, text or binary, with the .bin beside it or named after it):
 1. the layers it uses, the layers ncnn runs besides (layers.py, from ncnn's source for
@@ -10,7 +10,9 @@ For each model (a .param, text or binary, with the .bin beside it or named after
    and on the profile's QEMU board (its files in the board's ROMFS): what the weights cost
    in RAM (in place, copied, converted), ncnn's blob and workspace peak for one extract of
    every output (a counting Allocator), ncnn's C heap, the Python heap, and on the board the
-   instructions of the extract.
+   instructions of the extract. A board whose profile lacks layers the models need is
+   measured on the profile's firmware sized to the models (`make firmware MODELS=...`: the
+   layers they need and no others), which SIZED=1 (--sized) asks for in any case.
 Inputs are the model's Input layers' shapes (w, h, c params); SHAPES gives those a model
 leaves open (RetinaFace's `data` takes any size), by blob name.
 """
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci.common import fail, is_board, profile, say
+from ci.common import fail, is_board, profile, say, sized_to
 from ncnn_mp_tools.device import PROBES, run_probe
 from ncnn_mp_tools.device import main as device_main
 from ncnn_mp_tools.layers import model_layers, required
@@ -86,6 +88,35 @@ def model_inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[t
     return inputs
 
 
+def knows_names(profile_name: str) -> bool:
+    """The profile's ncnn has NCNN_STRING: it reads text params and finds blobs by name."""
+    strings = [o for o in profile(profile_name).get("ncnn_options", []) if o.startswith("-DNCNN_STRING=")]
+    return not (strings and strings[-1].endswith("OFF"))  # (the last one given wins, as in CMake)
+
+
+def lacking(profile_name: str, params: list[Path]) -> list[str]:
+    """The ncnn layers these models need that the profile's firmware leaves out (none for a
+    profile that keeps every layer: the Unix ones)."""
+    prof = profile(profile_name)
+    if "ncnn_layers" not in prof:
+        return []
+    arch = prof.get("ncnn_arch", HOST_ARCH)
+    need = {t for p in params for t in required(model_layers(p), arch)}
+    return sorted(need - set(prof["ncnn_layers"]))
+
+
+def board_firmware(profile_name: str, params: list[Path], sized: bool) -> tuple[Path, str]:
+    """The firmware to run the models on, and what it is: the profile's own, or (asked, or
+    when it lacks layers they need) the profile's firmware sized to exactly these models."""
+    from ci.firmware import build_firmware
+
+    if (sized and "ncnn_layers" in profile(profile_name)) or lacking(profile_name, params):
+        with sized_to(params):
+            return build_firmware(profile_name), (f"the '{profile_name}' firmware sized to the models (make firmware "
+                                                  f"PROFILE={profile_name} MODELS=\"{' '.join(map(str, params))}\")")
+    return build_firmware(profile_name), f"the '{profile_name}' firmware"
+
+
 def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
           timeout: float) -> list[dict[str, Any]]:
     """Runs probes/preflight_probe.py with `config` on the profile's firmware (device.py: on a
@@ -105,7 +136,8 @@ def _kib(n: object) -> str:
     return "-" if n is None else f"{int(str(n)) / 1024:,.1f} KiB"
 
 
-def _report(where: str, results: list[dict[str, Any]]) -> None:
+def _report(where: str, results: list[dict[str, Any]]) -> bool:
+    """Prints the measurements; False when a run failed."""
     say(f"measured on {where}:")
     for r in results:
         if "failed" in r:
@@ -121,21 +153,23 @@ def _report(where: str, results: list[dict[str, Any]]) -> None:
         if r["instructions"] is not None:
             print(f"    {r['instructions']:,} instructions for the extract")
         print("    outputs: " + ", ".join(f"{b} {w}x{h}x{c}" for b, w, h, d, c in r["outputs"]))
+    return bool(results) and not any("failed" in r for r in results)
 
 
 def preflight(profile_name: str, argv: list[str]) -> int:
+    """Exit status 0: every model measured everywhere; 1: a run failed."""
     from ci.firmware import build_firmware
 
-    paths, shapes = split_args(argv)
+    sized = "--sized" in argv
+    paths, shapes = split_args([a for a in argv if a != "--sized"])
     if not paths:
         fail("preflight needs models", 'make preflight PROFILE=qemu MODELS="model.param model.bin"')
     prof = profile(profile_name)
     arch = prof.get("ncnn_arch", HOST_ARCH)
-    kept = prof.get("ncnn_layers")
-    lacking_any = False
+    pairs = model_pairs(paths)
     models: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
-    for n, (param, weights) in enumerate(model_pairs(paths)):
+    for n, (param, weights) in enumerate(pairs):
         layers = model_layers(param)
         uses = list(dict.fromkeys(t for t, _ in layers))
         need = required(layers, arch)
@@ -147,30 +181,29 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         custom = [t for t in uses if t not in need]
         if custom:
             print(f"  custom layers (register_custom_layer before load_param): {', '.join(custom)}")
-        lacking = sorted(set(need) - set(kept)) if kept is not None else []
-        if lacking:
-            lacking_any = True
-            print(f"  profile '{profile_name}' LACKS: {', '.join(lacking)} (ncnn would refuse the model, or call "
-                  f"through NULL): build with MODELS=\"{param}\" (or add them to ncnn_layers)")
+        missing = lacking(profile_name, [param])
+        if missing:
+            print(f"  profile '{profile_name}' LACKS: {', '.join(missing)} (its own firmware would refuse the model, or "
+                  f"call through NULL): a board needs the firmware built with MODELS=\"{param}\" (measured below)")
         else:
             print(f"  profile '{profile_name}' keeps every layer it needs")
         binary = param.read_bytes()[:4] == MAGIC
+        if not binary and not knows_names(profile_name):
+            fail(f"profile '{profile_name}' builds ncnn without NCNN_STRING: it cannot read the text param {param}",
+                 f"give its binary form: python3 -m ncnn_mp_tools.param_to_bin {param} {param}.bin")
         names = (f"m{n}.param", f"m{n}.bin")
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
         models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
                        "inputs": model_inputs(param, shapes), "outputs": [], "rom": names})
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
-    _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
-            probe("unix", build_firmware("unix"), config, {}, timeout=600))
+    ok = _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
+                 probe("unix", build_firmware("unix"), config, {}, timeout=600))
     if is_board(prof):
-        if lacking_any:
-            say(f"not run on the '{profile_name}' board: its firmware lacks layers (above)")
-            return 1
+        firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
         board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
-        _report(f"the '{profile_name}' board under QEMU (weights in its ROMFS, in place)",
-                probe(profile_name, build_firmware(profile_name), board, files, timeout=1800))
-    return 1 if lacking_any else 0
-
+        ok = _report(f"{what} under QEMU (weights in its ROMFS, in place)",
+                     probe(profile_name, firmware, board, files, timeout=1800)) and ok
+    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(device_main("preflight", preflight, sys.argv[1:]))
