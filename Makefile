@@ -13,7 +13,7 @@ TRIALS ?= 10
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare bench-layers bench-models bench-binding firmware firmware-path ncnn ncnn-options venv
+.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding firmware firmware-path ncnn ncnn-options venv
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 help:
@@ -49,6 +49,10 @@ compare:
 	@NCNN_MP_MODELS= $(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
 		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS)) \
 		$(if $(SIZED),--sized)
+model:
+	@NCNN_MP_MODELS= $(TOOL) model --profile $(PROFILE) $(MODEL) $(if $(IMAGES),--images $(IMAGES)) \
+		$(if $(SHAPE),--shape $(SHAPE)) $(if $(OUT),--out $(OUT)) $(if $(PIXELS),--pixels $(PIXELS)) \
+		$(if $(MEAN),--mean $(MEAN)) $(if $(NORM),--norm $(NORM)) $(if $(filter 0,$(CHAIN)),--no-chain)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-binding:

@@ -53,6 +53,9 @@ COMMANDS = (
             '[DEVICE_MODELS="d.param d.bin"] [SIZED=1]',
             "the model on PROFILE's firmware (sized to it as preflight's) vs the CPython wheel, every blob: "
             "the first layer that drifts"),
+    Command("model", "MODEL=net.onnx IMAGES=dir [SHAPE=1,3,H,W] [OUT=dir] [PIXELS=rgb] [MEAN=0] [NORM=1/255] [CHAIN=0]",
+            "a model from ONNX (or ncnn's files) to PROFILE's board: fp32 and int8 ncnn files checked against "
+            "onnxruntime, preflight, a ROMFS image, the firmware sized to it"),
     Command("bench-layers", "", "what a custom layer written in Python costs (Markdown tables)"),
     Command("bench-models", '[THREADS="1 2"]',
             "whole models: ncnn_mp vs the CPython wheel vs native ncnn, interleaved, at 1 and 2 threads"),
@@ -317,9 +320,10 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
     if name == "preflight":
         from ncnn_mp_tools.preflight import preflight
         return preflight(profile, rest)
-    if name == "compare":  # (under the venv's python: the wheel and numpy are there)
+    if name in ("compare", "model"):  # (under the venv's python: the wheel, numpy, onnx and pnnx are there)
         from ci.testenv import venv_python
-        return subprocess.call([str(venv_python()), "-m", "ncnn_mp_tools.compare", "--profile", profile, *rest],
+        module = {"compare": "compare", "model": "convert"}[name]
+        return subprocess.call([str(venv_python()), "-m", f"ncnn_mp_tools.{module}", "--profile", profile, *rest],
                                env=script_env())
     if name == "firmware":
         from ci.firmware import build_firmware

@@ -120,7 +120,7 @@ def wheel_blobs(param: Path, weights: Path, inputs: dict[str, F32]) -> dict[str,
     out: dict[str, Blob] = {}
     ex = net.create_extractor()
     for name, x in inputs.items():
-        ex.input(name, ncnn.Mat(x))
+        ex.input(name, ncnn.Mat(x).clone())
     for layer in graph(param):
         for top in layer.tops:
             ret, m = ex.extract(top)

@@ -690,7 +690,9 @@ def _input_mat(ncnn: Any, sample: F32) -> Any:
     arr = np.ascontiguousarray(sample, dtype=np.float32)
     if arr.ndim not in (1, 2, 3, 4):
         raise QuantizeError(f"a calibration sample has {arr.ndim} dimensions (1 to 4: w, h w, c h w, c d h w)")
-    return ncnn.Mat(arr)
+    # The wheel's Mat borrows the array's memory and keeps no reference to it: a copy made here
+    # (a sample that is not C-contiguous) would be freed on return, so the Mat takes its own copy.
+    return ncnn.Mat(arr).clone()
 
 
 def calibrate(param: str | Path, weights: str | Path, samples: Sequence[F32], blobs: Iterable[str],

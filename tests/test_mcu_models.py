@@ -58,7 +58,7 @@ def wheel_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: 
     net.opt.num_threads = 1
     assert net.load_param(str(param)) == 0 and net.load_model(str(weights)) == 0
     ex = net.create_extractor()
-    ex.input(in_name, ncnn.Mat(np.ascontiguousarray(x)))
+    ex.input(in_name, ncnn.Mat(np.ascontiguousarray(x)).clone())
     result = {}
     for name in outs:
         ret, m = ex.extract(name)

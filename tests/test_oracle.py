@@ -50,7 +50,7 @@ def run_wheel(param: Path, model: Path, in_name: str, out_name: str, images: np.
     outs = []
     for img in images:
         ex = net.create_extractor()
-        ex.input(in_name, ncnn.Mat(np.ascontiguousarray(img[None, :, :], dtype=np.float32)))
+        ex.input(in_name, ncnn.Mat(np.ascontiguousarray(img[None, :, :], dtype=np.float32)).clone())
         ret, out = ex.extract(out_name)
         assert ret == 0
         outs.append(np.array(out).reshape(-1))
@@ -276,7 +276,7 @@ def test_weightless_benchmark_net_runs_like_the_wheel(micropython: MicroPython, 
     idx = np.arange(size * size)
     x = np.stack([((idx * 7 + c * 13) % 255) / 255.0 for c in range(3)]).astype(np.float32).reshape(3, size, size)
     ex = net.create_extractor()
-    ex.input(in_name, ncnn.Mat(x))
+    ex.input(in_name, ncnn.Mat(x).clone())
     ret, out = ex.extract(out_name)
     assert ret == 0
     # A detector with zero weights detects nothing: an empty Mat (np.array of which crashes the wheel).

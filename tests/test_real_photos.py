@@ -326,7 +326,7 @@ def mnist_layers() -> list[tuple[str, str, list[tuple[int, ...]], int]]:
     net = ncnn.Net()
     assert net.load_param(str(mnist / "mnist.param")) == 0 and net.load_model(str(mnist / "mnist.bin")) == 0
     ex = net.create_extractor()
-    ex.input("data", ncnn.Mat(np.full((1, 28, 28), 0.5, dtype=np.float32)))
+    ex.input("data", ncnn.Mat(np.full((1, 28, 28), 0.5, dtype=np.float32)).clone())
     rows = []
     for layer in net.layers()[1:]:
         ret, m = ex.extract(net.blobs()[layer.tops[0]].name)

@@ -40,7 +40,7 @@ def count_macs(param: Path, weights: Path, input_name: str, shape: tuple[int, in
     x = np.full((c, h, w), 0.5, dtype=np.float32)
     by_type: dict[str, int] = defaultdict(int)
     with net.create_extractor() as ex:
-        ex.input(input_name, ncnn.Mat(x))
+        ex.input(input_name, ncnn.Mat(x).clone())
         for kind, bottoms, tops, params in layers(param):
             if kind not in WEIGHT_KEY:
                 continue

@@ -1,0 +1,380 @@
+"""`make model`: a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
+
+    make model PROFILE=qemu MODEL=net.onnx IMAGES=photos/ [SHAPE=1,3,32,32] [OUT=build/model/net]
+               [PIXELS=rgb|bgr|gray] [MEAN=0,0,0] [NORM=0.00392157] [CHAIN=0]
+    $(python3 -m ci.tool venv) -m ncnn_mp_tools.convert --profile qemu net.onnx --images photos/ [...]
+
+Writes into OUT (default build/model/NAME, NAME the model's file name without its suffix):
+  NAME.param, NAME.bin           fp32: pnnx (ci/pins.toml) converts the ONNX file with fp32 weights
+                                 (fp16=0: what ncnn computes with, so copy=False leaves them in flash);
+                                 an ncnn model given instead is copied, fp16 weights widened to fp32
+  NAME-int8.param, NAME-int8.bin ncnn_mp_tools.quantize_int8 calibrated on the images, activations
+                                 int8 between int8 layers (--chain; CHAIN=0: plain int8)
+  inputs.npy                     the images as the model's inputs, N x C x H x W: resized (bilinear)
+                                 to the input's W x H, in PIXELS order, then (x - MEAN) * NORM, which is
+                                 what Mat.from_pixels_resize and substract_mean_normalize do on a board
+  input.f32                      the first of them as the board reads it (channels padded to cstep)
+  romfs.img                      both models and input.f32 for the board's flash, mounted at /rom
+  run_board.py                   loads both models from /rom, weights in place, and prints their
+                                 outputs for input.f32: run it with the command the tool prints
+  report.json                    what the steps measured
+and reports each step:
+  1. convert: the fp32 ncnn model in the CPython ncnn wheel against onnxruntime, on every input
+     (the wheel with fp16 storage and packing off: what the board computes);
+  2. int8: the int8 model against the fp32 one in the wheel: drift (max |diff| / max |fp32|) and,
+     for a vector output, how often the top-1 agrees;
+  3. preflight (ncnn_mp_tools/preflight.py) on the Unix firmware and on the board's firmware
+     sized to the two models: the layers, weights in place, memory, instructions;
+  4. that firmware's path and the `make run` line for run_board.py.
+The model has one input; SHAPE (N,C,H,W with N = 1, as ONNX orders it) is needed when the
+ONNX input's dimensions are not all fixed, and for an ncnn model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ci.common import REPO, fail, say, sized_to
+from ncnn_mp_tools.device import is_board
+from ncnn_mp_tools.device import main as device_main
+
+F32 = npt.NDArray[np.float32]
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".ppm", ".pgm", ".pnm", ".bmp")
+# The wheel computes as a board does: fp32 throughout, no packed layouts.
+EXACT_OPTIONS = ("use_fp16_storage", "use_fp16_packed", "use_fp16_arithmetic", "use_bf16_storage",
+                 "use_packing_layout")
+
+
+@dataclass
+class Model:
+    """An ncnn model in OUT: its files, its one input blob and shape (c, h, w), its outputs."""
+    param: Path
+    weights: Path
+    input: str
+    shape: tuple[int, int, int]
+    outputs: list[str]
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """SHAPE as N,C,H,W (or NxCxHxW; N = 1) or C,H,W: the (c, h, w) of one input."""
+    dims = [int(v) for v in re.split(r"[,x\[\]\s]+", text.strip()) if v]
+    if len(dims) == 4 and dims[0] == 1:
+        dims = dims[1:]
+    if len(dims) != 3 or min(dims) <= 0:
+        fail(f"SHAPE={text} is not one input's N,C,H,W (N = 1) or C,H,W", "e.g. SHAPE=1,3,32,32")
+    c, h, w = dims
+    return c, h, w
+
+
+def onnx_input(path: Path) -> tuple[str, list[int | str]]:
+    """The ONNX model's one input (not an initializer): its name and declared dimensions."""
+    import onnx
+
+    try:
+        graph = onnx.load(str(path), load_external_data=False).graph
+    except Exception as e:  # (onnx raises DecodeError and others for a file that is not a model)
+        fail(f"{path} is not an ONNX model ({e})", "give an .onnx file, or the model's ncnn .param and .bin")
+    fed = {i.name for i in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in fed]
+    if len(inputs) != 1:
+        fail(f"{path} has {len(inputs)} inputs", "make model converts a model with one input (an image)")
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+            for d in inputs[0].type.tensor_type.shape.dim]
+    return inputs[0].name, dims
+
+
+def pnnx_executable() -> Path:
+    spec = importlib.util.find_spec("pnnx")  # (not imported: its Python side needs PyTorch)
+    exe = Path(spec.submodule_search_locations[0]) / "pnnx" if spec and spec.submodule_search_locations else None
+    if exe is None or not exe.is_file():
+        fail("pnnx is not installed in this Python", "run in the test venv: $(python3 -m ci.tool venv)")
+    return exe
+
+
+def from_onnx(onnx_path: Path, shape: tuple[int, int, int], out: Path, stem: str) -> tuple[Path, Path]:
+    """pnnx, in a scratch folder (it writes its own .pnnx.* and _pnnx.py files beside the model):
+    OUT/NAME.param and .bin, fp32 weights."""
+    c, h, w = shape
+    param, weights = out / f"{stem}.param", out / f"{stem}.bin"
+    with tempfile.TemporaryDirectory() as tmp:
+        model = Path(tmp) / "model.onnx"
+        model.symlink_to(onnx_path)
+        p = subprocess.run([str(pnnx_executable()), model.name, f"inputshape=[1,{c},{h},{w}]", "fp16=0"],
+                           cwd=tmp, capture_output=True, text=True)
+        made = Path(tmp) / "model.ncnn.param"
+        if p.returncode != 0 or not made.is_file():
+            print((p.stdout + p.stderr)[-3000:], file=sys.stderr)
+            fail(f"pnnx could not convert {onnx_path}", "its output is above: an operator pnnx or ncnn lacks?")
+        shutil.move(made, param)
+        shutil.move(Path(tmp) / "model.ncnn.bin", weights)
+    return param, weights
+
+
+def from_ncnn(param_in: Path, out: Path, stem: str) -> tuple[Path, Path]:
+    """An ncnn model copied into OUT with its weights as fp32 (fp16 ones widened)."""
+    from ncnn_mp_tools.preflight import model_pairs
+    from ncnn_mp_tools.quantize_int8 import QuantizeError, float_files
+
+    (param, weights), = model_pairs([param_in])
+    out_param, out_weights = out / f"{stem}.param", out / f"{stem}.bin"
+    try:
+        float_files(param, weights, out_param, out_weights, "fp32")
+    except QuantizeError as e:
+        fail(f"reading {param} failed: {e}", "give a text .param and its .bin (ncnn's converters write them)")
+    return out_param, out_weights
+
+
+def describe(param: Path, weights: Path, shape: tuple[int, int, int]) -> Model:
+    """The model's input blob (its one Input layer) and outputs, as the wheel loads it."""
+    import ncnn
+
+    net = ncnn.Net()
+    if net.load_param(str(param)) != 0 or net.load_model(str(weights)) != 0:
+        fail(f"the ncnn wheel cannot load {param}", "was it written by pnnx or ncnn's converters?")
+    inputs = list(net.input_names())
+    if len(inputs) != 1:
+        fail(f"{param} has {len(inputs)} inputs", "make model converts a model with one input (an image)")
+    return Model(param, weights, inputs[0], shape, sorted(net.output_names(), key=_natural))
+
+
+def _natural(name: str) -> list[object]:
+    """out2 before out10 (pnnx numbers the outputs in the ONNX model's order)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def read_images(source: Path, shape: tuple[int, int, int], pixels: str, mean: list[float],
+                norm: list[float]) -> F32:
+    """The images in a folder (or a .npy of inputs, N x C x H x W) as the model's inputs."""
+    c, h, w = shape
+    if source.suffix == ".npy":
+        x = np.load(source).astype(np.float32)
+        if x.ndim != 4 or x.shape[1:] != (c, h, w):
+            fail(f"{source} holds inputs of shape {x.shape}", f"N x {c} x {h} x {w} (N, C, H, W)")
+        return x
+    if not source.is_dir():
+        fail(f"IMAGES={source} is neither a folder of images nor a .npy", "give a folder of a few typical images")
+    files = sorted(p for p in source.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        fail(f"{source} has no images ({', '.join(IMAGE_SUFFIXES)})", "put a few typical inputs there")
+    if (c == 1) != (pixels == "gray"):
+        fail(f"PIXELS={pixels} for an input of {c} channel(s)", "gray for 1 channel, rgb or bgr for 3")
+    from PIL import Image
+
+    out = []
+    for f in files:
+        with Image.open(f) as im:
+            px = np.asarray(im.convert("L" if pixels == "gray" else "RGB").resize((w, h), Image.Resampling.BILINEAR),
+                            dtype=np.float32)
+        chw = px[None] if px.ndim == 2 else px.transpose(2, 0, 1)[::-1 if pixels == "bgr" else 1]
+        out.append((chw - np.float32(mean)[:, None, None]) * np.float32(norm)[:, None, None])
+    return np.ascontiguousarray(np.stack(out), dtype=np.float32)
+
+
+def _channels(values: list[float], c: int, what: str) -> list[float]:
+    if len(values) == 1:
+        return values * c
+    if len(values) != c:
+        fail(f"{what} has {len(values)} values for {c} channels", f"give one value, or {c}")
+    return values
+
+
+def wheel_outputs(model: Model, x: F32) -> list[F32]:
+    """The model's outputs in the CPython ncnn wheel (1 thread, fp32, no packing), flattened."""
+    import ncnn
+
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    for option in EXACT_OPTIONS:
+        setattr(net.opt, option, False)
+    net.load_param(str(model.param))
+    net.load_model(str(model.weights))
+    ex = net.create_extractor()
+    ex.input(model.input, ncnn.Mat(np.ascontiguousarray(x)).clone())  # (a Mat of an array borrows it)
+    outs = []
+    for name in model.outputs:
+        ret, mat = ex.extract(name)
+        if ret != 0:
+            fail(f"the wheel could not extract {name} from {model.param} ({ret})", "see ncnn's message above")
+        outs.append(np.array(mat, dtype=np.float32).reshape(-1))
+    return outs
+
+
+def onnx_outputs(onnx_path: Path, name: str, x: F32) -> list[F32]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+    return [np.asarray(y, dtype=np.float32).reshape(-1) for y in session.run(None, {name: x[None]})]
+
+
+def drift(got: list[list[F32]], want: list[list[F32]]) -> dict[str, float]:
+    """Over every input and output: the largest |got - want|, that over the largest |want|, and
+    (for a vector output) the share of inputs whose top-1 agrees."""
+    max_abs = max(float(np.abs(g - r).max()) for gs, rs in zip(got, want) for g, r in zip(gs, rs))
+    scale = max(float(np.abs(r).max()) for rs in want for r in rs)
+    top1 = [int(np.argmax(g)) == int(np.argmax(r)) for gs, rs in zip(got, want) for g, r in zip(gs, rs) if r.size > 1]
+    return {"max_abs": max_abs, "relative": max_abs / max(scale, 1e-30), "max_ref": scale,
+            "top1_agree": sum(top1) / len(top1) if top1 else float("nan")}
+
+
+RUN_BOARD = '''\
+# Made by ncnn_mp_tools.convert: {name}'s int8 and fp32 models on the board, weights in place
+# in its flash (/rom), on the input in /rom/input.f32. Run it with
+#   {command}
+import ncnn_mp
+
+SHAPE = {shape}  # w, h, c
+INPUT = {input!r}
+OUTPUTS = {outputs!r}
+
+
+def dense(m):
+    """The Mat's values without the padding between channels."""
+    mv, per = memoryview(m), m.w * m.h * m.d
+    return [mv[ch * m.cstep + i] for ch in range(m.c) for i in range(per)]
+
+
+for model in ({name!r} + "-int8", {name!r}):
+    net = ncnn_mp.Net()
+    net.opt.num_threads = 1
+    net.load_param(open("/rom/" + model + ".param", "rb").read())
+    net.load_model(memoryview(open("/rom/" + model + ".bin", "rb")), copy=False)  # the weights stay in flash
+    print(model, "weights:", net.weights_info())
+    x = ncnn_mp.Mat(*SHAPE, data=memoryview(open("/rom/input.f32", "rb")))
+    with net.create_extractor() as ex:
+        ex.input(INPUT, x)
+        for name in OUTPUTS:
+            print(model, name, " ".join("%.6g" % v for v in dense(ex.extract(name))))
+    net.clear()
+'''
+
+
+def convert(profile_name: str, argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="make model")
+    ap.add_argument("model", type=Path, help="an .onnx file, or an ncnn .param (its .bin beside it)")
+    ap.add_argument("--images", type=Path, required=True, help="a folder of calibration images, or a .npy of inputs")
+    ap.add_argument("--shape", help="the input's N,C,H,W (N = 1)")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--pixels", choices=("rgb", "bgr", "gray"), default=None)
+    ap.add_argument("--mean", default="0", help="per channel, comma-separated (one value: every channel)")
+    ap.add_argument("--norm", default=str(1 / 255), help="per channel, comma-separated")
+    ap.add_argument("--no-chain", action="store_true", help="plain int8: fp32 between layers")
+    args = ap.parse_args(argv)
+    if not is_board(profile_name):
+        fail(f"make model puts the model on a board, and profile '{profile_name}' is not one",
+             "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
+    source = args.model.resolve()
+    if not source.is_file():
+        fail(f"MODEL={args.model} does not exist", "give the path of an .onnx file or an ncnn .param")
+    stem = source.name.removesuffix(".onnx").removesuffix(".param").removesuffix(".ncnn")
+    out = (args.out or REPO / "build" / "model" / stem).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    is_onnx = source.suffix == ".onnx"
+    report: dict[str, Any] = {"model": str(source), "profile": profile_name}
+
+    if is_onnx:
+        onnx_name, dims = onnx_input(source)
+        fixed = [int(d) for d in dims] if all(isinstance(d, int) and d > 0 for d in dims) else None
+        if args.shape is None and fixed is None:
+            fail(f"{source.name}'s input {onnx_name} has open dimensions {dims}", "give SHAPE=1,C,H,W")
+        shape = parse_shape(args.shape or ",".join(map(str, fixed or [])))
+        say(f"1. converting {source.name} with pnnx (input {onnx_name}, 1x{shape[0]}x{shape[1]}x{shape[2]}, fp32)")
+        param, weights = from_onnx(source, shape, out, stem)
+    else:
+        if args.shape is None:
+            fail("an ncnn model's input shape is not in its .param", "give SHAPE=1,C,H,W")
+        shape = parse_shape(args.shape)
+        say(f"1. taking {source.name} (weights as fp32)")
+        param, weights = from_ncnn(source, out, stem)
+    model = describe(param, weights, shape)
+    c, h, w = shape
+    pixels = args.pixels or ("gray" if c == 1 else "rgb")
+    mean = _channels([float(v) for v in args.mean.split(",")], c, "MEAN")
+    norm = _channels([eval_number(v) for v in args.norm.split(",")], c, "NORM")
+    inputs = read_images(args.images.resolve(), shape, pixels, mean, norm)
+    np.save(out / "inputs.npy", inputs)
+    print(f"   {param.name}, {weights.name} ({weights.stat().st_size:,} bytes); input {model.input} {w}x{h}x{c}, "
+          f"outputs {', '.join(model.outputs)}; {len(inputs)} inputs from {args.images} ({pixels}, mean {mean}, "
+          f"norm {norm})")
+    fp32 = [wheel_outputs(model, x) for x in inputs]
+    if is_onnx:
+        d = drift(fp32, [onnx_outputs(source, onnx_name, x) for x in inputs])
+        report["wheel_vs_onnxruntime"] = d
+        print(f"   the wheel against onnxruntime {version('onnxruntime')}: max |diff| {d['max_abs']:.3g}, "
+              f"relative {d['relative']:.3g}" + _top1(d))
+
+    from ncnn_mp_tools.quantize_int8 import QuantizeError, quantize_files
+
+    say(f"2. int8 ({'plain' if args.no_chain else 'int8 between layers'}), calibrated on the {len(inputs)} inputs")
+    int8 = Model(out / f"{stem}-int8.param", out / f"{stem}-int8.bin", model.input, shape, model.outputs)
+    try:
+        summary = quantize_files(param, weights, int8.param, int8.weights, list(inputs), chain=not args.no_chain)
+    except QuantizeError as e:
+        fail(f"quantizing {param.name} failed: {e}", "keep the model fp32, or --skip the layer (quantize_int8)")
+    print(f"   {len(summary.int8)} layers int8; .bin {summary.bin_bytes[0]:,} -> {summary.bin_bytes[1]:,} bytes")
+    d = drift([wheel_outputs(int8, x) for x in inputs], fp32)
+    report["int8_vs_fp32"] = d
+    print(f"   int8 against fp32 in the wheel: max |diff| {d['max_abs']:.3g}, relative {d['relative']:.3g}" + _top1(d))
+
+    from ncnn_mp_tools.compare import padded
+
+    (out / "input.f32").write_bytes(padded(inputs[0]))  # (as a Mat holds it: channels padded to cstep)
+    from ncnn_mp_tools.romfs_pack import pack
+
+    files = {p.name: p.read_bytes() for p in (int8.param, int8.weights, param, weights, out / "input.f32")}
+    (out / "romfs.img").write_bytes(pack(files))
+    models = f"{int8.param} {param}"
+    command = (f'make run PROFILE={profile_name} MODELS="{models}" ROMFS={out / "romfs.img"} '
+               f'SCRIPT={out / "run_board.py"}')
+    (out / "run_board.py").write_text(RUN_BOARD.format(name=stem, command=command, shape=(w, h, c),
+                                                       input=model.input, outputs=model.outputs))
+
+    say(f"3. preflight on '{profile_name}', on its firmware sized to the two models")
+    from ncnn_mp_tools.preflight import preflight
+
+    preflight_rc = preflight(profile_name, [str(param), str(weights), str(int8.param), str(int8.weights),
+                                            f"{model.input}={w}x{h}x{c}", "--sized"])
+    from ci.firmware import build_firmware
+
+    with sized_to([int8.param, param]):
+        firmware = build_firmware(profile_name)
+    report.update(firmware=str(firmware), romfs=str(out / "romfs.img"), run=command, preflight_ok=preflight_rc == 0)
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    say(f"4. the '{profile_name}' firmware sized to the models: {firmware}")
+    print(f"   {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    print(f"   on the board: {command}")
+    return preflight_rc
+
+
+def eval_number(text: str) -> float:
+    """A NORM value: a number, or a fraction such as 1/255."""
+    top, _, bottom = text.partition("/")
+    return float(top) / float(bottom) if bottom else float(top)
+
+
+def version(package: str) -> str:
+    from importlib.metadata import version as installed
+
+    return installed(package)
+
+
+def _top1(d: dict[str, float]) -> str:
+    return "" if np.isnan(d["top1_agree"]) else f"; top-1 agrees on {d['top1_agree']:.0%} of the inputs"
+
+
+if __name__ == "__main__":
+    sys.exit(device_main("model", convert, sys.argv[1:]))
