@@ -183,7 +183,12 @@ def read_images(source: Path, shape: tuple[int, int, int], pixels: str, mean: li
     return np.ascontiguousarray(np.stack(out), dtype=np.float32)
 
 
-def _channels(values: list[float], c: int, what: str) -> list[float]:
+def _per_channel(text: str, c: int, what: str) -> list[float]:
+    """MEAN or NORM: one number for every channel, or one a channel; a number may be a fraction (1/255)."""
+    try:
+        values = [float(top) / float(bottom or 1) for top, _, bottom in (v.partition("/") for v in text.split(","))]
+    except (ValueError, ZeroDivisionError):
+        fail(f"{what}={text} is not a list of numbers", f"e.g. {what}=0 or {what}=1/255,1/255,1/255")
     if len(values) == 1:
         return values * c
     if len(values) != c:
@@ -271,7 +276,7 @@ def convert(profile_name: str, argv: list[str]) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--pixels", choices=("rgb", "bgr", "gray"), default=None)
     ap.add_argument("--mean", default="0", help="per channel, comma-separated (one value: every channel)")
-    ap.add_argument("--norm", default=str(1 / 255), help="per channel, comma-separated")
+    ap.add_argument("--norm", default="1/255", help="per channel, comma-separated")
     ap.add_argument("--no-chain", action="store_true", help="plain int8: fp32 between layers")
     args = ap.parse_args(argv)
     if not is_board(profile_name):
@@ -282,7 +287,6 @@ def convert(profile_name: str, argv: list[str]) -> int:
         fail(f"MODEL={args.model} does not exist", "give the path of an .onnx file or an ncnn .param")
     stem = source.name.removesuffix(".onnx").removesuffix(".param").removesuffix(".ncnn")
     out = (args.out or REPO / "build" / "model" / stem).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     is_onnx = source.suffix == ".onnx"
     report: dict[str, Any] = {"model": str(source), "profile": profile_name}
 
@@ -292,20 +296,23 @@ def convert(profile_name: str, argv: list[str]) -> int:
         if args.shape is None and fixed is None:
             fail(f"{source.name}'s input {onnx_name} has open dimensions {dims}", "give SHAPE=1,C,H,W")
         shape = parse_shape(args.shape or ",".join(map(str, fixed or [])))
-        say(f"1. converting {source.name} with pnnx (input {onnx_name}, 1x{shape[0]}x{shape[1]}x{shape[2]}, fp32)")
+    elif args.shape is None:
+        fail("an ncnn model's input shape is not in its .param", "give SHAPE=1,C,H,W")
+    else:
+        shape = parse_shape(args.shape)
+    c, h, w = shape
+    pixels = args.pixels or ("gray" if c == 1 else "rgb")
+    mean, norm = _per_channel(args.mean, c, "MEAN"), _per_channel(args.norm, c, "NORM")
+    inputs = read_images(args.images.resolve(), shape, pixels, mean, norm)
+
+    out.mkdir(parents=True, exist_ok=True)
+    if is_onnx:
+        say(f"1. converting {source.name} with pnnx (input {onnx_name}, 1x{c}x{h}x{w}, fp32)")
         param, weights = from_onnx(source, shape, out, stem)
     else:
-        if args.shape is None:
-            fail("an ncnn model's input shape is not in its .param", "give SHAPE=1,C,H,W")
-        shape = parse_shape(args.shape)
         say(f"1. taking {source.name} (weights as fp32)")
         param, weights = from_ncnn(source, out, stem)
     model = describe(param, weights, shape)
-    c, h, w = shape
-    pixels = args.pixels or ("gray" if c == 1 else "rgb")
-    mean = _channels([float(v) for v in args.mean.split(",")], c, "MEAN")
-    norm = _channels([eval_number(v) for v in args.norm.split(",")], c, "NORM")
-    inputs = read_images(args.images.resolve(), shape, pixels, mean, norm)
     np.save(out / "inputs.npy", inputs)
     print(f"   {param.name}, {weights.name} ({weights.stat().st_size:,} bytes); input {model.input} {w}x{h}x{c}, "
           f"outputs {', '.join(model.outputs)}; {len(inputs)} inputs from {args.images} ({pixels}, mean {mean}, "
@@ -358,12 +365,6 @@ def convert(profile_name: str, argv: list[str]) -> int:
     print(f"   {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
     print(f"   on the board: {command}")
     return preflight_rc
-
-
-def eval_number(text: str) -> float:
-    """A NORM value: a number, or a fraction such as 1/255."""
-    top, _, bottom = text.partition("/")
-    return float(top) / float(bottom) if bottom else float(top)
 
 
 def version(package: str) -> str:
