@@ -351,6 +351,25 @@ def test_depthwise_and_shared_bottoms(tmp_path: Path) -> None:
     assert np.abs(ref - got).max() < 0.05 * np.abs(ref).max()
 
 
+def test_calibration_samples_in_any_memory_order(tmp_path: Path) -> None:
+    """Samples that are views in another memory order (a transposed H x W x C photo, as an image
+    reader gives) calibrate exactly as their C-ordered copies: the wheel's Mat borrows an array's
+    memory, and the contiguous copy calibration made of such a sample was once freed before the
+    extract, so the scales came from freed memory."""
+    rng = np.random.default_rng(3)
+    param, weights = tmp_path / "tiny.param", tmp_path / "tiny.bin"
+    param.write_text(TINY)
+    tagged = [bytes(4) + rng.normal(0, 0.3, n).astype("<f4").tobytes() for n in (72, 288, 11520, 32)]
+    floats = [rng.normal(0, 0.1, n).astype("<f4").tobytes() for n in (8, 8, 10)]
+    weights.write_bytes(tagged[0] + floats[0] + tagged[1] + floats[1] + tagged[2] + floats[2] + tagged[3])
+    hwc = [rng.normal(0, 1, (12, 12, 8)).astype(np.float32) for _ in range(6)]
+    strided = [x.transpose(2, 0, 1) for x in hwc]
+    assert not any(x.flags["C_CONTIGUOUS"] for x in strided)
+    blobs = ["data", "dw"]
+    assert qz.calibrate(param, weights, strided, blobs) == qz.calibrate(param, weights, [np.ascontiguousarray(x)
+                                                                                      for x in strided], blobs)
+
+
 # ---------------------------------------------------------------------------
 # SqueezeNet v1.1 on photos from scikit-image
 
