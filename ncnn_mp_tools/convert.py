@@ -160,7 +160,7 @@ def read_images(source: Path, shape: tuple[int, int, int], pixels: str, mean: li
     """The images in a folder (or a .npy of inputs, N x C x H x W) as the model's inputs."""
     c, h, w = shape
     if source.suffix == ".npy":
-        x = np.load(source).astype(np.float32)
+        x: F32 = np.ascontiguousarray(np.load(source), dtype=np.float32)
         if x.ndim != 4 or x.shape[1:] != (c, h, w):
             fail(f"{source} holds inputs of shape {x.shape}", f"N x {c} x {h} x {w} (N, C, H, W)")
         return x
@@ -176,11 +176,29 @@ def read_images(source: Path, shape: tuple[int, int, int], pixels: str, mean: li
     out = []
     for f in files:
         with Image.open(f) as im:
-            px = np.asarray(im.convert("L" if pixels == "gray" else "RGB").resize((w, h), Image.Resampling.BILINEAR),
-                            dtype=np.float32)
+            px = resize_bilinear(np.asarray(im.convert("L" if pixels == "gray" else "RGB"), dtype=np.float32), w, h)
         chw = px[None] if px.ndim == 2 else px.transpose(2, 0, 1)[::-1 if pixels == "bgr" else 1]
-        out.append((chw - np.float32(mean)[:, None, None]) * np.float32(norm)[:, None, None])
+        out.append((chw - np.array(mean, np.float32)[:, None, None]) * np.array(norm, np.float32)[:, None, None])
     return np.ascontiguousarray(np.stack(out), dtype=np.float32)
+
+
+def resize_bilinear(img: F32, w: int, h: int) -> F32:
+    """An H x W (x C) image resized as ncnn's from_pixels_resize does: each output pixel from the
+    four source pixels around its centre (half-pixel centres, edges clamped), no smoothing when it
+    shrinks (Pillow's and OpenCV's area filters would give inputs the board never sees)."""
+    def taps(n_in: int, n_out: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], F32]:
+        pos = np.clip((np.arange(n_out) + 0.5) * n_in / n_out - 0.5, 0, n_in - 1).astype(np.float32)
+        lo = np.floor(pos).astype(np.intp)
+        return lo, np.minimum(lo + 1, n_in - 1), pos - lo
+
+    y0, y1, fy = taps(img.shape[0], h)
+    x0, x1, fx = taps(img.shape[1], w)
+    if img.ndim == 3:
+        fx = fx[:, None]
+    top = img[y0][:, x0] * (1 - fx) + img[y0][:, x1] * fx
+    bottom = img[y1][:, x0] * (1 - fx) + img[y1][:, x1] * fx
+    wy = fy[:, None, None] if img.ndim == 3 else fy[:, None]
+    return (top * (1 - wy) + bottom * wy).astype(np.float32)
 
 
 def _per_channel(text: str, c: int, what: str) -> list[float]:

@@ -209,6 +209,23 @@ def test_compare_on_a_firmware_sized_to_the_model(
     assert "no drift: all 12 blobs within 0.001" in c.stdout, c.stdout
 
 
+def test_calibration_images_resized_as_the_board_resizes() -> None:
+    """The images become inputs as Mat.from_pixels_resize makes them (the wheel's, 8 bits): within
+    1, shrinking (no smoothing) and growing, RGB and grey."""
+    import ncnn
+
+    from ncnn_mp_tools.convert import resize_bilinear
+
+    rng = np.random.default_rng(0)
+    for h, w, oh, ow in [(128, 128, 32, 32), (100, 75, 32, 40), (20, 30, 64, 48), (512, 384, 28, 28)]:
+        rgb = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        want = np.array(ncnn.Mat.from_pixels_resize(rgb, ncnn.Mat.PixelType.PIXEL_RGB, w, h, ow, oh))
+        assert np.abs(resize_bilinear(rgb.astype(np.float32), ow, oh) - want.transpose(1, 2, 0)).max() <= 1.0
+        grey = np.ascontiguousarray(rgb[..., 0])
+        want = np.array(ncnn.Mat.from_pixels_resize(grey, ncnn.Mat.PixelType.PIXEL_GRAY, w, h, ow, oh))
+        assert np.abs(resize_bilinear(grey.astype(np.float32), ow, oh) - want[0]).max() <= 1.0
+
+
 def test_model_refuses_mistakes(tmp_path: Path) -> None:
     """Each mistake stops the command before any work, with one line naming it."""
     make_onnx(tmp_path / "m.onnx")

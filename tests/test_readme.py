@@ -11,7 +11,6 @@ import ast
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -174,11 +173,9 @@ RUN_HERE: dict[str, str] = {
     "make help": "test_make_help",
     "make photos": "test_photo_example",
     "make run SCRIPT=examples/retinaface_detect.py": "test_photo_example",
-    "make preflight PROFILE=qemu": "test_model_on_a_board",
-    "make compare PROFILE=qemu": "test_model_on_a_board",
-    "python3 -m ncnn_mp_tools.quantize_int8": "test_model_on_a_board",
-    "python3 -m ncnn_mp_tools.romfs_pack": "test_model_on_a_board",
+    "make model PROFILE=qemu": "test_model_on_a_board",
     "make run PROFILE=qemu": "test_model_on_a_board",
+    "make compare PROFILE=qemu": "test_model_on_a_board",
 }
 
 
@@ -360,30 +357,32 @@ def test_python_snippets(micropython: MicroPython) -> None:
 
 @pytest.mark.mcu
 def test_model_on_a_board(tmp_path: Path) -> None:
-    """"Put your model on a board", every command as the README shows it, with MNIST as the
-    model: preflight and compare on the Cortex-M3 board, int8 between layers, the ROMFS image,
-    and the README's script run on a firmware sized to the model, its weights in place."""
-    import numpy as np
+    """"Put your model on a board", every command as the README shows it, with an ONNX CNN built
+    by the test (tests/test_onnx_model.py's) and crops of scikit-image's photos: `make model`,
+    run_board.py on the Cortex-M3 firmware sized to the models, `make compare` on the firmware
+    sized to the fp32 model, and the README's own script, its weights in place."""
+    from test_onnx_model import make_onnx, photo_crops
 
-    mnist = shared_models("mnist", "mnist.param", "mnist.bin")
-    shutil.copy(mnist / "mnist.param", tmp_path / "m.param")
-    shutil.copy(mnist / "mnist.bin", tmp_path / "m.bin")
-    np.save(tmp_path / "samples.npy", np.random.default_rng(1).random((20, 1, 28, 28), dtype=np.float32) * 255)
-    (tmp_path / "run_m8.py").write_text(board_script())
-    subs = {name: str(tmp_path / name) for name in
-            ("m.param", "m.bin", "m8.param", "m8.bin", "samples.npy", "romfs.img", "run_m8.py")}
+    make_onnx(tmp_path / "net.onnx")
+    photo_crops(tmp_path / "photos")
+    subs = {"net.onnx": str(tmp_path / "net.onnx"), "photos/": str(tmp_path / "photos"), "m": str(tmp_path / "m"),
+            **{f"m/{name}": str(tmp_path / "m" / name) for name in
+               ("net-int8.param", "net.param", "romfs.img", "run_board.py")}}
 
-    p = run_shown(shown("make preflight PROFILE=qemu"), subs)
+    p = run_shown(shown("make model PROFILE=qemu"), subs)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert "weights in place 23.4 KiB, copied 0.0 KiB" in p.stdout, p.stdout
-    p = run_shown(shown("make compare PROFILE=qemu"), subs)
-    assert p.returncode == 0 and "no drift" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
-    p = run_shown(shown("python3 -m ncnn_mp_tools.quantize_int8"), subs)
-    assert p.returncode == 0, p.stderr
-    assert "output int8 with scale" in p.stdout, p.stdout  # --chain: an int8 layer writes int8
-    p = run_shown(shown("python3 -m ncnn_mp_tools.romfs_pack"), subs)
-    assert p.returncode == 0 and (tmp_path / "romfs.img").exists(), p.stderr
+    assert re.search(r"the wheel against onnxruntime \S+: max \|diff\| \S+, relative \S+e-0[5-9]", p.stdout), p.stdout
+    assert "measured on the 'qemu' firmware sized to the models" in p.stdout, p.stdout[-3000:]
     p = run_shown(shown("make run PROFILE=qemu"), subs)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert [line.split()[:2] for line in p.stdout.splitlines() if " out0 " in line] == \
+        [["net-int8", "out0"], ["net", "out0"]], p.stdout
+    p = run_shown(shown("make compare PROFILE=qemu"), subs)
+    assert p.returncode == 0 and "no drift" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "on the 'qemu' firmware sized to the models" in p.stdout, p.stdout
+    (tmp_path / "mine.py").write_text(board_script())
+    p = run_shown(shown("make run PROFILE=qemu").replace("m/run_board.py", "mine.py"),
+                  {**subs, "mine.py": str(tmp_path / "mine.py")})
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     info = ast.literal_eval(p.stdout.strip().splitlines()[-1])
-    assert info["copied"] == 0 and info["converted"] == 0 and info["in_place"] > 6000, info
+    assert info["copied"] == 0 and info["converted"] == 0 and info["in_place"] > 3000, info
