@@ -21,8 +21,9 @@ Writes into OUT (default build/model/NAME, NAME the model's file name without it
 and reports each step:
   1. convert: the fp32 ncnn model in the CPython ncnn wheel against onnxruntime, on every input
      (the wheel with fp16 storage and packing off: what the board computes);
-  2. int8: the int8 model against the fp32 one in the wheel: drift (max |diff| / max |fp32|) and,
-     for a vector output, how often the top-1 agrees;
+  2. int8: the int8 model on the desktop firmware with ncnn_mp's kernels (profile memcheck: what
+     the boards compute; the wheel cannot run int8 between layers) against the fp32 one in the
+     wheel: drift (max |diff| / max |fp32|) and, for a vector output, how often the top-1 agrees;
   3. preflight (ncnn_mp_tools/preflight.py) on the Unix firmware and on the board's firmware
      sized to the two models: the layers, weights in place, memory, instructions;
   4. that firmware's path and the `make run` line for run_board.py.
@@ -48,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ci.common import REPO, fail, say, sized_to
-from ncnn_mp_tools.device import is_board
+from ncnn_mp_tools.device import PROBES, is_board
 from ncnn_mp_tools.device import main as device_main
 
 F32 = npt.NDArray[np.float32]
@@ -235,6 +236,26 @@ def wheel_outputs(model: Model, x: F32) -> list[F32]:
     return outs
 
 
+def kernels_outputs(model: Model, inputs: F32) -> list[list[F32]]:
+    """The model's outputs for each input on the desktop firmware with ncnn_mp's kernels (profile
+    memcheck, run natively): int8 as the boards compute it, and the one desktop that runs int8
+    between layers (the wheel's x86 layers cannot: docs/models.md, "int8 between layers")."""
+    from ci.firmware import build_firmware
+
+    firmware = build_firmware("memcheck")
+    c, h, w = model.shape
+    with tempfile.TemporaryDirectory() as tmp:
+        np.ascontiguousarray(inputs, dtype=np.float32).tofile(Path(tmp) / "in.f32")
+        p = subprocess.run([str(firmware), str(PROBES / "run_net.py"), str(model.param), str(model.weights), model.input,
+                            str(w), str(h), str(c), str(Path(tmp) / "in.f32"), tmp, *model.outputs],
+                           capture_output=True, text=True, timeout=3600)
+        if p.returncode != 0:
+            print((p.stdout + p.stderr)[-3000:], file=sys.stderr)
+            fail(f"the desktop firmware with ncnn_mp's kernels could not run {model.param.name}", "its output is above")
+        return [[np.fromfile(Path(tmp) / f"{k}_{name}.f32", dtype=np.float32) for name in model.outputs]
+                for k in range(len(inputs))]
+
+
 def onnx_outputs(onnx_path: Path, name: str, x: F32) -> list[F32]:
     import onnxruntime as ort
 
@@ -351,9 +372,10 @@ def convert(profile_name: str, argv: list[str]) -> int:
     except QuantizeError as e:
         fail(f"quantizing {param.name} failed: {e}", "keep the model fp32, or --skip the layer (quantize_int8)")
     print(f"   {len(summary.int8)} layers int8; .bin {summary.bin_bytes[0]:,} -> {summary.bin_bytes[1]:,} bytes")
-    d = drift([wheel_outputs(int8, x) for x in inputs], fp32)
+    d = drift(kernels_outputs(int8, inputs), fp32)
     report["int8_vs_fp32"] = d
-    print(f"   int8 against fp32 in the wheel: max |diff| {d['max_abs']:.3g}, relative {d['relative']:.3g}" + _top1(d))
+    print(f"   int8 on the desktop firmware with ncnn_mp's kernels (as the boards compute it) against fp32: "
+          f"max |diff| {d['max_abs']:.3g}, relative {d['relative']:.3g}" + _top1(d))
 
     from ncnn_mp_tools.compare import padded
 

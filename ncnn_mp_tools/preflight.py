@@ -6,7 +6,8 @@
 For each model (a .param, text or binary, with the .bin beside it or named after it):
 1. the layers it uses, the layers ncnn runs besides (layers.py, from ncnn's source for
    the profile's CPU family), and which of them the profile's firmware leaves out;
-2. measured by running it, weights in place (load_model(copy=False)): on the Unix firmware,
+2. measured by running it, weights in place (load_model(copy=False)): on the Unix firmware
+   (with ncnn_mp's kernels, profile memcheck, for a model with int8 between layers),
    and on the profile's QEMU board (its files in the board's ROMFS): what the weights cost
    in RAM (in place, copied, converted), ncnn's blob and workspace peak for one extract of
    every output (a counting Allocator), ncnn's C heap, the Python heap, and on the board the
@@ -92,6 +93,14 @@ def knows_names(profile_name: str) -> bool:
     """The profile's ncnn has NCNN_STRING: it reads text params and finds blobs by name."""
     strings = [o for o in profile(profile_name).get("ncnn_options", []) if o.startswith("-DNCNN_STRING=")]
     return not (strings and strings[-1].endswith("OFF"))  # (the last one given wins, as in CMake)
+
+
+def int8_between_layers(param: Path) -> bool:
+    """The model keeps activations int8 between layers (quantize_int8 --chain: a convolution with
+    an output scale, 8= 100 + n), which ncnn's own x86 layers cannot run: the Unix firmware
+    refuses it, the one with ncnn_mp's kernels (profile memcheck) runs it as the boards do."""
+    return any(t in ("Convolution", "ConvolutionDepthWise") and int(str(p.get(8, 0))) >= 100
+               for t, p in model_layers(param))
 
 
 def lacking(profile_name: str, params: list[Path]) -> list[str]:
@@ -196,8 +205,10 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
                        "inputs": model_inputs(param, shapes), "outputs": [], "rom": names})
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
-    ok = _report("the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)",
-                 probe("unix", build_firmware("unix"), config, {}, timeout=600))
+    host, what = ("memcheck", "the Unix firmware with ncnn_mp's kernels (profile memcheck: int8 between layers needs "
+                  "them)") if any(int8_between_layers(p) for p, _ in pairs) else \
+        ("unix", "the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)")
+    ok = _report(what, probe("unix", build_firmware(host), config, {}, timeout=600))
     if is_board(prof):
         firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
         board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])

@@ -69,7 +69,7 @@ def wheel_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: 
 
 def kernels_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: F32) -> dict[str, F32]:
     """A model's outputs on the desktop firmware with ncnn_mp's kernels (profile memcheck, run
-    natively: tests/mp_run_net.py): the reference for an int8 model on the boards' kernels,
+    natively: ncnn_mp_tools/probes/run_net.py): the reference for an int8 model on the boards' kernels,
     and for an int8 chain, which the wheel's own layers cannot run."""
     return kernels_batch(param, weights, in_name, outs, x[None])[0]
 
@@ -79,7 +79,7 @@ def kernels_batch(param: Path, weights: Path, in_name: str, outs: list[str], x: 
     n, c, h, w = x.shape
     with tempfile.TemporaryDirectory() as d:
         x.astype(np.float32).tofile(Path(d) / "in.f32")
-        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "tests" / "mp_run_net.py"), str(param),
+        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "ncnn_mp_tools" / "probes" / "run_net.py"), str(param),
                                       str(weights), in_name, str(w), str(h), str(c), str(Path(d) / "in.f32"), d, *outs],
                            capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr

@@ -79,7 +79,7 @@ def test_preflight_on_the_board_profiles() -> None:
         board_load = re.search(r"m0\.param: weights in place 23\.4 KiB, copied 0\.0 KiB, converted to fp32 0\.0 KiB; "
                                r"RAM the load left in use ([0-9.]+) KiB", out)
         assert board_load and float(board_load.group(1)) < 2.0, out
-        assert f"the '{board}' board under QEMU" in out, out
+        assert f"measured on the '{board}' firmware under QEMU" in out, out
         assert out.count("outputs: fc 10x1x1") == 2, out
         assert " instructions for the extract" in out, out
 

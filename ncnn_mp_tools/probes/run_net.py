@@ -1,5 +1,6 @@
-# A model run on the Unix firmware for the CPython tests (tests/test_int8_chain.py):
-#   micropython mp_run_net.py PARAM BIN INPUT W H C IN.f32 OUTDIR OUT...
+# A model run on a Unix firmware for the CPython side (ncnn_mp_tools/convert.py's int8 check,
+# tests/test_mcu_models.py's references; not a probe of device.py: it takes arguments):
+#   micropython run_net.py PARAM BIN INPUT W H C IN.f32 OUTDIR OUT...
 # IN.f32 holds N inputs of W x H x C float32 (channel by channel); each output blob of each
 # input is written to OUTDIR/<n>_<name>.f32 as float32, channel by channel without ncnn's
 # channel padding, after a line "shape <name> w h c".
