@@ -213,7 +213,7 @@ static void ncnn_mp_image_in(ncnn_mp_image_t *im, mp_obj_t buf, bool writable, c
     }
     unsigned long long need = (unsigned long long)im->stride * (ncnn_mp_image_rows(im) - 1) + row;
     if (info.len < need) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, a %dx%d frame of that type needs %u"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
             where, (unsigned)info.len, im->w, im->h, (unsigned)(need > 0xffffffffu ? 0xffffffffu : need));
     }
     im->px = info.buf;
@@ -294,7 +294,7 @@ mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool re
         }
         return result;
     }
-    int32_t *cols = m_new(int32_t, (size_t)tw * 2);  // per target column: its source column, its weight
+    int *cols = m_new(int, (size_t)tw * 2);  // per target column: its source column, its weight
     for (int x = 0; x < tw; x++) {
         ncnn_mp_resize_place(x, im.w, tw, &cols[2 * x], &cols[2 * x + 1]);
     }
@@ -323,7 +323,7 @@ mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool re
             }
         }
     }
-    m_del(int32_t, cols, (size_t)tw * 2);
+    m_del(int, cols, (size_t)tw * 2);
     return result;
 }
 

@@ -46,7 +46,7 @@ static int ncnn_mp_pixel_type(mp_obj_t type_in, bool to, int *out_channels, cons
         }
     }
     if (!ok) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn has no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
             where, type);
     }
     *out_channels = target ? ncnn_mp_pixel_channels(target) : cin;
