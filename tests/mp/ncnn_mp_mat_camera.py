@@ -128,6 +128,21 @@ b = Mat.from_pixels_resize(nv12, Mat.PIXEL_NV12 | Mat.PIXEL_GRAY << 16, W, H, 9,
 a, b = struct.unpack("<63f", a), struct.unpack("<63f", b)
 print("plain resize within 1 of this path's:", max(abs(x - y) for x, y in zip(a, b)) <= 1)
 
+# Detections drawn into a frame with framebuf (examples/screen.py), in either byte order: the
+# same picture once unpacked, the box's colour where the box is, the label's ink in its box.
+from screen import draw_detections, rgb565
+
+pictures = []
+photo = Mat.from_pixels(noise(40 * 24 * 3), Mat.PIXEL_RGB, 40, 24)
+for fmt in (Mat.PIXEL_RGB565, Mat.PIXEL_RGB565_BE):
+    screen = photo.to_pixels(fmt)
+    draw_detections(screen, 40, 24, [(3, 12, 33, 23, "cup", rgb565(0, 255, 0))], fmt == Mat.PIXEL_RGB565_BE)
+    pictures.append(bytes(Mat.from_pixels(screen, fmt, 40, 24).to_pixels(Mat.PIXEL_RGB)))
+shown = pictures[0]
+print("framebuf: both byte orders drawn alike", pictures[0] == pictures[1], digest(shown))
+ink = sum(1 for y in range(3, 11) for x in range(5, 29) if shown[(y * 40 + x) * 3:][:3] == b"\0\0\0")
+print("box corner", list(shown[(22 * 40 + 3) * 3:][:3]), "label", list(shown[(2 * 40 + 3) * 3:][:3]), "ink", ink)
+
 # Every mistake, with a camera format (the plain ones have ncnn_mp_mat_pixels.py's).
 frame = noise(W * H * 2)
 nv = noise(W * H * 3 // 2)
