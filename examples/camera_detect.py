@@ -59,7 +59,7 @@ def main(argv: "list[str]") -> None:
         boxes.append((o[1], o[2], o[3], o[4], label, COLOURS[o[5] % len(COLOURS)]))
     draw_detections(frame, w, h, boxes, big_endian=fmt == Mat.PIXEL_RGB565_BE)
     if len(argv) > 3:
-        shown = Mat.from_pixels(frame, fmt, w, h).to_pixels(Mat.PIXEL_RGB)
+        shown = bytes(Mat.from_pixels(frame, fmt, w, h).to_pixels(Mat.PIXEL_RGB))
         write_png(argv[3], w, h, shown)
 
 

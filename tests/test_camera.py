@@ -27,7 +27,7 @@ import ncnn
 import numpy as np
 import pytest
 
-from conftest import MP_TESTS, REPO, MicroPython
+from conftest import MP_TESTS, REPO, MicroPython, shared_models
 
 SCRIPT = MP_TESTS / "ncnn_mp_mat_camera.py"
 RGB565, RGB565_BE, YUYV, NV12, NV21 = 16, 17, 18, 19, 20
@@ -313,3 +313,54 @@ def test_nv21_and_nv12_equal_ncnns_own(micropython: MicroPython) -> None:
                                     str(path), str(fmt), str(w), str(h), "0", "0")
         ours = np.frombuffer(bytes.fromhex(out), "<f4").reshape(3, h, w)
         assert np.array_equal(ours, np.moveaxis(theirs[k], -1, 0).astype(np.float32)), fmt
+
+
+def test_camera_detect_example(micropython: MicroPython, tmp_path: Path) -> None:
+    """examples/camera_detect.py on scikit-image's coffee: the cup and the table found in the
+    RGB565 frame as in the RGB photo (examples/nanodet_detect.py), within 0.02 in score and 3
+    pixels; both byte orders draw the same picture, and the boxes are drawn into it."""
+    import skimage.data
+
+    real = shared_models("real", "nanodet_m.param", "nanodet_m.bin")
+    rgb = skimage.data.coffee()
+    h, w = rgb.shape[:2]
+    photo = tmp_path / "coffee.ppm"
+    photo.write_bytes(b"P6\n%d %d\n255\n" % (w, h) + rgb.tobytes())
+    runs = []
+    for order in ("be", "le"):
+        png = tmp_path / f"{order}.png"
+        r = micropython.run(REPO / "examples" / "camera_detect.py", str(photo), str(real), str(png), order,
+                            heapsize="16M")
+        assert r.returncode == 0, r.explain()
+        runs.append((r.stdout, png.read_bytes()))
+    assert runs[0] == runs[1]
+    r = micropython.run(REPO / "examples" / "nanodet_detect.py", str(photo), str(real), "320", heapsize="16M")
+    assert r.returncode == 0, r.explain()
+    frame = [line.split() for line in runs[0][0].splitlines()]
+    photo_rows = [line.split() for line in r.stdout.splitlines()]
+    assert [row[-2] for row in frame] == ["cup", "table"], frame
+    assert len(frame) == len(photo_rows) == 2, (frame, photo_rows)
+    for a, b in zip(frame, photo_rows):
+        assert abs(float(a[0]) - float(b[0])) <= 0.02, (a, b)
+        assert max(abs(float(x) - float(y)) for x, y in zip(a[2:6], b[2:6])) <= 5, (a, b)
+    picture = png_pixels(runs[0][1], w, h)
+    # (RGB565 keeps the top 5 bits of red and blue)
+    changed = np.any(picture[..., [0, 2]] >> 3 != rgb[..., [0, 2]] >> 3, axis=-1)
+    box = [int(float(v)) for v in frame[0][2:6]]
+    assert changed[box[3] - 1, box[0] + 5:box[2] - 5].mean() > 0.9  # the cup's bottom edge drawn
+    assert changed.mean() < 0.05  # and little else
+
+
+def png_pixels(data: bytes, w: int, h: int) -> np.ndarray:
+    """examples/png.py's PNG (8-bit RGB, filter 0 on every row) as an (h, w, 3) array."""
+    import zlib
+
+    at, idat = 8, b""
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 4], "big")
+        if data[at + 4:at + 8] == b"IDAT":
+            idat += data[at + 8:at + 8 + n]
+        at += 12 + n
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + 3 * w)
+    assert not raw[:, 0].any()
+    return raw[:, 1:].reshape(h, w, 3)
