@@ -17,6 +17,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/option.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat_pixels.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat_camera.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/datareader.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_load.c

@@ -26,6 +26,7 @@ SRC_USERMOD_C += \
 	$(NCNN_MP_DIR)/ncnn_mp/option.c \
 	$(NCNN_MP_DIR)/ncnn_mp/mat.c \
 	$(NCNN_MP_DIR)/ncnn_mp/mat_pixels.c \
+	$(NCNN_MP_DIR)/ncnn_mp/mat_camera.c \
 	$(NCNN_MP_DIR)/ncnn_mp/datareader.c \
 	$(NCNN_MP_DIR)/ncnn_mp/net.c \
 	$(NCNN_MP_DIR)/ncnn_mp/net_load.c \

@@ -6,8 +6,10 @@ on another (an Extractor on its Net, a Mat on its buffer or allocator) keep it
 alive. Errors raise TypeError, ValueError, IndexError, OSError, MemoryError or
 NotImplementedError with a message of the form "Class.method: what was wrong" (on a
 board built with terse errors, "Class.method" only). A board may leave out Mat's pixel
-functions and drawing, Python readers, counting allocators and Net.layers()/blobs()
-(build_info()'s NCNN_MP_HAS_* say which it kept).
+functions, camera formats and drawing, Python readers, counting allocators and Net.layers()/blobs()
+(build_info()'s NCNN_MP_HAS_* say which it kept). Where ncnn has no pixel code (the boards),
+from_pixels, from_pixels_resize and to_pixels are ncnn_mp's own (NCNN_MP_HAS_CAMERA) and the
+roi and to_pixels_resize variants are absent.
 """
 
 from typing import Any, Callable, Sequence, final, overload
@@ -23,7 +25,8 @@ def version_number() -> int:
 def build_info() -> dict[str, bool]:
     """The compile-time switches of the ncnn in this firmware (NCNN_STRING, NCNN_STDIO, NCNN_PIXEL, ...),
     NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct in its Nets, and the
-    parts of ncnn_mp the board kept (NCNN_MP_HAS_PIXELS, _DRAWING, _PYTHON_READERS, _COUNTING_ALLOCATOR, _GRAPH_INFO)."""
+    parts of ncnn_mp the board kept (NCNN_MP_HAS_PIXELS, _CAMERA, _DRAWING, _PYTHON_READERS, _COUNTING_ALLOCATOR,
+    _GRAPH_INFO)."""
 
 def live_custom_layers() -> int:
     """How many Python custom-layer instances ncnn holds now (leak checks)."""
@@ -209,6 +212,17 @@ class Mat:
     """Pixels in BGRA order, read into (or written from) a Mat as GRAY."""
     PIXEL_BGRA2RGBA: int
     """Pixels in BGRA order, read into (or written from) a Mat as RGBA."""
+    PIXEL_RGB565: int
+    """Camera/screen frames: RGB565, 2 bytes a pixel, low byte first (framebuf.RGB565's order).
+    The Mat's order goes in the high 16 bits, both ways: PIXEL_RGB565 | PIXEL_BGR << 16 (default RGB)."""
+    PIXEL_RGB565_BE: int
+    """RGB565 with the high byte first (SPI LCDs, most ESP32 camera drivers)."""
+    PIXEL_YUYV: int
+    """YUV 4:2:2, Y0 U Y1 V per pair of pixels (even w); BT.601 full range."""
+    PIXEL_NV12: int
+    """YUV 4:2:0: the Y plane, then h/2 rows of U V pairs (even w and h); BT.601 full range."""
+    PIXEL_NV21: int
+    """YUV 4:2:0 as NV12 with V U pairs (Android's camera default)."""
 
     def __init__(self, w: int = 0, h: int = 0, d: int = 0, c: int = 0, *, data: Buffer | None = None,
                  elemsize: int = 0, elempack: int = 0, allocator: Allocator | None = None, n: int = 1) -> None:
@@ -249,11 +263,11 @@ class Mat:
     @classmethod
     def from_pixels(cls, pixels: Buffer, type: int, w: int, h: int, stride: int = 0,
                     allocator: Allocator | None = None) -> Mat:
-        """A (w, h, channels) float Mat from 8-bit pixels (type: Mat.PIXEL_*; stride 0: packed rows)."""
+        """A (w, h, channels) float Mat from pixels or a camera frame (type: Mat.PIXEL_*; stride 0: packed rows)."""
     @classmethod
     def from_pixels_resize(cls, pixels: Buffer, type: int, w: int, h: int, target_w: int, target_h: int,
                            stride: int = 0, allocator: Allocator | None = None) -> Mat:
-        """from_pixels, resized (bilinear) to target_w x target_h."""
+        """from_pixels, resized (bilinear) to target_w x target_h (camera formats: straight into the Mat, unrounded)."""
     @classmethod
     def from_pixels_roi(cls, pixels: Buffer, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
                         roih: int, stride: int = 0, allocator: Allocator | None = None) -> Mat:
@@ -264,7 +278,7 @@ class Mat:
                                allocator: Allocator | None = None) -> Mat:
         """from_pixels of a region of interest, resized to target_w x target_h."""
     def to_pixels(self, type: int, pixels: Buffer | None = None, stride: int = 0) -> Buffer:
-        """8-bit pixels from this Mat, into pixels (returned) or a new bytearray."""
+        """8-bit pixels or a camera frame from this Mat, into pixels (returned) or a new bytearray."""
     def to_pixels_resize(self, type: int, target_w: int, target_h: int, pixels: Buffer | None = None,
                          stride: int = 0) -> Buffer:
         """to_pixels, resized to target_w x target_h."""

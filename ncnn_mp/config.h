@@ -11,6 +11,13 @@
 #define NCNN_MP_HAS_PIXELS (NCNN_PIXEL)
 #endif
 
+// Camera frames and screens (mat_camera.c): Mat.PIXEL_RGB565, _RGB565_BE, _YUYV, _NV12, _NV21
+// in from_pixels, from_pixels_resize and to_pixels, in ncnn_mp's own C; without NCNN_PIXEL
+// (the boards) the plain formats go through it too, so those three exist there.
+#ifndef NCNN_MP_HAS_CAMERA
+#define NCNN_MP_HAS_CAMERA (1)
+#endif
+
 // Mat.draw_rectangle, draw_circle, draw_line, draw_text (ncnn's NCNN_PIXEL_DRAWING).
 #ifndef NCNN_MP_HAS_DRAWING
 #define NCNN_MP_HAS_DRAWING (NCNN_PIXEL_DRAWING && NCNN_MP_HAS_PIXELS)

@@ -1156,16 +1156,21 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_BORDER_CONSTANT), MP_ROM_INT(NCNN_BORDER_CONSTANT) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REPLICATE), MP_ROM_INT(NCNN_BORDER_REPLICATE) },
     { MP_ROM_QSTR(MP_QSTR_BORDER_REFLECT), MP_ROM_INT(NCNN_BORDER_REFLECT) },
-    #if NCNN_MP_HAS_PIXELS
+    #if NCNN_MP_HAS_PIXELS || NCNN_MP_HAS_CAMERA
     { MP_ROM_QSTR(MP_QSTR_from_pixels), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_obj) },
     { MP_ROM_QSTR(MP_QSTR_from_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_obj) },
-    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_obj) },
-    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_resize_obj) },
     { MP_ROM_QSTR(MP_QSTR_to_pixels), MP_ROM_PTR(&ncnn_mp_Mat_to_pixels_obj) },
-    { MP_ROM_QSTR(MP_QSTR_to_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_to_pixels_resize_obj) },
     #define NCNN_MP_PIXEL_CONST(name, value) { MP_ROM_QSTR(MP_QSTR_PIXEL_##name), MP_ROM_INT(value) },
     NCNN_MP_PIXEL_TYPES(NCNN_MP_PIXEL_CONST)
+    #if NCNN_MP_HAS_CAMERA
+    NCNN_MP_CAMERA_TYPES(NCNN_MP_PIXEL_CONST)
+    #endif
     #undef NCNN_MP_PIXEL_CONST
+    #endif
+    #if NCNN_MP_HAS_PIXELS
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_obj) },
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_roi_resize), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_roi_resize_obj) },
+    { MP_ROM_QSTR(MP_QSTR_to_pixels_resize), MP_ROM_PTR(&ncnn_mp_Mat_to_pixels_resize_obj) },
     #endif
     #if NCNN_MP_HAS_DRAWING
     { MP_ROM_QSTR(MP_QSTR_draw_rectangle), MP_ROM_PTR(&ncnn_mp_Mat_draw_rectangle_obj) },

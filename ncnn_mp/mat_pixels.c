@@ -46,7 +46,7 @@ static int ncnn_mp_pixel_type(mp_obj_t type_in, bool to, int *out_channels, cons
         }
     }
     if (!ok) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn has no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: no pixel conversion 0x%x (use the Mat.PIXEL_* constants)"),
             where, type);
     }
     *out_channels = target ? ncnn_mp_pixel_channels(target) : cin;
@@ -110,6 +110,11 @@ static void ncnn_mp_from_pixels_call(void *arg) {
 static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncnn_mp_from_kind_t kind, const char *where) {
     // args[0] is the class; then pixels, type, w, h, [roi x4], [target w, h], [stride], [allocator]
     // (how many: checked by the method object)
+    #if NCNN_MP_HAS_CAMERA
+    if ((kind == NCNN_MP_PLAIN || kind == NCNN_MP_RESIZE) && ncnn_mp_camera_type(args[2])) {
+        return ncnn_mp_camera_from_pixels(n_args, args, kind == NCNN_MP_RESIZE, where);
+    }
+    #endif
     int out_channels;
     int cin = ncnn_mp_pixel_type(args[2], false, &out_channels, where);
     int w = ncnn_mp_get_int_in(args[3], 1, ncnn_mp_max_side, where, "w");
@@ -194,6 +199,11 @@ static void ncnn_mp_to_pixels_call(void *arg) {
 }
 
 static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
+    #if NCNN_MP_HAS_CAMERA
+    if (!resize && ncnn_mp_camera_type(args[1])) {
+        return ncnn_mp_camera_to_pixels(n_args, args, where);
+    }
+    #endif
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
     ncnn_mat_t m = self->handle;
     int out_channels;

@@ -693,14 +693,12 @@ ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t ma
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
-// Mat's image functions (mat_pixels.c), for Mat's table in mat.c.
-#if NCNN_MP_HAS_PIXELS
+// Mat's image functions (mat_pixels.c; from_pixels, from_pixels_resize and to_pixels in
+// mat_camera.c where ncnn has no pixel code), for Mat's table in mat.c.
+#if NCNN_MP_HAS_PIXELS || NCNN_MP_HAS_CAMERA
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;
-extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
-extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_resize_obj;
 extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_obj;
-extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
 // Mat.PIXEL_* constants: ncnn's formats, and format | target << 16 for conversions.
 #define NCNN_MP_PIXEL_TYPES(X) \
     X(RGB, 1) X(BGR, 2) X(GRAY, 3) X(RGBA, 4) X(BGRA, 5) \
@@ -709,6 +707,20 @@ extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
     X(GRAY2RGB, 3 | 1 << 16) X(GRAY2BGR, 3 | 2 << 16) X(GRAY2RGBA, 3 | 4 << 16) X(GRAY2BGRA, 3 | 5 << 16) \
     X(RGBA2RGB, 4 | 1 << 16) X(RGBA2BGR, 4 | 2 << 16) X(RGBA2GRAY, 4 | 3 << 16) X(RGBA2BGRA, 4 | 5 << 16) \
     X(BGRA2RGB, 5 | 1 << 16) X(BGRA2BGR, 5 | 2 << 16) X(BGRA2GRAY, 5 | 3 << 16) X(BGRA2RGBA, 5 | 4 << 16)
+#endif
+#if NCNN_MP_HAS_PIXELS
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_obj;
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_roi_resize_obj;
+extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
+#endif
+#if NCNN_MP_HAS_CAMERA
+// Camera frame formats (mat_camera.c), numbered past ncnn's; the Mat's channel order (a
+// plain format, default RGB) goes in the high 16 bits: PIXEL_YUYV | PIXEL_BGR << 16.
+#define NCNN_MP_CAMERA_TYPES(X) X(RGB565, 16) X(RGB565_BE, 17) X(YUYV, 18) X(NV12, 19) X(NV21, 20)
+// Whether a from_pixels/to_pixels type is a camera format's (then the two below take the call).
+bool ncnn_mp_camera_type(mp_obj_t type);
+mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where);
+mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const char *where);
 #endif
 #if NCNN_MP_HAS_DRAWING
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_draw_rectangle_obj;

@@ -19,7 +19,7 @@ from ci.firmware import build_firmware
 from mcu_report import size, text_by_part  # (this folder: the script's own)
 
 TERSE = "-DMICROPY_ERROR_REPORTING=MICROPY_ERROR_REPORTING_TERSE"
-SWITCHES = ["NCNN_MP_HAS_PIXELS", "NCNN_MP_HAS_DRAWING", "NCNN_MP_HAS_PYTHON_READERS",
+SWITCHES = ["NCNN_MP_HAS_PIXELS", "NCNN_MP_HAS_CAMERA", "NCNN_MP_HAS_DRAWING", "NCNN_MP_HAS_PYTHON_READERS",
             "NCNN_MP_HAS_COUNTING_ALLOCATOR", "NCNN_MP_HAS_GRAPH_INFO"]
 BINDING = "ncnn_mp (the binding)"
 
