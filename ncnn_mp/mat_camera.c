@@ -376,6 +376,10 @@ mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const cha
             where, c);
     }
     ncnn_mp_image_t im = { NULL, t.frame, ncnn_mat_get_w(m), ncnn_mat_get_h(m), 0 };
+    if (im.w > ncnn_mp_camera_max_side || im.h > ncnn_mp_camera_max_side) {  // (a frame's row fits an int)
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: a frame is at most %d pixels a side, the Mat is %dx%d"),
+            where, ncnn_mp_camera_max_side, im.w, im.h);
+    }
     mp_obj_t out = n_args > 2 && args[2] != mp_const_none ? args[2] : MP_OBJ_NULL;
     im.stride = n_args > 3 ? ncnn_mp_get_int_in(args[3], 0, INT32_MAX, where, "stride") : 0;
     ncnn_mp_image_sides(&im, where);
