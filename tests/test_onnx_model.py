@@ -4,12 +4,12 @@ one, pooling, a residual add, a fully connected head), converted by pnnx, checke
 onnxruntime, quantized, packed, and run on the Cortex-M3 and the RISC-V boards with the
 weights in place. What each step may differ by:
 - fp32, the wheel and each board against onnxruntime: 1e-4 of the output's largest |value|
-  (seen: 2.4e-7 in the wheel, ~1e-6 on the boards, which sum in another order);
+  (seen: 3.7e-7 in the wheel, 3.6e-7 on the boards: the precision they print);
 - int8 (int8 between layers), on the desktop firmware with ncnn_mp's kernels (the wheel's x86
   layers cannot run int8 between layers), against fp32: 6% of the largest |value|, and the
-  top-1 class the same for every input (seen: 3.1%);
+  top-1 class the same for every input (seen: 2.3%);
 - int8 on a board against the desktop kernels: 1% (the same integer arithmetic; a float layer
-  between may round one int8 step otherwise; seen: equal to 6 digits)."""
+  between may round one int8 step otherwise; seen: equal to the 6 digits printed)."""
 
 from __future__ import annotations
 
