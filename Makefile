@@ -13,7 +13,7 @@ TRIALS ?= 10
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding firmware firmware-path ncnn ncnn-options venv
+.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 help:
@@ -60,6 +60,8 @@ bench-binding:
 # (THREADS defaults to 1 for the fuzzer; the benchmark's default is both counts.)
 bench-models:
 	@$(TOOL) bench-models --profile $(PROFILE) $(if $(filter command line environment,$(origin THREADS)),$(THREADS),1 2)
+dist:
+	@$(TOOL) dist --profile $(PROFILE) $(if $(DIST),--out $(DIST))
 firmware:
 	@$(TOOL) firmware --profile $(PROFILE)
 firmware-path:

@@ -52,7 +52,7 @@ PROFILES = load_toml("profiles.toml")
 # how the firmware links, and the QEMU machine it runs on.
 BOARD_KEYS = ("port", "port_dir", "libgcc_from_source", "firmware", "cc", "debian_packages", "ncnn_toolchain",
               "link_libs", "make_vars", "qemu_system", "qemu_args", "qemu_console", "qemu_icount",
-              "romfs_address")
+              "romfs_address", "mpy_arch")
 
 
 def is_board(prof: Settings) -> bool:

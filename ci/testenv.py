@@ -11,11 +11,13 @@ from pathlib import Path
 from ci.common import BUILD, PINS, REPO, cache_root, fail, key_of, mark_used, prune_cache, run, say
 
 # What the MicroPython scripts the harness runs on the Unix firmware import besides their own
-# folder (MICROPYPATH replaces the port's default sys.path): the examples' libraries
-# (digits_layers, detection, ...), tests/mp's helpers (mptest) for the fuzzers' and the soak's
-# runners, and tests/shared_layers.py, which the oracle registers with both bindings. A board
-# has these frozen in (ci/profiles.toml `frozen`); ".frozen" keeps the port's own first.
-MICROPYPATH = ":".join([".frozen", str(REPO / "examples"), str(REPO / "tests" / "mp"), str(REPO / "tests")])
+# folder (MICROPYPATH replaces the port's default sys.path): the package ncnn_mp_lib (the
+# decoders and helpers: the checkout's root), the examples' own modules (digits_layers, ...),
+# tests/mp's helpers (mptest) for the fuzzers' and the soak's runners, and tests/shared_layers.py,
+# which the oracle registers with both bindings. A board has these frozen in (ci/profiles.toml
+# `frozen`); ".frozen" keeps the port's own first.
+MICROPYPATH = ":".join([".frozen", str(REPO), str(REPO / "examples"), str(REPO / "tests" / "mp"),
+                        str(REPO / "tests")])
 
 
 def python_path() -> str:

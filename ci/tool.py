@@ -61,6 +61,9 @@ COMMANDS = (
             "whole models: ncnn_mp vs the CPython wheel vs native ncnn, interleaved, at 1 and 2 threads"),
     Command("bench-binding", "",
             "what ncnn_mp adds to ncnn's C API per extract and per custom-layer call (callgrind instructions)"),
+    Command("dist", "[DIST=folder]",
+            "versioned files to take without building: the Unix and QEMU boards' firmwares, the tools, ncnn_mp_lib "
+            "(.py, .mpy per architecture, package.json, mip index), SHA256SUMS, manifest.json (in dist/)"),
     Command("firmware", "[MODELS=...]", "build (or update) PROFILE's firmware, print its path"),
     Command("firmware-path", "", "print the path of PROFILE's built firmware"),
     Command("ncnn", "", "build (or reuse) PROFILE's ncnn, print its install prefix"),
@@ -145,7 +148,7 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     say("running pytest")
     rc = no_tests_collected(subprocess.call([str(python), "-m", "pytest", *pytest_args], cwd=REPO, env=env),
                             pytest_args)
-    say("running mypy (pyproject.toml's files: ncnn_mp.pyi, examples/, ncnn_mp_tools/, ci/)")
+    say("running mypy (pyproject.toml's files: ncnn_mp.pyi, examples/, ncnn_mp_lib/, ncnn_mp_tools/, ci/)")
     rc_mypy = subprocess.call([str(python), "-m", "mypy"], cwd=REPO)
     return rc or rc_mypy
 
@@ -174,7 +177,11 @@ def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | Non
         r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=Path(romfs) if romfs else None)
         sys.stdout.write(r.output)
         return r.returncode
-    return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv])
+    # The checkout's ncnn_mp_lib (the examples import it) after the firmware's frozen modules and
+    # before the Unix port's default folders (~/.micropython/lib, ...), unless the user set a path.
+    path = os.environ.get("MICROPYPATH") or f".frozen:{REPO}:~/.micropython/lib:/usr/lib/micropython"
+    return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv],
+                           env=dict(os.environ, MICROPYPATH=path))
 
 
 PHOTOS = ("astronaut", "chelsea", "coffee")
@@ -279,7 +286,8 @@ def run_bench_models(profile: str, threads: list[str]) -> int:
                             str(native_bench(profile, "native_bench")), *threads])
 
 
-def run_command(name: str, profile: str, rest: list[str], heap: str | None, romfs: str | None = None) -> int:
+def run_command(name: str, profile: str, rest: list[str], heap: str | None, romfs: str | None = None,
+                out: str | None = None) -> int:
     """One of COMMANDS; `rest` are its arguments (pytest's, the script's, the models, ...)."""
     if name == "demo":
         return run_demo(profile)
@@ -325,7 +333,16 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
         module = {"compare": "compare", "model": "convert"}[name]
         return subprocess.call([str(venv_python()), "-m", f"ncnn_mp_tools.{module}", "--profile", profile, *rest],
                                env=script_env())
-    if name == "firmware":
+    if name == "dist":
+        from ci.dist import write_dist
+
+        if profile != "unix":
+            fail(f"make dist writes every board's firmware, not only PROFILE={profile}'s", "leave PROFILE out")
+        if rest:
+            fail(f"dist takes no arguments but DIST=folder, not {' '.join(rest)}", "make dist [DIST=folder]")
+        setup("unix")
+        print(write_dist(root=Path(out).resolve() if out else None))
+    elif name == "firmware":
         from ci.firmware import build_firmware
         print(build_firmware(profile))
     elif name == "firmware-path":
@@ -358,9 +375,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     ap.add_argument("--romfs", help="run: a ROMFS image for a QEMU board's flash, mounted at /rom")
+    ap.add_argument("--out", help="dist: the folder to write ncnn_mp-<version>/ in (default dist/)")
     args, rest = ap.parse_known_args(argv)
     try:
-        return run_command(args.command, args.profile, rest, args.heap, args.romfs)
+        return run_command(args.command, args.profile, rest, args.heap, args.romfs, args.out)
     except SetupError as e:
         print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
         return 1

@@ -7,17 +7,17 @@ What a board with a camera and a screen does, on a photo: the photo (a binary PP
 drivers and SPI LCDs use it; `le` at the end: low byte first, framebuf's own order), with
 ncnn_mp's to_pixels. The detector reads the frame with from_pixels_resize(PIXEL_RGB565_BE |
 PIXEL_BGR << 16, ...): converted and resized in one pass, no full-size RGB copy. The objects
-are printed, drawn into the frame with framebuf (examples/screen.py) and, with a third
-argument, the frame is written as a PNG (examples/png.py) to look at.
+are printed, drawn into the frame with framebuf (ncnn_mp_lib/screen.py) and, with a third
+argument, the frame is written as a PNG (ncnn_mp_lib/png.py) to look at.
 """
 
 import sys
 
-import nanodet
 import ncnn_mp
 from nanodet_detect import outputs
-from png import write_png
-from screen import draw_detections, rgb565
+from ncnn_mp_lib import nanodet
+from ncnn_mp_lib.png import write_png
+from ncnn_mp_lib.screen import draw_detections, rgb565
 from squeezenet_classify import read_ppm
 
 Mat = ncnn_mp.Mat

@@ -1,8 +1,8 @@
 """What one frame costs, stage by stage, for the three real-model examples: the network
 (input conversion and extract), post-processing in plain Python and with the viper scan
-(examples/detection.py), and drawing the result into the photo.
+(ncnn_mp_lib/detection.py), and drawing the result into the photo.
 
-    micropython -X heapsize=16M examples/frame_cost.py photo.ppm [models folder] [frames]
+    MICROPYPATH=.frozen:. micropython -X heapsize=16M examples/frame_cost.py photo.ppm [models folder] [frames]
 
 Prints a table of medians over `frames` frames (default 5), in microseconds, ncnn on one
 thread; exits with status 1 if the viper and plain post-processing disagree on any frame.
@@ -10,11 +10,10 @@ thread; exits with status 1 if the viper and plain post-processing disagree on a
 
 import sys
 
-import nanodet
 import nanodet_detect
 import ncnn_mp
-import retinaface
 import retinaface_detect
+from ncnn_mp_lib import nanodet, retinaface
 import squeezenet_classify
 from squeezenet_classify import read_ppm
 

@@ -1,14 +1,14 @@
 """Objects in a photo with NanoDet-m: boxes with COCO labels and scores.
 
-    micropython examples/nanodet_detect.py photo.ppm [models folder] [input side] [objects.png]
+    MICROPYPATH=.frozen:. micropython examples/nanodet_detect.py photo.ppm [models folder] [input side] [objects.png]
 
 The photo is a binary PPM (examples/squeezenet_classify.py reads it); the models folder holds
 nanodet_m.param/.bin (default ../shared/models/real). The photo is letterboxed as the model
-expects (examples/nanodet.py): its longer side resized to `input side` pixels (default 320),
+expects (ncnn_mp_lib/nanodet.py): its longer side resized to `input side` pixels (default 320),
 padded with zeros to multiples of 32, BGR, normalised with the training's mean and scale.
 The objects found are printed in the photo's pixels; with a fourth argument they are also
 drawn on the photo (ncnn's drawing functions: a box and a label per object) and written
-there as a PNG (examples/png.py).
+there as a PNG (ncnn_mp_lib/png.py).
 """
 
 import sys
@@ -18,9 +18,9 @@ try:
 except ImportError:  # MicroPython: the annotations are strings it never reads
     pass
 
-import nanodet
 import ncnn_mp
-from png import write_png
+from ncnn_mp_lib import nanodet
+from ncnn_mp_lib.png import write_png
 from squeezenet_classify import read_ppm
 
 # ncnn's colours are 0xAABBGGRR; one per class, cycling.

@@ -1,13 +1,13 @@
 """Faces in a photo with RetinaFace MobileNet-0.25: boxes, scores and five landmarks.
 
-    micropython examples/retinaface_detect.py photo.ppm [models folder] [input side] [faces.png]
+    MICROPYPATH=.frozen:. micropython examples/retinaface_detect.py photo.ppm [models folder] [input side] [faces.png]
 
 The photo is a binary PPM (examples/squeezenet_classify.py reads it); the models folder holds
 mnet.25-opt.param/.bin (default ../shared/models/real). The photo is resized to a square of
 `input side` pixels (default 320; the network takes any size), fed as RGB without
-normalisation, and the faces found (examples/retinaface.py) are printed in the photo's pixels;
+normalisation, and the faces found (ncnn_mp_lib/retinaface.py) are printed in the photo's pixels;
 with a fourth argument they are also drawn on the photo (ncnn's drawing functions: boxes in
-green, landmarks in red) and written there as a PNG (examples/png.py).
+green, landmarks in red) and written there as a PNG (ncnn_mp_lib/png.py).
 """
 
 import sys
@@ -18,8 +18,8 @@ except ImportError:  # MicroPython: the annotations are strings it never reads
     pass
 
 import ncnn_mp
-import retinaface
-from png import write_png
+from ncnn_mp_lib import retinaface
+from ncnn_mp_lib.png import write_png
 from squeezenet_classify import read_ppm
 
 GREEN, RED = 0x0000FF00, 0x000000FF  # ncnn's colours: 0xAABBGGRR

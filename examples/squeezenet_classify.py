@@ -1,6 +1,6 @@
 """SqueezeNet v1.1 classifying a photo: the top 5 ImageNet classes with their labels.
 
-    micropython examples/squeezenet_classify.py photo.ppm [models folder]
+    MICROPYPATH=.frozen:. micropython examples/squeezenet_classify.py photo.ppm [models folder]
 
 The photo is a binary PPM (P6, 8-bit RGB: what `convert photo.jpg photo.ppm` or PIL's
 `Image.save("photo.ppm")` write). The models folder holds squeezenet_v1.1.param/.bin and
@@ -12,7 +12,7 @@ import array
 import sys
 
 import ncnn_mp
-from detection import top_k
+from ncnn_mp_lib.detection import top_k
 
 MEAN = [104.0, 117.0, 123.0]  # B, G, R
 SIDE = 227

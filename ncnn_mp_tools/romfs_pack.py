@@ -14,8 +14,10 @@ The format (MicroPython's extmod/vfs_rom.c): records of a varuint kind, a varuin
 length and the payload; varuints are big-endian, 7 bits a byte, high bit set on all but
 the last, and may be padded with leading 0x80 bytes. That padding is how data is aligned
 here. The image is one filesystem record (kind 0x14a6b1, "RM1") holding a file record
-(kind 5: name length, name, then records) per file, whose data is a verbatim record (2).
-Files go in the root directory, named by their base names.
+(kind 5: name length, name, then records) per file, whose data is a verbatim record (2), and
+a directory record (kind 4: name length, name, then its records) per folder. The command puts
+files in the root directory, named by their base names; pack() takes paths with folders too
+("lib/ncnn_mp_lib/nanodet.mpy": what an import from /rom/lib finds).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 KIND_FILESYSTEM = 0x14A6B1
 KIND_PADDING = 1
 KIND_DATA = 2
+KIND_DIRECTORY = 4
 KIND_FILE = 5
 # The filesystem record's payload length, written at a fixed width (padded), so that
 # the payload starts at a known offset: the 3 bytes of the kind, then these 5.
@@ -57,16 +60,51 @@ def file_record(name: bytes, data: bytes, at: int, align: int) -> bytes:
     raise AssertionError("no padding aligns the data")  # (a varuint may grow by 1 byte: align + 8 tries suffice)
 
 
+Tree = dict[str, "bytes | Tree"]  # a folder: name -> a file's contents or a folder
+
+
+def tree_of(files: dict[str, bytes]) -> Tree:
+    """`files` (path -> contents, folders separated by '/') as nested folders, in order."""
+    root: Tree = {}
+    for path, data in files.items():
+        parts = path.split("/")
+        if not all(parts):
+            raise ValueError(f"{path!r}: a path of names separated by single '/' (no leading or trailing '/')")
+        folder = root
+        for part in parts[:-1]:
+            sub = folder.setdefault(part, {})
+            if not isinstance(sub, dict):
+                raise ValueError(f"{path!r}: {part!r} is a file, not a folder")
+            folder = sub
+        if parts[-1] in folder:
+            raise ValueError(f"{path!r}: a second entry of that name")
+        folder[parts[-1]] = data
+    return root
+
+
+def records(tree: Tree, at: int, align: int) -> bytes:
+    """The records of a folder's entries, placed at image offset `at`."""
+    body = bytearray()
+    for name, node in tree.items():
+        encoded = name.encode()
+        if isinstance(node, dict):
+            # The directory record's length at a fixed width, as the filesystem's: its entries'
+            # offsets (and so their data's alignment) do not depend on their own length.
+            prefix = varuint(len(encoded)) + encoded
+            head = len(varuint(KIND_DIRECTORY)) + LENGTH_WIDTH
+            inner = records(node, at + len(body) + head + len(prefix), align)
+            body += varuint(KIND_DIRECTORY) + varuint(len(prefix) + len(inner), LENGTH_WIDTH) + prefix + inner
+        else:
+            body += file_record(encoded, node, at + len(body), align)
+    return bytes(body)
+
+
 def pack(files: dict[str, bytes], align: int = 16) -> bytes:
-    """A ROMFS image of `files` (name -> contents), every file's data aligned to `align`."""
+    """A ROMFS image of `files` (path -> contents; 'a/b.py' is b.py in folder a), every file's
+    data aligned to `align`."""
     if align < 1:
         raise ValueError("align must be positive")
-    body = bytearray()
-    for name, data in files.items():
-        encoded = name.encode()
-        if not encoded or b"/" in encoded:
-            raise ValueError(f"{name!r}: a file name in the root directory, without '/'")
-        body += file_record(encoded, data, PAYLOAD_START + len(body), align)
+    body = bytearray(records(tree_of(files), PAYLOAD_START, align))
     if (PAYLOAD_START + len(body)) % 2:  # the whole record must have an even size:
         body += varuint(KIND_PADDING) + varuint(1) + b"\0"  # a padding record of 3 bytes
     return bytes(varuint(KIND_FILESYSTEM) + varuint(len(body), LENGTH_WIDTH) + body)

@@ -1,14 +1,13 @@
 # The board side of tests/test_mcu_models.py (which prepends `CONFIG = {...}` and packs the
 # files into the board's ROMFS): each model loaded with its weights in place in flash, one
 # photo through it, every output compared with the CPython wheel's (packed in the ROMFS as
-# Mats' bytes), faces and objects decoded on the board (examples/retinaface.py, nanodet.py),
+# Mats' bytes), faces and objects decoded on the board (ncnn_mp_lib/retinaface.py, nanodet.py),
 # and what it cost.
 import hashlib
 
-import nanodet
 import ncnn_mp
 import qemu_board
-import retinaface
+from ncnn_mp_lib import nanodet, retinaface
 
 
 def reserve():

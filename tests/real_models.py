@@ -12,7 +12,7 @@ import ncnn
 import numpy as np
 import numpy.typing as npt
 
-import nanodet  # examples/nanodet.py (pyproject.toml's pythonpath)
+from ncnn_mp_lib import nanodet
 from conftest import MNIST_FILES, shared_models
 from ncnn_mp_tools import quantize_int8 as qz
 from test_oracle import read_pgm

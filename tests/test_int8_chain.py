@@ -18,8 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import nanodet  # examples/nanodet.py, examples/retinaface.py (pyproject.toml's pythonpath)
-import retinaface
+from ncnn_mp_lib import nanodet, retinaface
 from conftest import REPO, MicroPython
 from ncnn_mp_tools import quantize_int8 as qz
 from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,

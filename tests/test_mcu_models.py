@@ -7,11 +7,11 @@ detections.
 - RetinaFace MobileNet-0.25 (../shared/models/real; shipped fp16, rewritten as fp32 so the
   weights can stay in flash) on scikit-image's astronaut at 160x160: every output within
   FP32_TOL of the wheel's (int8: the int8 model in the wheel, within INT8_TOL), the faces
-  decoded on the board (examples/retinaface.py) with IoU >= 0.95 and scores within 1e-3 of
+  decoded on the board (ncnn_mp_lib/retinaface.py) with IoU >= 0.95 and scores within 1e-3 of
   the same decoding of the wheel's outputs under CPython.
 - NanoDet-m (shipped fp16, widened to fp32) on scikit-image's coffee letterboxed to 160x128:
   every output within FP32_TOL of the wheel's, the objects (a cup, a dining table) decoded on
-  the board (examples/nanodet.py) as the same decoding of the wheel's outputs.
+  the board (ncnn_mp_lib/nanodet.py) as the same decoding of the wheel's outputs.
 - MNIST int8 on the ten digits: the wheel's int8 model's top-1, and its scores within INT8_TOL.
 - The weights are read where they lie (no byte copied or converted), and the flash holds
   the same bytes after the extracts.
@@ -30,9 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import detection  # examples' libraries (pyproject.toml's pythonpath), as frozen into the boards
-import nanodet
-import retinaface
+from ncnn_mp_lib import detection, nanodet, retinaface  # (frozen into the boards too)
 from conftest import NO_ASLR, REPO, QemuBoard, _firmware, shared_models
 from ncnn_mp_tools.romfs_pack import pack
 from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
@@ -89,7 +87,7 @@ def kernels_batch(param: Path, weights: Path, in_name: str, outs: list[str], x: 
 
 
 def faces(outs: dict[str, F32]) -> list[list[float]]:
-    """RetinaFace's faces (score, box) from its outputs at SIZE x SIZE (examples/retinaface.py)."""
+    """RetinaFace's faces (score, box) from its outputs at SIZE x SIZE (ncnn_mp_lib/retinaface.py)."""
     by_stride = {}
     for stride in retinaface.STRIDES:
         cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
@@ -100,7 +98,7 @@ def faces(outs: dict[str, F32]) -> list[list[float]]:
 
 
 def objects(outs: dict[str, F32], w: int) -> list[list[float]]:
-    """NanoDet-m's objects (score, box, class) from its outputs for an input w wide (examples/nanodet.py)."""
+    """NanoDet-m's objects (score, box, class) from its outputs for an input w wide (ncnn_mp_lib/nanodet.py)."""
     by_stride = {s: (w // s, outs[nanodet.OUTPUTS[s][0]].size // nanodet.CLASSES,
                      *(outs[n].reshape(-1).tolist() for n in nanodet.OUTPUTS[s])) for s in nanodet.STRIDES}
     return [[*map(float, o[:5]), o[5]] for o in nanodet.detect(by_stride)]  # type: ignore[arg-type]

@@ -66,7 +66,7 @@ SIDE = 320
 
 def numpy_faces(outs: dict[str, npt.NDArray[np.float32]], side: int, threshold: float = 0.8,
                 nms: float = 0.4) -> list[tuple[float, float, float, float, float]]:
-    """A reference decoder written apart from examples/retinaface.py, array at a time:
+    """A reference decoder written apart from ncnn_mp_lib/retinaface.py, array at a time:
     (score, x0, y0, x1, y1) in the network input's pixels, best first, after NMS."""
     found = []
     for stride, sizes in ((32, (512.0, 256.0)), (16, (128.0, 64.0)), (8, (32.0, 16.0))):
@@ -96,11 +96,10 @@ def numpy_faces(outs: dict[str, npt.NDArray[np.float32]], side: int, threshold: 
 
 def test_retinaface_finds_the_astronauts_face(micropython: MicroPython, tmp_path: Path) -> None:
     """examples/retinaface_detect.py on the Unix firmware: the same faces as the wheel's outputs
-    decoded by examples/retinaface.py under CPython, and by the numpy reference decoder."""
+    decoded by ncnn_mp_lib/retinaface.py under CPython, and by the numpy reference decoder."""
     import skimage.data
 
-    import detection
-    import retinaface
+    from ncnn_mp_lib import detection, retinaface
 
     real = shared_models("real", *MNET)
     rgb = skimage.data.astronaut()
@@ -156,7 +155,7 @@ def wheel_nanodet(real: Path, rgb: npt.NDArray[np.uint8]) -> tuple[dict[int, tup
                                                                       tuple[int, int, float, int]]:
     """The wheel's NanoDet outputs {stride: (cls, dis)} on the photo letterboxed as
     examples/nanodet_detect.py does it, and (px, py, scale, input width)."""
-    import nanodet
+    from ncnn_mp_lib import nanodet
 
     net = ncnn.Net()
     net.opt.num_threads = 1
@@ -179,7 +178,7 @@ def wheel_nanodet(real: Path, rgb: npt.NDArray[np.uint8]) -> tuple[dict[int, tup
 
 def numpy_objects(outs: dict[int, tuple[npt.NDArray[np.float32], ...]], input_w: int, threshold: float = 0.4,
                   nms: float = 0.5) -> list[tuple[float, float, float, float, float, int]]:
-    """A reference decoder written apart from examples/nanodet.py, array at a time:
+    """A reference decoder written apart from ncnn_mp_lib/nanodet.py, array at a time:
     (score, x0, y0, x1, y1, class) in the network input's pixels, best first, NMS per class."""
     rows = []
     for stride, (cls, dis) in outs.items():
@@ -205,11 +204,10 @@ def numpy_objects(outs: dict[int, tuple[npt.NDArray[np.float32], ...]], input_w:
 @pytest.mark.parametrize("photo", sorted(NANODET_PHOTOS))
 def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: str) -> None:
     """examples/nanodet_detect.py on the Unix firmware: the same objects as the wheel's outputs
-    decoded by examples/nanodet.py under CPython, and by the numpy reference decoder."""
+    decoded by ncnn_mp_lib/nanodet.py under CPython, and by the numpy reference decoder."""
     import skimage.data
 
-    import detection
-    import nanodet
+    from ncnn_mp_lib import detection, nanodet
 
     real = shared_models("real", *NANODET)
     rgb = getattr(skimage.data, photo)()
@@ -244,10 +242,10 @@ def test_nanodet_finds_objects(micropython: MicroPython, tmp_path: Path, photo: 
     assert not np.array_equal(drawn, rgb)
 
 
-# (detection: examples/ is on MICROPYPATH on Unix, conftest's harness; frozen in on a board)
+# (ncnn_mp_lib: the checkout's root is on MICROPYPATH on Unix, conftest's harness; frozen in on a board)
 SCANS = """
 import array, random
-import detection
+from ncnn_mp_lib import detection
 assert detection.FAST  # the Unix firmware has viper
 random.seed(2)
 values = (0.0, -0.0, 0.25, 0.5, 0.5000001, 0.75, 1.0, -1.0, 3e-39)  # 3e-39: a subnormal
@@ -268,7 +266,7 @@ print("mismatches", mismatches)
 
 
 def test_viper_scans_agree(micropython: MicroPython) -> None:
-    """examples/detection.py's viper scans give what the plain loops give, on random scores
+    """ncnn_mp_lib/detection.py's viper scans give what the plain loops give, on random scores
     with ties, zeros of both signs, negatives and subnormals."""
     assert micropython.check(SCANS).split() == ["mismatches", "0"]
 
@@ -303,7 +301,8 @@ def test_frame_cost(micropython: MicroPython, tmp_path: Path) -> None:
 
 # (netprofile: on MICROPYPATH on Unix, frozen in on the board)
 PROFILE_SCRIPT = """
-import ncnn_mp, netprofile
+import ncnn_mp
+from ncnn_mp_lib import netprofile
 net = ncnn_mp.Net()
 net.load_param(ncnn_mp.DataReader(from_memory={param}))
 net.load_model({weights}, copy=False)

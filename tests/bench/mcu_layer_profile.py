@@ -1,4 +1,4 @@
-"""Where a real model's instructions go on a QEMU board, layer by layer (examples/netprofile.py's
+"""Where a real model's instructions go on a QEMU board, layer by layer (ncnn_mp_lib/netprofile.py's
 walk on the board, -icount: emulated instructions, less the walk's own cost per extract),
 summed by layer type; for the convolutions
 and inner products a least-squares split of each layer's instructions into a cost per

@@ -128,9 +128,9 @@ b = Mat.from_pixels_resize(nv12, Mat.PIXEL_NV12 | Mat.PIXEL_GRAY << 16, W, H, 9,
 a, b = struct.unpack("<63f", a), struct.unpack("<63f", b)
 print("plain resize within 1 of this path's:", max(abs(x - y) for x, y in zip(a, b)) <= 1)
 
-# Detections drawn into a frame with framebuf (examples/screen.py), in either byte order: the
+# Detections drawn into a frame with framebuf (ncnn_mp_lib/screen.py), in either byte order: the
 # same picture once unpacked, the box's colour where the box is, the label's ink in its box.
-from screen import draw_detections, rgb565
+from ncnn_mp_lib.screen import draw_detections, rgb565
 
 pictures = []
 photo = Mat.from_pixels(noise(40 * 24 * 3), Mat.PIXEL_RGB, 40, 24)

@@ -2,7 +2,7 @@
 keeps what it computed, so extracting every layer's outputs in order through one Extractor
 costs each extract only that layer's work.
 
-    import netprofile
+    from ncnn_mp_lib import netprofile
     rows = netprofile.profile(net, {"data": image})   # one row per layer, in net order
     netprofile.show(rows)                             # sorted by time, with a total
 

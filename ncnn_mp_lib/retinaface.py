@@ -2,7 +2,7 @@
 per-stride outputs decoded into boxes, scores and five landmarks, then non-maximum
 suppression. Plain Python on sequences of floats, so the same code runs under MicroPython
 on ncnn_mp's Mats (memoryview(mat)) and under CPython on the wheel's; the scan over every
-anchor takes examples/detection.py's viper path where it can.
+anchor takes ncnn_mp_lib/detection.py's viper path where it can.
 
 Outputs, per stride 32, 16, 8 (two anchors a position):
   face_rpn_cls_prob_reshape_stride{s}   4 channels: 2 background, then 2 face probabilities
@@ -13,7 +13,7 @@ Boxes come out in the network input's pixels: scale them to the photo's.
 
 import math
 
-from detection import candidates, nms
+from .detection import candidates, nms
 
 try:
     from typing import Mapping, Sequence
@@ -39,7 +39,7 @@ def decode(stride: int, w: int, h: int, step: int, cls: "Sequence[float]", bbox:
     """Faces at one stride: (score, x0, y0, x1, y1, [(x, y) * 5]) for every anchor whose face
     probability reaches threshold. cls, bbox, landmark: the three outputs' elements, a channel
     every `step` elements (a Mat's cstep: memoryview(mat) has the padding between channels).
-    fast=False: the plain scan instead of the viper one (examples/detection.py)."""
+    fast=False: the plain scan instead of the viper one (ncnn_mp_lib/detection.py)."""
     plane = step
     faces: "list[Face]" = []
     for a, size in enumerate(ANCHOR_SIZES[stride]):

@@ -2,7 +2,7 @@
 class scores and box-side distributions decoded into boxes with COCO classes, then
 non-maximum suppression per class. Plain Python on sequences of floats, so the same code
 runs under MicroPython on ncnn_mp's Mats (memoryview(mat)) and under CPython on the wheel's;
-the scan over every cell and class takes examples/detection.py's viper path where it can.
+the scan over every cell and class takes ncnn_mp_lib/detection.py's viper path where it can.
 
 Outputs, per stride 8, 16, 32 (one row per grid cell, row-major over the input's grid):
   cls   80 columns: each class's score (after a sigmoid)
@@ -14,7 +14,7 @@ Boxes come out in the network input's pixels: undo the letterbox to get the phot
 
 import math
 
-from detection import candidates, nms
+from .detection import candidates, nms
 
 try:
     from typing import Mapping, Sequence

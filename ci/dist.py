@@ -1,0 +1,152 @@
+"""`make dist`: the files a user can take without building, versioned, with checksums and a manifest.
+
+dist/ncnn_mp-<version>/ (the version: pyproject.toml's [tool.ncnn_mp]) holds
+
+    firmware/unix/micropython          the Unix firmware (x86_64 Linux)
+    firmware/<board>/firmware.elf      the QEMU boards' firmwares (qemu, qemu-m4f, rv32, xtensa),
+                                       as ci/qemu.py runs them (-kernel), ncnn_mp_lib frozen in
+    tools/ncnn_mp_tools-<version>.tar.gz   the desktop tools (python3 -m ncnn_mp_tools.<tool>)
+    python/                            ncnn_mp_lib: sources, package.json, .mpy per architecture,
+                                       mip indexes (ci/package.py)
+    manifest.json                      what each file is: profile, ncnn version and options,
+                                       layers kept, build_info(), MicroPython, .mpy version/arch
+    SHA256SUMS                         `sha256sum -c SHA256SUMS` checks every other file
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from ci.common import PINS, REPO, fail, profile, say, sha256_of
+from ci.package import firmware_mpy, loads, version, write_python
+
+DIST = REPO / "dist"
+# The firmwares a user takes: the Unix port's and the boards the README presents.
+PROFILES = ("unix", "qemu", "qemu-m4f", "rv32", "xtensa")
+# What a firmware is asked when it is packed: its ncnn's switches and the .mpy it loads.
+PROBE = "import ncnn_mp, sys\nprint(repr(ncnn_mp.build_info()))\nprint(sys.implementation._mpy)\n"
+
+
+def probe(name: str, fw: Path) -> tuple[dict[str, bool], int]:
+    """build_info() and sys.implementation._mpy, asked of the firmware itself."""
+    prof = profile(name)
+    if prof["port"] == "unix":
+        p = subprocess.run([str(fw), "-c", PROBE], capture_output=True, text=True, timeout=60)
+        out, ok = p.stdout, p.returncode == 0
+    else:
+        from ci import qemu
+
+        r = qemu.run_script(name, fw, PROBE.encode(), timeout=120)
+        out, ok = r.output, r.returncode == 0
+    lines = out.strip().splitlines()
+    if not ok or len(lines) < 2:
+        fail(f"the {name} firmware did not answer what it was built with", f"it printed: {out.strip()[-300:]!r}")
+    return ast.literal_eval(lines[-2]), int(lines[-1])
+
+
+def firmware_info(name: str, fw: Path) -> dict[str, Any]:
+    from ci.ncnn_build import cmake_options
+
+    prof = profile(name)
+    switches, mpy = probe(name, fw)
+    info: dict[str, Any] = {
+        "kind": "firmware", "profile": name, "port": prof["port"],
+        "micropython": PINS["micropython"]["version"], "ncnn": PINS["ncnn"]["version"],
+        "ncnn_options": cmake_options(name),
+        "ncnn_layers": prof.get("ncnn_layers", "all"),
+        "build_info": switches, "make_vars": prof.get("make_vars", []),
+        "frozen": prof.get("frozen", []), **firmware_mpy(mpy),
+    }
+    if "qemu_system" in prof:
+        info["qemu"] = [prof["qemu_system"], *prof["qemu_args"]]
+    if "mpy_arch" in prof and not loads(info["arch"], prof["mpy_arch"]):
+        fail(f"profile {name}'s mpy_arch is {prof['mpy_arch']}, which its firmware ({info['arch']}) does not load",
+             "correct mpy_arch in ci/profiles.toml")
+    return info
+
+
+def tools_tarball(dest: Path, v: str) -> dict[str, Any]:
+    """ncnn_mp_tools as a tarball to unpack and run with `python3 -m ncnn_mp_tools.<tool>`; the
+    tools that import the build (ci/: preflight, compare, layers) need the checkout instead."""
+    files = sorted(p for p in (REPO / "ncnn_mp_tools").rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    with open(dest, "wb") as raw:
+        # Reproducible: fixed times, owners and order (gzip's own header time too).
+        import gzip
+
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+            for p in files:
+                data = p.read_bytes()
+                ti = tarfile.TarInfo(str(p.relative_to(REPO)))
+                ti.size, ti.mtime, ti.mode = len(data), 0, 0o644
+                tar.addfile(ti, io.BytesIO(data))
+    needs_ci = sorted(p.stem for p in files if p.suffix == ".py" and p.parent.name == "ncnn_mp_tools"
+                      and _imports_ci(p, files))
+    standalone = sorted(p.stem for p in files if p.suffix == ".py" and p.parent.name == "ncnn_mp_tools"
+                        and p.stem not in needs_ci and not p.stem.startswith("_"))
+    return {"kind": "tools", "version": v, "files": [str(p.relative_to(REPO)) for p in files],
+            "standalone": standalone, "need_the_checkout": needs_ci}
+
+
+def _imports_ci(path: Path, files: list[Path], seen: frozenset[Path] = frozenset()) -> bool:
+    """Does the module import ci (the build), itself or through another ncnn_mp_tools module?"""
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        for n in names:
+            if n == "ci" or n.startswith("ci."):
+                return True
+            if n.startswith("ncnn_mp_tools."):
+                dep = REPO / (n.replace(".", "/") + ".py")
+                if dep in files and dep not in seen and _imports_ci(dep, files, seen | {path}):
+                    return True
+    return False
+
+
+def write_dist(firmwares: dict[str, Path] | None = None, root: Path | None = None) -> Path:
+    """Write dist/ncnn_mp-<version>/; `firmwares` (profile -> built firmware) spares building
+    those (the tests pass theirs); the others are built (or brought up to date)."""
+    from ci.firmware import build_firmware, mpy_cross
+
+    if os.environ.get("NCNN_MP_MODELS"):
+        fail("make dist packs the profiles as ci/profiles.toml has them, not sized to MODELS",
+             "leave MODELS out (make firmware PROFILE=qemu MODELS=... builds a firmware of your own)")
+    v = version()
+    root = root or DIST
+    if root.exists() and not root.is_dir():
+        fail(f"DIST={root} is a file", "give a folder (make dist DIST=folder), or leave DIST out for dist/")
+    out = root / f"ncnn_mp-{v}"
+    say(f"writing {out}")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    files: dict[str, dict[str, Any]] = {}
+    for name in PROFILES:
+        fw = (firmwares or {}).get(name) or build_firmware(name)
+        dest = out / "firmware" / name / fw.name
+        dest.parent.mkdir(parents=True)
+        shutil.copy2(fw, dest)
+        files[str(dest.relative_to(out))] = firmware_info(name, fw)
+    tools = out / "tools" / f"ncnn_mp_tools-{v}.tar.gz"
+    tools.parent.mkdir()
+    files[str(tools.relative_to(out))] = tools_tarball(tools, v)
+    archs = sorted({str(profile(name)["mpy_arch"]) for name in PROFILES})
+    for path, info in write_python(out / "python", archs, mpy_cross()).items():
+        files[f"python/{path}"] = info
+    for path, info in files.items():
+        info["size"] = (out / path).stat().st_size
+        info["sha256"] = sha256_of(out / path)
+    manifest = {"name": "ncnn_mp", "version": v, "micropython": PINS["micropython"]["version"],
+                "ncnn": PINS["ncnn"]["version"], "files": dict(sorted(files.items()))}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    listed = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "SHA256SUMS")
+    (out / "SHA256SUMS").write_text("".join(f"{sha256_of(out / p)}  {p}\n" for p in listed))
+    say(f"{len(listed)} files, {sum((out / p).stat().st_size for p in listed) / 1e6:.1f} MB: {out}")
+    return out
