@@ -61,7 +61,7 @@ bench-binding:
 bench-models:
 	@$(TOOL) bench-models --profile $(PROFILE) $(if $(filter command line environment,$(origin THREADS)),$(THREADS),1 2)
 dist:
-	@$(TOOL) dist --profile $(PROFILE) $(if $(DIST),--out $(DIST))
+	@$(TOOL) dist --profile $(PROFILE) $(if $(DIST),--dist $(DIST))
 firmware:
 	@$(TOOL) firmware --profile $(PROFILE)
 firmware-path:

@@ -42,7 +42,8 @@ COMMANDS = (
     Command("mcu-text", "",
             "what ncnn_mp's messages and optional parts cost in flash: the Cortex-M3 firmware by error-text mode and switch"),
     Command("run", 'SCRIPT=f.py [ARGS="..."] [HEAP=16M] [ROMFS=romfs.img]',
-            "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP; ROMFS= a flash image at /rom)"),
+            "run a MicroPython script on PROFILE's firmware (a QEMU board's: no ARGS, no HEAP; ROMFS= a flash image, or a folder "
+            "to pack, at /rom)"),
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
             "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
     Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
@@ -168,13 +169,26 @@ def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | Non
              "put what it needs in the script (or in the board's ROMFS)")
     if romfs and not board:
         fail("ROMFS= is for a QEMU board's flash", "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
-    if romfs and not Path(romfs).is_file():
-        fail(f"ROMFS names {romfs}, which does not exist", "make one: python3 -m ncnn_mp_tools.romfs_pack -o romfs.img FILES")
+    if romfs and not Path(romfs).exists():
+        fail(f"ROMFS names {romfs}, which does not exist",
+             "give an image (python3 -m ncnn_mp_tools.romfs_pack -o romfs.img FILES) or a folder to pack")
     fw = build_firmware(profile)
     if board:
+        import tempfile
+
         from ci import qemu
 
-        r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=Path(romfs) if romfs else None)
+        with tempfile.TemporaryDirectory() as tmp:
+            image = Path(romfs) if romfs else None
+            if image is not None and image.is_dir():  # a folder: packed as it is, its subfolders too
+                from ncnn_mp_tools.romfs_pack import pack
+
+                files = {p.relative_to(image).as_posix(): p.read_bytes() for p in sorted(image.rglob("*")) if p.is_file()}
+                if not files:
+                    fail(f"ROMFS names the folder {romfs}, which holds no files", "put the model's files there")
+                image = Path(tmp) / "romfs.img"
+                image.write_bytes(pack(files))
+            r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=image)
         sys.stdout.write(r.output)
         return r.returncode
     # The checkout's ncnn_mp_lib (the examples import it) after the firmware's frozen modules and
@@ -375,10 +389,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     ap.add_argument("--romfs", help="run: a ROMFS image for a QEMU board's flash, mounted at /rom")
-    ap.add_argument("--out", help="dist: the folder to write ncnn_mp-<version>/ in (default dist/)")
+    ap.add_argument("--dist", help="dist: the folder to write ncnn_mp-<version>/ in (default dist/)")
     args, rest = ap.parse_known_args(argv)
     try:
-        return run_command(args.command, args.profile, rest, args.heap, args.romfs, args.out)
+        return run_command(args.command, args.profile, rest, args.heap, args.romfs, args.dist)
     except SetupError as e:
         print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
         return 1

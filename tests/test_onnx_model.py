@@ -195,6 +195,32 @@ def test_onnx_model_runs_on_board(converted: tuple[Path, Path, subprocess.Comple
 
 
 @pytest.mark.mcu
+def test_run_with_a_folder_as_romfs(converted: tuple[Path, Path, subprocess.CompletedProcess[str]],
+                                    tmp_path: Path) -> None:
+    """`make run ROMFS=folder`: the folder packed as the board's flash (its subfolders too), the
+    same outputs as from the conversion's own image; an empty folder is refused."""
+    root, out, r = converted
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    folder = tmp_path / "rom"
+    (folder / "notes").mkdir(parents=True)
+    for name in ("small_cnn.param", "small_cnn.bin", "small_cnn-int8.param", "small_cnn-int8.bin", "input.f32"):
+        (folder / name).write_bytes((out / name).read_bytes())
+    (folder / "notes" / "where.txt").write_text("in a subfolder\n")
+    script = tmp_path / "run.py"
+    script.write_text((out / "run_board.py").read_text() + 'print(open("/rom/notes/where.txt").read().strip())\n')
+    models = {"NCNN_MP_MODELS": f"{out / 'small_cnn-int8.param'} {out / 'small_cnn.param'}"}
+    from_folder = tool("run", "--profile", "qemu", "--romfs", str(folder), str(script), env=models)
+    assert from_folder.returncode == 0, from_folder.stdout[-3000:] + from_folder.stderr[-3000:]
+    from_image = tool("run", "--profile", "qemu", "--romfs", str(out / "romfs.img"), str(out / "run_board.py"),
+                      env=models)
+    assert board_outputs(from_folder.stdout) == board_outputs(from_image.stdout) != {}, from_folder.stdout
+    assert from_folder.stdout.strip().endswith("in a subfolder"), from_folder.stdout
+    (tmp_path / "empty").mkdir()
+    empty = tool("run", "--profile", "qemu", "--romfs", str(tmp_path / "empty"), str(script), env=models)
+    assert empty.returncode == 1 and "ROMFS names the folder" in empty.stderr and "holds no files" in empty.stderr
+
+
+@pytest.mark.mcu
 def test_compare_on_a_firmware_sized_to_the_model(
         converted: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
     """`make compare PROFILE=rv32 SIZED=1`: every blob of the converted fp32 model on the RISC-V
