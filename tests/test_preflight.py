@@ -48,7 +48,8 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
     text = tool("preflight", "--profile", "qemu-nostring", str(mnist / "mnist.param"))
     assert text.returncode == 1, text.stdout + text.stderr
     assert ("profile 'qemu-nostring' builds ncnn without NCNN_STRING: it cannot read the text param "
-            f"{mnist / 'mnist.param'}: give its binary form: python3 -m ncnn_mp_tools.param_to_bin") in text.stderr
+            f"{(mnist / 'mnist.param').resolve()}: give its binary form: python3 -m ncnn_mp_tools.param_to_bin") \
+        in text.stderr  # (the tools name models by their resolved paths)
     binary = tmp_path / "mnist.param.bin"
     subprocess.run([sys.executable, "-m", "ncnn_mp_tools.param_to_bin", str(mnist / "mnist.param"), str(binary)],
                    check=True, capture_output=True, cwd=REPO)
@@ -57,7 +58,7 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
     out = small.stdout
     assert "profile 'qemu-nostring' LACKS: Convolution, Pooling" in out, out
     assert (f"measured on the 'qemu-nostring' firmware sized to the models (make firmware PROFILE=qemu-nostring "
-            f"MODELS=\"{binary}\") under QEMU") in out, out
+            f"MODELS=\"{binary.resolve()}\") under QEMU") in out, out
     assert re.search(r"m0\.param: weights in place 23\.4 KiB, copied 0\.0 KiB", out), out
     assert out.count("outputs: ") == 2 and " instructions for the extract" in out, out
 
