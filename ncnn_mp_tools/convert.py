@@ -53,6 +53,8 @@ from ncnn_mp_tools.device import PROBES, is_board
 from ncnn_mp_tools.device import main as device_main
 
 F32 = npt.NDArray[np.float32]
+# fp32 in the wheel against onnxruntime: beyond this the conversion is wrong, not rounding (seen: 4e-7).
+CONVERSION_TOL = 1e-3
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".ppm", ".pgm", ".pnm", ".bmp")
 # The wheel computes as a board does: fp32 throughout, no packed layouts.
 EXACT_OPTIONS = ("use_fp16_storage", "use_fp16_packed", "use_fp16_arithmetic", "use_bf16_storage",
@@ -71,7 +73,10 @@ class Model:
 
 def parse_shape(text: str) -> tuple[int, int, int]:
     """SHAPE as N,C,H,W (or NxCxHxW; N = 1) or C,H,W: the (c, h, w) of one input."""
-    dims = [int(v) for v in re.split(r"[,x\[\]\s]+", text.strip()) if v]
+    try:
+        dims = [int(v) for v in re.split(r"[,x\[\]\s]+", text.strip()) if v]
+    except ValueError:
+        dims = []
     if len(dims) == 4 and dims[0] == 1:
         dims = dims[1:]
     if len(dims) != 3 or min(dims) <= 0:
@@ -97,6 +102,15 @@ def onnx_input(path: Path) -> tuple[str, list[int | str]]:
     return inputs[0].name, dims
 
 
+def external_data(path: Path) -> set[str]:
+    """The files (relative to the model) where an ONNX model keeps weights outside itself."""
+    import onnx
+
+    graph = onnx.load(str(path), load_external_data=False).graph
+    return {e.value for t in graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL
+            for e in t.external_data if e.key == "location"}
+
+
 def pnnx_executable() -> Path:
     spec = importlib.util.find_spec("pnnx")  # (not imported: its Python side needs PyTorch)
     exe = Path(spec.submodule_search_locations[0]) / "pnnx" if spec and spec.submodule_search_locations else None
@@ -112,7 +126,16 @@ def from_onnx(onnx_path: Path, shape: tuple[int, int, int], out: Path, stem: str
     param, weights = out / f"{stem}.param", out / f"{stem}.bin"
     with tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "model.onnx"
-        model.symlink_to(onnx_path)
+        if external_data(onnx_path):  # (weights kept in files beside it: pnnx reads them as zeros)
+            import onnx
+
+            try:
+                onnx.save(onnx.load(str(onnx_path)), str(model))  # one self-contained file
+            except ValueError as e:  # (protobuf's 2 GiB limit)
+                fail(f"{onnx_path} keeps its weights outside and does not fit one file ({e})",
+                     "a model this large does not fit a board either")
+        else:
+            model.symlink_to(onnx_path)
         p = subprocess.run([str(pnnx_executable()), model.name, f"inputshape=[1,{c},{h},{w}]", "fp16=0"],
                            cwd=tmp, capture_output=True, text=True)
         made = Path(tmp) / "model.ncnn.param"
@@ -362,6 +385,10 @@ def convert(profile_name: str, argv: list[str]) -> int:
         report["wheel_vs_onnxruntime"] = d
         print(f"   the wheel against onnxruntime {version('onnxruntime')}: max |diff| {d['max_abs']:.3g}, "
               f"relative {d['relative']:.3g}" + _top1(d))
+        if not d["relative"] <= CONVERSION_TOL:
+            fail(f"the converted model computes otherwise than the ONNX model (relative difference {d['relative']:.3g}, "
+                 f"more than {CONVERSION_TOL:g})", "an operator pnnx converts differently: compare layer by layer "
+                 "with make compare against your own reference, or report it to pnnx")
 
     from ncnn_mp_tools.quantize_int8 import QuantizeError, quantize_files
 

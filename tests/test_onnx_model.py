@@ -259,6 +259,27 @@ def test_ncnn_model_to_board(tmp_path: Path) -> None:
         assert np.allclose(inputs[3, 0], np.asarray(im, dtype=np.float32) / 255, rtol=0, atol=1e-6)
 
 
+def test_onnx_weights_kept_beside_the_model(tmp_path: Path) -> None:
+    """An ONNX model whose weights are in a file beside it (ONNX's external data, what exporters
+    write past 2 GiB or when asked) converts to the same ncnn files as the one-file model (pnnx's
+    executable alone reads such weights as zeros)."""
+    import onnx
+
+    from ncnn_mp_tools.convert import external_data, from_onnx
+
+    make_onnx(tmp_path / "one.onnx")
+    (tmp_path / "split").mkdir()
+    onnx.save_model(onnx.load(str(tmp_path / "one.onnx")), str(tmp_path / "split" / "net.onnx"),
+                    save_as_external_data=True, location="net.weights", size_threshold=0)
+    assert external_data(tmp_path / "split" / "net.onnx") == {"net.weights"}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = from_onnx(tmp_path / "one.onnx", (3, 32, 32), tmp_path / "a", "net")
+    split = from_onnx(tmp_path / "split" / "net.onnx", (3, 32, 32), tmp_path / "b", "net")
+    assert [p.read_bytes() for p in one] == [p.read_bytes() for p in split]
+    assert sorted(p.name for p in (tmp_path / "split").iterdir()) == ["net.onnx", "net.weights"]  # (nothing added)
+
+
 def test_calibration_images_resized_as_the_board_resizes() -> None:
     """The images become inputs as Mat.from_pixels_resize makes them (the wheel's, 8 bits): within
     1, shrinking (no smoothing) and growing, RGB and grey."""
@@ -286,6 +307,7 @@ def test_model_refuses_mistakes(tmp_path: Path) -> None:
         (["--profile", "qemu", "missing.onnx", "--images", "images"], "MODEL=missing.onnx does not exist"),
         (["--profile", "qemu", "not.onnx", "--images", "images"], "not.onnx is not an ONNX model"),
         (["--profile", "qemu", "m.onnx", "--images", "images", "--shape", "3,32"], "SHAPE=3,32 is not"),
+        (["--profile", "qemu", "m.onnx", "--images", "images", "--shape", "1,3,h,w"], "SHAPE=1,3,h,w is not"),
         (["--profile", "qemu", "m.onnx", "--images", "images"], "images has no images"),
         (["--profile", "qemu", "m.onnx", "--images", "nowhere"], "IMAGES="),
         (["--profile", "qemu", "m.onnx", "--images", "images", "--mean", "1,2"], "MEAN has 2 values for 3 channels"),
