@@ -295,6 +295,25 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
     }
 }
 
+uint8_t *ncnn_mp_get_pixels(mp_obj_t buf, int w, int h, int bpp, unsigned long long rows, int *stride, bool writable,
+    const char *where) {
+    mp_buffer_info_t info;
+    ncnn_mp_get_buffer(buf, &info, writable ? MP_BUFFER_RW : MP_BUFFER_READ, where, "pixels");
+    unsigned long long row = (unsigned long long)w * bpp;
+    if (*stride == 0) {
+        *stride = row < INT32_MAX ? (int)row : INT32_MAX;
+    }
+    if ((unsigned long long)*stride < row) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("stride is shorter than a row of pixels"));
+    }
+    unsigned long long need = (unsigned long long)*stride * (rows - 1) + row;
+    if (info.len < need) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
+            where, (unsigned)info.len, w, h, (unsigned)(need > 0xffffffffu ? 0xffffffffu : need));
+    }
+    return info.buf;
+}
+
 // MicroPython 1.25 decompresses an error message into a stack buffer exactly as long as
 // the firmware's longest message, then writes the terminating NUL one byte past it
 // (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer), and

@@ -199,27 +199,6 @@ static unsigned long long ncnn_mp_image_rows(const ncnn_mp_image_t *im) {
     return ncnn_mp_yuv420(im->format) ? (unsigned long long)im->h * 3 / 2 : (unsigned long long)im->h;
 }
 
-// Checks the frame's buffer holds it (a stride of 0: packed rows), and fills im->px.
-static void ncnn_mp_image_in(ncnn_mp_image_t *im, mp_obj_t buf, bool writable, const char *where) {
-    int bpp = ncnn_mp_frame_bpp(im->format);
-    mp_buffer_info_t info;
-    ncnn_mp_get_buffer(buf, &info, writable ? MP_BUFFER_RW : MP_BUFFER_READ, where, "pixels");
-    int row = im->w * bpp;
-    if (im->stride == 0) {
-        im->stride = row;
-    }
-    if (im->stride < row) {
-        ncnn_mp_raise_value(where, NCNN_MP_TEXT("stride is shorter than a row of pixels"));
-    }
-    unsigned long long need = (unsigned long long)im->stride * (ncnn_mp_image_rows(im) - 1) + row;
-    if (info.len < need) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
-            where, (unsigned)info.len, im->w, im->h, (unsigned)(need > 0xffffffffu ? 0xffffffffu : need));
-    }
-    im->px = info.buf;
-}
-
-static const int ncnn_mp_camera_max_side = 1 << 15;
 
 // Bilinear weights are in 1/2048 (as ncnn's resize): a sample is four pixels times two
 // weights each, at most 255 * 2048 * 2048 < 2^31.
@@ -251,19 +230,20 @@ static void ncnn_mp_resize_place(int d, int from, int to, int *s, int *weight) {
 mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
     ncnn_mp_camera_types_t t = ncnn_mp_camera_types(args[2], false, where);
     ncnn_mp_image_t im = { NULL, t.frame, 0, 0, 0 };
-    im.w = ncnn_mp_get_int_in(args[3], 1, ncnn_mp_camera_max_side, where, "w");
-    im.h = ncnn_mp_get_int_in(args[4], 1, ncnn_mp_camera_max_side, where, "h");
+    im.w = ncnn_mp_get_int_in(args[3], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "w");
+    im.h = ncnn_mp_get_int_in(args[4], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "h");
     size_t k = 5;
     int tw = im.w, th = im.h;
     if (resize) {
-        tw = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_camera_max_side, where, "target_w");
-        th = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_camera_max_side, where, "target_h");
+        tw = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_w");
+        th = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_h");
     }
     im.stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
     ncnn_mp_result_t r;  // converted: it shares nothing with the pixels
     ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
     ncnn_mp_image_sides(&im, where);
-    ncnn_mp_image_in(&im, args[1], false, where);
+    im.px = ncnn_mp_get_pixels(args[1], im.w, im.h, ncnn_mp_frame_bpp(im.format), ncnn_mp_image_rows(&im), &im.stride,
+        false, where);
     int c = ncnn_mp_plain_channels(t.order);
     // The Mat, and a resize's table of the target's columns (an int and a weight each).
     ncnn_mp_check_alloc((unsigned long long)tw * th * c * 4 + (resize ? (unsigned long long)tw * 8 : 0), where, "the Mat");
@@ -376,9 +356,9 @@ mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const cha
             where, c);
     }
     ncnn_mp_image_t im = { NULL, t.frame, ncnn_mat_get_w(m), ncnn_mat_get_h(m), 0 };
-    if (im.w > ncnn_mp_camera_max_side || im.h > ncnn_mp_camera_max_side) {  // (a frame's row fits an int)
+    if (im.w > NCNN_MP_PIXELS_MAX_SIDE || im.h > NCNN_MP_PIXELS_MAX_SIDE) {  // (a frame's row fits an int)
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: a frame is at most %d pixels a side, the Mat is %dx%d"),
-            where, ncnn_mp_camera_max_side, im.w, im.h);
+            where, NCNN_MP_PIXELS_MAX_SIDE, im.w, im.h);
     }
     mp_obj_t out = n_args > 2 && args[2] != mp_const_none ? args[2] : MP_OBJ_NULL;
     im.stride = n_args > 3 ? ncnn_mp_get_int_in(args[3], 0, INT32_MAX, where, "stride") : 0;
@@ -389,7 +369,8 @@ mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const cha
         ncnn_mp_check_alloc(size, where, "the pixels");
         out = mp_obj_new_bytearray_by_ref((size_t)size, m_new0(uint8_t, (size_t)size));
     }
-    ncnn_mp_image_in(&im, out, true, where);
+    im.px = ncnn_mp_get_pixels(out, im.w, im.h, ncnn_mp_frame_bpp(im.format), ncnn_mp_image_rows(&im), &im.stride, true,
+        where);
     float *planes[4] = { NULL, NULL, NULL, NULL };
     for (int i = 0; i < c; i++) {
         planes[i] = (float *)ncnn_mat_get_channel_data(m, i);

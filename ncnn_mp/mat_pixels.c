@@ -53,27 +53,6 @@ static int ncnn_mp_pixel_type(mp_obj_t type_in, bool to, int *out_channels, cons
     return cin;
 }
 
-// Reads a pixel buffer argument: w x h pixels of `channels` bytes, rows `stride` bytes
-// apart (0: packed); checks it holds them all.
-static const uint8_t *ncnn_mp_pixels_in(mp_obj_t buf, int w, int h, int channels, int *stride, bool writable,
-    const char *where) {
-    mp_buffer_info_t info;
-    ncnn_mp_get_buffer(buf, &info, writable ? MP_BUFFER_RW : MP_BUFFER_READ, where, "pixels");
-    if (*stride == 0) {
-        *stride = w * channels;
-    }
-    if (*stride < w * channels) {
-        ncnn_mp_raise_value(where, NCNN_MP_TEXT("stride is shorter than a row of pixels"));
-    }
-    size_t need = (size_t)*stride * (h - 1) + (size_t)w * channels;
-    if (info.len < need) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: pixels holds %u bytes, %dx%d pixels need %u"),
-            where, (unsigned)info.len, w, h, (unsigned)need);
-    }
-    return info.buf;
-}
-
-static const int ncnn_mp_max_side = 1 << 15;
 #define NCNN_MP_MAX_FONT 1024
 
 // Mat.from_pixels(pixels, type, w, h, stride=0, allocator=None)
@@ -117,14 +96,14 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     #endif
     int out_channels;
     int cin = ncnn_mp_pixel_type(args[2], false, &out_channels, where);
-    int w = ncnn_mp_get_int_in(args[3], 1, ncnn_mp_max_side, where, "w");
-    int h = ncnn_mp_get_int_in(args[4], 1, ncnn_mp_max_side, where, "h");
+    int w = ncnn_mp_get_int_in(args[3], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "w");
+    int h = ncnn_mp_get_int_in(args[4], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "h");
     size_t k = 5;
     int roi[4] = { 0, 0, w, h };
     if (kind >= NCNN_MP_ROI) {
         static const char *const names[] = { "roix", "roiy", "roiw", "roih" };
         for (int i = 0; i < 4; i++) {
-            roi[i] = ncnn_mp_get_int_in(args[k++], i < 2 ? 0 : 1, ncnn_mp_max_side, where, names[i]);
+            roi[i] = ncnn_mp_get_int_in(args[k++], i < 2 ? 0 : 1, NCNN_MP_PIXELS_MAX_SIDE, where, names[i]);
         }
         if (roi[0] + roi[2] > w || roi[1] + roi[3] > h) {
             ncnn_mp_raise_value(where, NCNN_MP_TEXT("the region of interest reaches outside the image"));
@@ -132,13 +111,13 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     }
     int tw = 0, th = 0;
     if (kind == NCNN_MP_RESIZE || kind == NCNN_MP_ROI_RESIZE) {
-        tw = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_w");
-        th = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_h");
+        tw = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_w");
+        th = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_h");
     }
     int stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
     ncnn_mp_result_t r;  // converted: it shares nothing with the pixels
     ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
-    const uint8_t *px = ncnn_mp_pixels_in(args[1], w, h, cin, &stride, false, where);
+    const uint8_t *px = ncnn_mp_get_pixels(args[1], w, h, cin, h, &stride, false, where);
     // The Mat, and a resize's temporary of the target's pixels (ncnn does not check that one).
     int out_w = tw ? tw : roi[2], out_h = th ? th : roi[3];
     unsigned long long pixels = (unsigned long long)out_w * out_h * out_channels;
@@ -218,8 +197,8 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
     size_t k = 2;
     int w = ncnn_mat_get_w(m), h = ncnn_mat_get_h(m);
     if (resize) {
-        w = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_w");
-        h = ncnn_mp_get_int_in(args[k++], 1, ncnn_mp_max_side, where, "target_h");
+        w = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_w");
+        h = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_h");
     }
     mp_obj_t out = k < n_args && args[k] != mp_const_none ? args[k] : MP_OBJ_NULL;
     k++;
@@ -228,7 +207,7 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
         size_t size = (size_t)(stride ? stride : w * out_channels) * h;
         out = mp_obj_new_bytearray_by_ref(size, m_new0(uint8_t, size));
     }
-    uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(out, w, h, out_channels, &stride, true, where);
+    uint8_t *px = (uint8_t *)ncnn_mp_get_pixels(out, w, h, out_channels, h, &stride, true, where);
     int type = mp_obj_get_int(args[1]);
     if (resize) {  // (ncnn's temporary: the Mat's pixels at their own size)
         ncnn_mp_check_alloc((unsigned long long)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * cin, where, "the pixels");
@@ -272,16 +251,16 @@ static void ncnn_mp_draw_call(void *arg);
 
 static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_t shape, const char *where) {
     (void)n_args;
-    int w = ncnn_mp_get_int_in(args[1], 1, ncnn_mp_max_side, where, "w");
-    int h = ncnn_mp_get_int_in(args[2], 1, ncnn_mp_max_side, where, "h");
+    int w = ncnn_mp_get_int_in(args[1], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "w");
+    int h = ncnn_mp_get_int_in(args[2], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "h");
     int ch = ncnn_mp_get_int_in(args[3], 1, 4, where, "channels");
     int stride = 0;
-    uint8_t *px = (uint8_t *)ncnn_mp_pixels_in(args[0], w, h, ch, &stride, true, where);
+    uint8_t *px = (uint8_t *)ncnn_mp_get_pixels(args[0], w, h, ch, h, &stride, true, where);
     int v[5] = { 0 };
     size_t n = shape == NCNN_MP_CIRCLE ? 3 : shape == NCNN_MP_TEXT ? 3 : 4;
     size_t first = shape == NCNN_MP_TEXT ? 5 : 4;
     for (size_t i = 0; i < n; i++) {
-        v[i] = ncnn_mp_get_int_in(args[first + i], -ncnn_mp_max_side, ncnn_mp_max_side, where, "coordinate");
+        v[i] = ncnn_mp_get_int_in(args[first + i], -NCNN_MP_PIXELS_MAX_SIDE, NCNN_MP_PIXELS_MAX_SIDE, where, "coordinate");
     }
     mp_obj_t color_in = args[first + n];
     if (!mp_obj_is_int(color_in)) {

@@ -136,6 +136,13 @@ void *ncnn_mp_cast(mp_obj_t obj, const mp_obj_type_t *type, const char *where);
 float ncnn_mp_get_float(mp_obj_t obj, const char *where, const char *name);
 // The buffer of `obj`, TypeError naming `where` and `name` if it has none.
 void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, const char *where, const char *name);
+// The longest side of a pixel frame (Mat.from_pixels*, to_pixels*, draw_*): a row's bytes fit an int.
+#define NCNN_MP_PIXELS_MAX_SIDE (1 << 15)
+// A pixel buffer argument (mat_pixels.c, mat_camera.c): a frame of w x h pixels, each row w * bpp
+// bytes, rows `*stride` bytes apart (0: packed, set here), `rows` rows in all (h; NV12/NV21: the
+// chroma's h / 2 more). Its first byte; ValueError naming `where` unless the buffer holds them all.
+uint8_t *ncnn_mp_get_pixels(mp_obj_t buf, int w, int h, int bpp, unsigned long long rows, int *stride, bool writable,
+    const char *where);
 
 // "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
 #define NCNN_MP_WHERE_LEN 48
