@@ -259,13 +259,15 @@ def wheel_outputs(model: Model, x: F32) -> list[F32]:
     return outs
 
 
-def kernels_outputs(model: Model, inputs: F32) -> list[list[F32]]:
-    """The model's outputs for each input on the desktop firmware with ncnn_mp's kernels (profile
-    memcheck, run natively): int8 as the boards compute it, and the one desktop that runs int8
-    between layers (the wheel's x86 layers cannot: docs/models.md, "int8 between layers")."""
-    from ci.firmware import build_firmware
+def kernels_outputs(model: Model, inputs: F32, firmware: Path | None = None) -> list[list[F32]]:
+    """The model's outputs for each input (N x C x H x W) on the desktop firmware with ncnn_mp's
+    kernels (profile memcheck, run natively; `firmware`: that one, already built), channel by
+    channel (C x H*W): int8 as the boards compute it, and the one desktop that runs int8 between
+    layers (the wheel's x86 layers cannot: docs/models.md, "int8 between layers")."""
+    if firmware is None:
+        from ci.firmware import build_firmware
 
-    firmware = build_firmware("memcheck")
+        firmware = build_firmware("memcheck")
     c, h, w = model.shape
     with tempfile.TemporaryDirectory() as tmp:
         np.ascontiguousarray(inputs, dtype=np.float32).tofile(Path(tmp) / "in.f32")
@@ -275,8 +277,9 @@ def kernels_outputs(model: Model, inputs: F32) -> list[list[F32]]:
         if p.returncode != 0:
             print((p.stdout + p.stderr)[-3000:], file=sys.stderr)
             fail(f"the desktop firmware with ncnn_mp's kernels could not run {model.param.name}", "its output is above")
-        return [[np.fromfile(Path(tmp) / f"{k}_{name}.f32", dtype=np.float32) for name in model.outputs]
-                for k in range(len(inputs))]
+        channels = {line.split()[1]: int(line.split()[4]) for line in p.stdout.splitlines() if line.startswith("shape ")}
+        return [[np.fromfile(Path(tmp) / f"{k}_{name}.f32", dtype=np.float32).reshape(channels[name], -1)
+                 for name in model.outputs] for k in range(len(inputs))]
 
 
 def onnx_outputs(onnx_path: Path, name: str, x: F32) -> list[F32]:
@@ -291,7 +294,7 @@ def onnx_outputs(onnx_path: Path, name: str, x: F32) -> list[F32]:
 def drift(got: list[list[F32]], want: list[list[F32]]) -> dict[str, float]:
     """Over every input and output: the largest |got - want|, that over the largest |want|, and
     (for a vector output) the share of inputs whose top-1 agrees."""
-    max_abs = max(float(np.abs(g - r).max()) for gs, rs in zip(got, want) for g, r in zip(gs, rs))
+    max_abs = max(float(np.abs(g.reshape(-1) - r.reshape(-1)).max()) for gs, rs in zip(got, want) for g, r in zip(gs, rs))
     scale = max(float(np.abs(r).max()) for rs in want for r in rs)
     top1 = [int(np.argmax(g)) == int(np.argmax(r)) for gs, rs in zip(got, want) for g, r in zip(gs, rs) if r.size > 1]
     return {"max_abs": max_abs, "relative": max_abs / max(scale, 1e-30), "max_ref": scale,
@@ -422,10 +425,10 @@ def convert(profile_name: str, argv: list[str]) -> int:
 
     preflight_rc = preflight(profile_name, [str(param), str(weights), str(int8.param), str(int8.weights),
                                             f"{model.input}={w}x{h}x{c}", "--sized"])
-    from ci.firmware import build_firmware
+    from ci.firmware import firmware_path
 
-    with sized_to([int8.param, param]):
-        firmware = build_firmware(profile_name)
+    with sized_to([param, int8.param]):
+        firmware = firmware_path(profile_name)  # (the preflight built it)
     report.update(firmware=str(firmware), romfs=str(out / "romfs.img"), run=command, preflight_ok=preflight_rc == 0)
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     say(f"4. the '{profile_name}' firmware sized to the models: {firmware}")

@@ -171,6 +171,12 @@ def _firmware(profile: str = "unix") -> Path:
 
 # Under the sanitizer firmware (make sanitize: profile asan), any report ends the process
 # with status 86, which no script's own failure uses.
+def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """`python3 -m ci.tool ARGS` from the checkout, as `make` runs it, with `env` added."""
+    return subprocess.run([sys.executable, "-m", "ci.tool", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=timeout, env=dict(os.environ, **(env or {})))
+
+
 SANITIZER_ENV = {
     "NCNN_MP_SANITIZED": "1",
     "ASAN_OPTIONS": "exitcode=86:detect_leaks=1:abort_on_error=0",

@@ -21,8 +21,6 @@ Prints what each costs (emulated instructions, C heap high-water) for docs/perfo
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
 from pathlib import Path
 
 import ncnn
@@ -31,7 +29,7 @@ import numpy.typing as npt
 import pytest
 
 from ncnn_mp_lib import detection, nanodet, retinaface  # (frozen into the boards too)
-from conftest import NO_ASLR, REPO, QemuBoard, _firmware, shared_models
+from conftest import REPO, QemuBoard, _firmware, shared_models
 from ncnn_mp_tools.romfs_pack import pack
 from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
                          nanodet_model,
@@ -74,16 +72,11 @@ def kernels_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x
 
 def kernels_batch(param: Path, weights: Path, in_name: str, outs: list[str], x: F32) -> list[dict[str, F32]]:
     """kernels_outputs for each of x's inputs (N, c, h, w), in one run of the firmware."""
-    n, c, h, w = x.shape
-    with tempfile.TemporaryDirectory() as d:
-        x.astype(np.float32).tofile(Path(d) / "in.f32")
-        r = subprocess.run(NO_ASLR + [str(_firmware("memcheck")), str(REPO / "ncnn_mp_tools" / "probes" / "run_net.py"), str(param),
-                                      str(weights), in_name, str(w), str(h), str(c), str(Path(d) / "in.f32"), d, *outs],
-                           capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stdout + r.stderr
-        channels = {line.split()[1]: int(line.split()[4]) for line in r.stdout.splitlines() if line.startswith("shape ")}
-        return [{name: np.fromfile(Path(d) / f"{k}_{name}.f32", dtype=np.float32).reshape(channels[name], -1)
-                 for name in outs} for k in range(n)]
+    from ncnn_mp_tools.convert import Model
+    from ncnn_mp_tools.convert import kernels_outputs as desktop_kernels
+
+    model = Model(param, weights, in_name, x.shape[1:], outs)
+    return [dict(zip(outs, got)) for got in desktop_kernels(model, x, _firmware("memcheck"))]
 
 
 def faces(outs: dict[str, F32]) -> list[list[float]]:

@@ -4,7 +4,6 @@ what a profile lacks and what a model costs."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,12 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MNIST_FILES, REPO, shared_models
-
-
-def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ci.tool", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=timeout, env=dict(os.environ, **(env or {})))
+from conftest import MNIST_FILES, REPO, shared_models, tool
 
 
 def test_layers_of_binary_and_text_params(digits_dir: Path) -> None:
