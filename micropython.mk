@@ -54,6 +54,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_catch.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_pixels_int8.cpp \
 
 CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
 # NCNN_MP_CFLAGS: what the board leaves out of ncnn_mp (ncnn_mp/config.h), e.g.

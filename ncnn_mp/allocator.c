@@ -1,5 +1,5 @@
-// Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), or
-// one that counts what it hands out (cxx_allocator.cpp).
+// Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), one
+// that counts what it hands out, or an arena of fixed size (cxx_allocator.cpp).
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
@@ -10,6 +10,7 @@ typedef struct _ncnn_mp_allocator_obj_t {
     ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
     bool unlocked;
     bool counting;  // Allocator(counting=True): cxx_allocator.cpp's counting allocator
+    bool arena;     // Allocator(arena=size): cxx_allocator.cpp's arena
 } ncnn_mp_allocator_obj_t;
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {
@@ -68,23 +69,29 @@ ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, c
     return obj == mp_const_none ? NULL : ncnn_mp_get_allocator(obj, where)->native;
 }
 
-// Allocator(unlocked=False, *, counting=False)
+// Allocator(unlocked=False, *, counting=False, arena=0)
 //   ncnn_allocator_create_pool_allocator / _unlocked_pool_allocator; counting: no pool, each
-//   block from ncnn's fastMalloc, the bytes in use and their peak counted (Allocator.peak)
+//   block from ncnn's fastMalloc, the bytes in use and their peak counted (Allocator.peak);
+//   arena: every block from one block of `arena` bytes taken from the C heap now, the most
+//   of it ever used counted (Allocator.peak: the arena an extract needs)
 static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
     const char *where = "Allocator()";
-    enum { ARG_unlocked, ARG_counting };
+    enum { ARG_unlocked, ARG_counting, ARG_arena };
     static const mp_arg_t allowed[] = {
         { MP_QSTR_unlocked, MP_ARG_BOOL, {.u_bool = false} },
         { MP_QSTR_counting, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
+        { MP_QSTR_arena, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
-    if (args[ARG_unlocked].u_bool && args[ARG_counting].u_bool) {
-        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a counting allocator has no pool to lock: give unlocked= or counting=, not both"));
+    bool arena = args[ARG_arena].u_obj != MP_OBJ_NULL;
+    if ((int)args[ARG_unlocked].u_bool + (int)args[ARG_counting].u_bool + (int)arena > 1) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("give one of unlocked=, counting= and arena=, not two"));
     }
+    // (an arena's blocks keep ncnn's alignment: at least one block and its header)
+    size_t arena_size = arena ? (size_t)ncnn_mp_get_int_in(args[ARG_arena].u_obj, 64, INT32_MAX, where, "arena") : 0;
     #if !NCNN_MP_HAS_COUNTING_ALLOCATOR
-    if (args[ARG_counting].u_bool) {
+    if (args[ARG_counting].u_bool || arena) {
         ncnn_mp_raise_left_out(where, "NCNN_MP_HAS_COUNTING_ALLOCATOR");
     }
     #endif
@@ -93,15 +100,21 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     self->native = NULL;
     self->unlocked = args[ARG_unlocked].u_bool;
     self->counting = args[ARG_counting].u_bool;
+    self->arena = arena;
     ncnn_mp_allocator_native_t *native = malloc(sizeof(*native));
     ncnn_allocator_t handle = native == NULL ? NULL
         #if NCNN_MP_HAS_COUNTING_ALLOCATOR
         : self->counting ? ncnn_mp_cxx_counting_allocator_create()
+        : self->arena ? ncnn_mp_cxx_arena_allocator_create(arena_size)
         #endif
         : self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
         : ncnn_allocator_create_pool_allocator();
     if (handle == NULL) {
         free(native);
+        if (arena) {
+            mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: the C heap has no block of %u bytes for the arena"),
+                where, (unsigned)arena_size);
+        }
         ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     native->refs = 1;
@@ -110,10 +123,12 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     return MP_OBJ_FROM_PTR(self);
 }
 
-// Allocator.in_use / Allocator.peak: int | None   a counting allocator's bytes handed out
-// and not yet back, and the most at once since it was made (or reset_peak()); None otherwise
+// Allocator.in_use / Allocator.peak / Allocator.size: int | None   a counting allocator's
+// bytes handed out and not yet back, and the most at once since it was made (or
+// reset_peak()); an arena's bytes of blocks in use (headers included), the most of the arena
+// ever used (what an extract needs of it), and its size; None otherwise
 static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
-    if (attr != MP_QSTR_in_use && attr != MP_QSTR_peak) {
+    if (attr != MP_QSTR_in_use && attr != MP_QSTR_peak && attr != MP_QSTR_size) {
         dest[1] = MP_OBJ_SENTINEL;  // methods go to locals_dict
         return;
     }
@@ -124,24 +139,35 @@ static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) 
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, ncnn_mp_attr_where(where, "Allocator", attr));
     dest[0] = mp_const_none;
     #if NCNN_MP_HAS_COUNTING_ALLOCATOR
+    size_t in_use, peak, size = 0;
     if (self->counting) {
-        size_t in_use, peak;
         ncnn_mp_cxx_counting_allocator_stats(self->native->handle, &in_use, &peak);
-        dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : peak);
+    } else if (self->arena) {
+        ncnn_mp_cxx_arena_allocator_stats(self->native->handle, &in_use, &peak, &size);
+    } else {
+        return;
+    }
+    if (attr != MP_QSTR_size || self->arena) {
+        dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : attr == MP_QSTR_peak ? peak : size);
     }
     #else
     (void)self;  // (checked all the same: a closed Allocator raises)
     #endif
 }
 
-// Allocator.reset_peak() -> None   a counting allocator's peak starts again from what is in use
+// Allocator.reset_peak() -> None   a counting allocator's peak starts again from what is in use,
+// an arena's from the part of it in use now
 static mp_obj_t ncnn_mp_Allocator_reset_peak(mp_obj_t self_in) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, "Allocator.reset_peak");
-    if (!self->counting) {
-        ncnn_mp_raise_value("Allocator.reset_peak", NCNN_MP_TEXT("only a counting allocator (Allocator(counting=True)) has a peak"));
+    if (!self->counting && !self->arena) {
+        ncnn_mp_raise_value("Allocator.reset_peak", NCNN_MP_TEXT("only a counting allocator or an arena (Allocator(counting=True), Allocator(arena=size)) has a peak"));
     }
     #if NCNN_MP_HAS_COUNTING_ALLOCATOR
-    ncnn_mp_cxx_counting_allocator_reset_peak(self->native->handle);
+    if (self->arena) {
+        ncnn_mp_cxx_arena_allocator_reset_peak(self->native->handle);
+    } else {
+        ncnn_mp_cxx_counting_allocator_reset_peak(self->native->handle);
+    }
     #endif
     return mp_const_none;
 }
@@ -163,7 +189,7 @@ NCNN_MP_DEFINE_CONTEXT_MANAGER(Allocator);
 static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, mp_print_kind_t kind) {
     (void)kind;
     ncnn_mp_allocator_obj_t *self = MP_OBJ_TO_PTR(self_in);
-    mp_printf(print, "<Allocator %s%s>", self->counting ? "counting" : self->unlocked ? "unlocked" : "locked",
+    mp_printf(print, "<Allocator %s%s>", self->counting ? "counting" : self->arena ? "arena" : self->unlocked ? "unlocked" : "locked",
         self->native ? "" : " closed");
 }
 

@@ -371,3 +371,31 @@ void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where) {
             where, ncnn_mp_helper_layers[layer].name);
     }
 }
+
+// A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
+NORETURN void ncnn_mp_raise_blob_missing(mp_obj_t key, const char *where) {
+    if (mp_obj_is_int(key)) {
+        mp_raise_msg_varg(&mp_type_IndexError, NCNN_MP_FORMAT("%s: the net has no blob %d"), where,
+            mp_obj_is_small_int(key) ? (int)MP_OBJ_SMALL_INT_VALUE(key) : -1);
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
+}
+
+// A blob key: its index for an int, -1 for a name (str); anything else is a TypeError.
+int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
+    if (mp_obj_is_int(key)) {
+        // One exception for every index the net does not have, -1 as 99 (see ncnn_mp_blob_missing).
+        if (!mp_obj_is_small_int(key) || MP_OBJ_SMALL_INT_VALUE(key) < 0 || MP_OBJ_SMALL_INT_VALUE(key) > INT32_MAX) {
+            ncnn_mp_raise_blob_missing(key, where);
+        }
+        return (int)MP_OBJ_SMALL_INT_VALUE(key);
+    }
+    if (!mp_obj_is_str(key)) {
+        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: blob must be a name (str) or an index (int), not %s"),
+            where, mp_obj_get_type_str(key));
+    }
+    #if !NCNN_STRING
+    ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use blob indexes)"));
+    #endif
+    return -1;
+}

@@ -28,7 +28,7 @@
 #define NCNN_MP_HAS_PYTHON_READERS (1)
 #endif
 
-// Allocator(counting=True): its in_use, peak and reset_peak().
+// Allocator(counting=True) and Allocator(arena=size): their in_use, peak, size and reset_peak().
 #ifndef NCNN_MP_HAS_COUNTING_ALLOCATOR
 #define NCNN_MP_HAS_COUNTING_ALLOCATOR (1)
 #endif

@@ -3,8 +3,9 @@
 // that can raise, so no nlr jump ever crosses their frames. By role:
 //   cxx_load.cpp       loading weights in place, ending pipelines before a reload
 //   cxx_graph.cpp      a Net's layers and blobs, and the depth of its graph
-//   cxx_allocator.cpp  the counting allocator
+//   cxx_allocator.cpp  the counting allocator and the arena
 //   cxx_catch.cpp      ncnn's C++ exceptions caught (the one file built with exceptions)
+//   cxx_pixels_int8.cpp  a camera frame's values to an int8 input (Mat.from_pixels_int8)
 // (The shape guard, shape_guard.h, is the other C++ part: ncnn's layers wrapped.)
 #ifndef NCNN_MP_CXX_SEAM_H
 #define NCNN_MP_CXX_SEAM_H
@@ -65,7 +66,7 @@ void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
 // over the graph; the longest chain of layers where that replay would not bound it.
 int ncnn_mp_cxx_graph_depth(ncnn_net_t net);
 
-// ---- The counting allocator (cxx_allocator.cpp) ----
+// ---- The counting allocator and the arena (cxx_allocator.cpp) ----
 
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
@@ -74,6 +75,27 @@ ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void);
 // The bytes it has handed out and not had back, and the most at once (since the last reset).
 void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak);
 void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
+
+// An ncnn allocator handing out blocks of one block of `size` bytes taken from the C heap
+// now (Allocator(arena=size)): NULL if that block cannot be had. Its stats: the bytes of the
+// blocks in use (headers included), the high-water mark of the arena (what an extract
+// needed of it: size an arena with this) and its size.
+ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t size);
+void ncnn_mp_cxx_arena_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak, size_t *size);
+void ncnn_mp_cxx_arena_allocator_reset_peak(ncnn_allocator_t a);
+
+// ---- A frame to int8 (cxx_pixels_int8.cpp) ----
+
+// One channel's way from a frame's value to the int8 an int8 first layer reads: ncnn's
+// substract_mean_normalize with this mean and norm (NULL: none), then its quantize with scale.
+typedef struct {
+    float norm, add, scale;
+    int op;  // 1: mean, 2: norm, 3: both (0: neither)
+} ncnn_mp_int8_step_t;
+void ncnn_mp_int8_step(ncnn_mp_int8_step_t *s, const float *mean, const float *norm, float scale);
+// n values (from_pixels_resize's, exactly) of one row to int8, the same float operations in
+// the same order as that float path, so the same bytes.
+void ncnn_mp_pixels_int8_row(const float *v, int n, const ncnn_mp_int8_step_t *s, signed char *out);
 
 // ---- Exceptions (cxx_catch.cpp) ----
 

@@ -202,33 +202,6 @@ static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Extractor_del_obj, Extractor, __del__, nc
 NCNN_MP_DEFINE_CONTEXT_MANAGER_CLOSING(Extractor, ncnn_mp_Extractor_close);
 
 
-// A blob the net does not have: IndexError for an index (whatever its sign), ValueError for a name.
-static NORETURN void ncnn_mp_raise_blob_missing(mp_obj_t key, const char *where) {
-    if (mp_obj_is_int(key)) {
-        mp_raise_msg_varg(&mp_type_IndexError, NCNN_MP_FORMAT("%s: the net has no blob %d"), where,
-            mp_obj_is_small_int(key) ? (int)MP_OBJ_SMALL_INT_VALUE(key) : -1);
-    }
-    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the net has no blob named '%s'"), where, mp_obj_str_get_str(key));
-}
-
-// A blob key: its index for an int, -1 for a name (str); anything else is a TypeError.
-static int ncnn_mp_blob_key(mp_obj_t key, const char *where) {
-    if (mp_obj_is_int(key)) {
-        // One exception for every index the net does not have, -1 as 99 (see ncnn_mp_blob_missing).
-        if (!mp_obj_is_small_int(key) || MP_OBJ_SMALL_INT_VALUE(key) < 0 || MP_OBJ_SMALL_INT_VALUE(key) > INT32_MAX) {
-            ncnn_mp_raise_blob_missing(key, where);
-        }
-        return (int)MP_OBJ_SMALL_INT_VALUE(key);
-    }
-    if (!mp_obj_is_str(key)) {
-        mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: blob must be a name (str) or an index (int), not %s"),
-            where, mp_obj_get_type_str(key));
-    }
-    #if !NCNN_STRING
-    ncnn_mp_raise_not_built(where, NCNN_MP_TEXT("NCNN_STRING (use blob indexes)"));
-    #endif
-    return -1;
-}
 
 // Hands one Mat to ncnn under blob `name` (index < 0) or `index`. Raises nothing: Extractor.input
 // calls it under the lock.
@@ -269,9 +242,11 @@ static mp_rom_error_text_t ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
         return NCNN_MP_TEXT("the Mat is empty");
     }
     // ncnn's layers take float32 input and convert inside; other element sizes would be
-    // read as floats, past the end of the data.
-    if (ncnn_mat_get_elemsize(h) != 4u * ncnn_mat_get_elempack(h)) {
-        return NCNN_MP_TEXT("the Mat must hold float32 elements");
+    // read as floats, past the end of the data. An int8 Mat (one byte an element, unpacked)
+    // goes where the layers reading it read int8 (ncnn_mp_int8_fit, asked with the net).
+    size_t elemsize = ncnn_mat_get_elemsize(h);
+    if (elemsize != 4u * ncnn_mat_get_elempack(h) && !(elemsize == 1u && ncnn_mat_get_elempack(h) == 1)) {
+        return NCNN_MP_TEXT("the Mat must hold float32 elements (or int8, for an int8 input)");
     }
     #if NCNN_BATCH
     if (ncnn_mat_get_n(h) > 1) {
@@ -285,10 +260,75 @@ static mp_rom_error_text_t ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
     return NULL;
 }
 
+// Whether an int8 Mat may be input blob `index` (or `name`): every layer reading it reads
+// int8 (ncnn_mp_cxx_int8_input), with the scale the Mat was quantized with where that is
+// known. A float32 Mat always fits. (Under the lock, or with the net entered: it reads the
+// net's layers.)
+typedef struct {
+    int code;     // NCNN_MP_INT8_INPUT_*, or NCNN_MP_INT8_INPUT_WRONG_SCALE
+    int layer;    // the layer it is about, or -1
+    float scale;  // the readers' input scale
+} ncnn_mp_int8_fit_t;
+#define NCNN_MP_INT8_INPUT_WRONG_SCALE (-1)
+
+static ncnn_mp_int8_fit_t ncnn_mp_int8_fit(ncnn_net_t net, int index, const char *name, const ncnn_mp_mat_obj_t *mat) {
+    ncnn_mp_int8_fit_t f = { NCNN_MP_INT8_INPUT_OK, -1, 0.f };
+    if (ncnn_mat_get_elemsize(mat->handle) != 1u) {
+        return f;
+    }
+    f.code = ncnn_mp_cxx_int8_input(net, index, name, &f.scale, &f.layer);
+    // (the scale as a Python float and back, or typed from a report: within 1e-5)
+    float d = mat->int8_scale - f.scale;
+    if (f.code == NCNN_MP_INT8_INPUT_OK && mat->int8_scale != 0.f && (d < 0 ? -d : d) > 1e-5f * f.scale) {
+        f.code = NCNN_MP_INT8_INPUT_WRONG_SCALE;
+    }
+    return f;
+}
+
+// Raises what ncnn_mp_int8_fit found (no refusal: returns). A blob the net lacks is left to
+// ncnn's input(), which says so as for any Mat.
+static void ncnn_mp_int8_fit_raise(ncnn_net_t net, const ncnn_mp_int8_fit_t *f, mp_obj_t key, float given,
+    const char *where) {
+    if (f->code == NCNN_MP_INT8_INPUT_OK || f->code == NCNN_MP_INT8_INPUT_MISSING) {
+        return;
+    }
+    vstr_t blob, layer;
+    vstr_init(&blob, 16);
+    vstr_init(&layer, 32);
+    if (mp_obj_is_str(key)) {
+        vstr_printf(&blob, "'%s'", mp_obj_str_get_str(key));
+    } else {
+        vstr_printf(&blob, "%d", (int)mp_obj_get_int(key));
+    }
+    if (f->layer >= 0 && f->layer < ncnn_mp_cxx_layer_count(net)) {
+        ncnn_mp_layer_info_t l;
+        ncnn_mp_cxx_layer_info(net, f->layer, &l);
+        #if NCNN_STRING
+        vstr_printf(&layer, "layer '%s' (%s)", l.name, l.type);
+        #else
+        vstr_printf(&layer, "layer %d (type %d)", f->layer, l.typeindex);
+        #endif
+    } else {
+        vstr_printf(&layer, "no layer");
+    }
+    const char *b = vstr_null_terminated_str(&blob), *ls = vstr_null_terminated_str(&layer);
+    if (f->code == NCNN_MP_INT8_INPUT_WRONG_SCALE) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the int8 Mat for input %s was quantized with scale %g, but %s reads it with scale %g (Net.input_int8_scale)"),
+            where, b, (double)given, ls, (double)f->scale);
+    }
+    if (f->code == NCNN_MP_INT8_INPUT_SCALES) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %s cannot be int8: %s reads it with another scale than the layer before it (give a float32 Mat)"),
+            where, b, ls);
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %s cannot be int8: %s reads it as float32 (give a float32 Mat, or a model quantized to int8 from its first layer)"),
+        where, b, ls);
+}
+
 // Hands the Mat object `mat` to ncnn under `key`: its storage, or a copy where ncnn does
 // not count references to it (ncnn_mp_mat_counted: an in-place layer taking the blob would
 // crash, and would write into the caller's buffer; a result could point into it too).
-static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj_t mat, const char *where) {
+static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, ncnn_net_t net, mp_obj_t key, mp_obj_t mat,
+    const char *where) {
     ncnn_mat_t h = ncnn_mp_get_mat_handle(mat, where);
     mp_rom_error_text_t why = ncnn_mp_input_refusal(MP_OBJ_TO_PTR(mat));
     ncnn_mp_text_buf_t buf;
@@ -300,6 +340,10 @@ static int ncnn_mp_extractor_input_mat(ncnn_extractor_t ex, mp_obj_t key, mp_obj
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the Mat given to input(%d) was changed since: %s (give input() a Mat again)"), where, (int)mp_obj_get_int(key),
             ncnn_mp_text(why, &buf));
     }
+    int index = ncnn_mp_blob_key(key, where);
+    ncnn_mp_mat_obj_t *m = MP_OBJ_TO_PTR(mat);
+    ncnn_mp_int8_fit_t fit = ncnn_mp_int8_fit(net, index, index < 0 ? mp_obj_str_get_str(key) : NULL, m);
+    ncnn_mp_int8_fit_raise(net, &fit, key, m->int8_scale, where);
     if (ncnn_mp_mat_counted(mat)) {
         return ncnn_mp_extractor_input(ex, key, h, where);
     }
@@ -335,7 +379,7 @@ static void ncnn_mp_extractor_restore_inputs(ncnn_mp_extractor_obj_t *self, ncnn
     for (size_t i = 0; i < n; i++) {
         mp_obj_t mat = self->inputs[2 + 2 * i];
         if (all || !ncnn_mp_mat_counted(mat)) {
-            ncnn_mp_extractor_input_mat(handle, self->inputs[1 + 2 * i], mat, where);
+            ncnn_mp_extractor_input_mat(handle, self->native->net->handle, self->inputs[1 + 2 * i], mat, where);
         }
     }
 }
@@ -479,6 +523,7 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     in.name = in.index < 0 ? mp_obj_str_get_str(key) : NULL;
     ncnn_mp_extractor_obj_t *self = ncnn_mp_cast(self_in, &ncnn_mp_type_Extractor, where);
     ncnn_mp_extractor_refusal_t why;
+    ncnn_mp_int8_fit_t fit = { NCNN_MP_INT8_INPUT_OK, -1, 0.f };
     int ret = 0;
     for (;;) {
         ncnn_mp_input_prepare(&in, self, mat, where);
@@ -490,6 +535,9 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
             continue;
         }
         if (why == NCNN_MP_EX_OK) {
+            fit = ncnn_mp_int8_fit(self->native->net->handle, in.index, in.name, mat);
+        }
+        if (why == NCNN_MP_EX_OK && (fit.code == NCNN_MP_INT8_INPUT_OK || fit.code == NCNN_MP_INT8_INPUT_MISSING)) {
             ret = ncnn_mp_extractor_input_at(self->native->handle, in.index, in.name, in.copy ? in.copy : mat->handle);
             if (ret == 0) {
                 ncnn_mp_input_store_locked(&in, self, slot);
@@ -506,6 +554,13 @@ static mp_obj_t ncnn_mp_Extractor_input(mp_obj_t self_in, mp_obj_t key, mp_obj_t
     }
     if (ret != 0) {
         ncnn_mp_raise_blob_missing(key, where);
+    }
+    if (fit.code != NCNN_MP_INT8_INPUT_OK && fit.code != NCNN_MP_INT8_INPUT_MISSING) {
+        // (the net may have been reloaded since the lock: its layers are named under a use)
+        ncnn_mp_extractor_use_t use;
+        ncnn_mp_extractor_obj_t *again = ncnn_mp_extractor_use(&use, self_in, NULL, where);
+        ncnn_mp_int8_fit_raise(again->native->net->handle, &fit, key, mat->int8_scale, where);
+        ncnn_mp_extractor_done(&use);
     }
     ncnn_mp_input_settle(&in);
     return mp_const_none;

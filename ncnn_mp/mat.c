@@ -17,6 +17,7 @@ static ncnn_mp_mat_obj_t *ncnn_mp_mat_new(bool finaliser) {
     self->allocator = NULL;
     self->external = NULL;
     self->users = 0;
+    self->int8_scale = 0.f;
     self->kind = NCNN_MP_MAT_OWNED;
     self->readonly = false;
     return self;
@@ -975,7 +976,7 @@ static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Mat_batch_obj, Mat, batch, ncnn_mp_Mat_ba
 
 // Reads `n` floats from a sequence of numbers or a buffer of packed float32 into out;
 // None gives NULL (ncnn then skips that step).
-static const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name) {
+const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name) {
     if (obj == mp_const_none) {
         return NULL;
     }
@@ -1164,6 +1165,7 @@ static const mp_rom_map_elem_t ncnn_mp_Mat_locals_table[] = {
     NCNN_MP_PIXEL_TYPES(NCNN_MP_PIXEL_CONST)
     #if NCNN_MP_HAS_CAMERA
     NCNN_MP_CAMERA_TYPES(NCNN_MP_PIXEL_CONST)
+    { MP_ROM_QSTR(MP_QSTR_from_pixels_int8), MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_int8_obj) },
     #endif
     #undef NCNN_MP_PIXEL_CONST
     #endif

@@ -11,6 +11,7 @@
 // (so every board and the Unix port give the same bits), and nothing is allocated but the
 // Mat or the caller's buffer, and for a resize one table of the target's columns.
 #include "ncnn_mp.h"
+#include "cxx_seam.h"
 
 #if NCNN_MP_HAS_CAMERA
 
@@ -222,28 +223,92 @@ static void ncnn_mp_resize_place(int d, int from, int to, int *s, int *weight) {
     }
 }
 
+// The resize's table of target columns: per column, its source column and its weight.
+static int *ncnn_mp_resize_columns(const ncnn_mp_image_t *im, int tw) {
+    int *cols = m_new(int, (size_t)tw * 2);
+    for (int x = 0; x < tw; x++) {
+        ncnn_mp_resize_place(x, im->w, tw, &cols[2 * x], &cols[2 * x + 1]);
+    }
+    return cols;
+}
+
+// Target row y of a resize to tw x th, each of the c channels' tw values into rows[i]: per
+// target pixel four source pixels, weighted; the value keeps its fractions (exactly
+// sum / 2^22), so it is not rounded to 8 bits as ncnn's is.
+static void ncnn_mp_resize_row(const ncnn_mp_image_t *im, int order, int c, const int *cols, int tw, int y, int th,
+    float *const *rows) {
+    const float scale = 1.0f / ((float)NCNN_MP_WEIGHT_ONE * NCNN_MP_WEIGHT_ONE);
+    int sy, wy;
+    ncnn_mp_resize_place(y, im->h, th, &sy, &wy);
+    int sy1 = sy + (sy < im->h - 1);
+    ncnn_mp_reader_fn read = ncnn_mp_reader(im->format);
+    ncnn_mp_rgba_t p;
+    for (int x = 0; x < tw; x++) {
+        int sx = cols[2 * x], wx = cols[2 * x + 1];
+        int sx1 = sx + (sx < im->w - 1);
+        int v00[4], v01[4], v10[4], v11[4];
+        read(im, sx, sy, &p);
+        ncnn_mp_mat_values(&p, order, v00);
+        read(im, sx1, sy, &p);
+        ncnn_mp_mat_values(&p, order, v01);
+        read(im, sx, sy1, &p);
+        ncnn_mp_mat_values(&p, order, v10);
+        read(im, sx1, sy1, &p);
+        ncnn_mp_mat_values(&p, order, v11);
+        for (int i = 0; i < c; i++) {
+            uint32_t top = (uint32_t)(v00[i] * (NCNN_MP_WEIGHT_ONE - wx) + v01[i] * wx);
+            uint32_t bottom = (uint32_t)(v10[i] * (NCNN_MP_WEIGHT_ONE - wx) + v11[i] * wx);
+            uint32_t sum = top * (uint32_t)(NCNN_MP_WEIGHT_ONE - wy) + bottom * (uint32_t)wy;
+            rows[i][x] = (float)sum * scale;
+        }
+    }
+}
+
 // Mat.from_pixels(pixels, type, w, h, stride=0, allocator=None) and
 // Mat.from_pixels_resize(pixels, type, w, h, target_w, target_h, stride=0, allocator=None)
-// for the formats above (args[0] is the class). A resize writes straight into the Mat: per
-// target pixel four source pixels, weighted; the result keeps its fractions (exactly
-// sum / 2^22), so it is not rounded to 8 bits as ncnn's is.
-mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
-    ncnn_mp_camera_types_t t = ncnn_mp_camera_types(args[2], false, where);
-    ncnn_mp_image_t im = { NULL, t.frame, 0, 0, 0 };
+// for the formats above (args[0] is the class). A resize writes straight into the Mat
+// (ncnn_mp_resize_row).
+// A frame call's first arguments (args[0] is the class): pixels, type, w, h and, for a
+// resize, target_w, target_h. *k: the index of the next argument.
+typedef struct {
+    ncnn_mp_camera_types_t t;
+    ncnn_mp_image_t im;
+    int tw, th;
+} ncnn_mp_frame_args_t;
+
+static void ncnn_mp_frame_args(ncnn_mp_frame_args_t *f, const mp_obj_t *args, bool resize, size_t *k, const char *where) {
+    f->t = ncnn_mp_camera_types(args[2], false, where);
+    ncnn_mp_image_t im = { NULL, f->t.frame, 0, 0, 0 };
     im.w = ncnn_mp_get_int_in(args[3], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "w");
     im.h = ncnn_mp_get_int_in(args[4], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "h");
-    size_t k = 5;
-    int tw = im.w, th = im.h;
+    f->im = im;
+    *k = 5;
+    f->tw = im.w;
+    f->th = im.h;
     if (resize) {
-        tw = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_w");
-        th = ncnn_mp_get_int_in(args[k++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_h");
+        f->tw = ncnn_mp_get_int_in(args[(*k)++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_w");
+        f->th = ncnn_mp_get_int_in(args[(*k)++], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "target_h");
     }
-    im.stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
+}
+
+// The frame's stride and pixels, checked (after every other argument).
+static void ncnn_mp_frame_pixels(ncnn_mp_frame_args_t *f, mp_obj_t pixels, const char *where) {
+    ncnn_mp_image_sides(&f->im, where);
+    f->im.px = ncnn_mp_get_pixels(pixels, f->im.w, f->im.h, ncnn_mp_frame_bpp(f->im.format), ncnn_mp_image_rows(&f->im),
+        &f->im.stride, false, where);
+}
+
+mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
+    ncnn_mp_frame_args_t f;
+    size_t k;
+    ncnn_mp_frame_args(&f, args, resize, &k, where);
+    f.im.stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
     ncnn_mp_result_t r;  // converted: it shares nothing with the pixels
     ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
-    ncnn_mp_image_sides(&im, where);
-    im.px = ncnn_mp_get_pixels(args[1], im.w, im.h, ncnn_mp_frame_bpp(im.format), ncnn_mp_image_rows(&im), &im.stride,
-        false, where);
+    ncnn_mp_frame_pixels(&f, args[1], where);
+    ncnn_mp_camera_types_t t = f.t;
+    ncnn_mp_image_t im = f.im;
+    int tw = f.tw, th = f.th;
     int c = ncnn_mp_plain_channels(t.order);
     // The Mat, and a resize's table of the target's columns (an int and a weight each).
     ncnn_mp_check_alloc((unsigned long long)tw * th * c * 4 + (resize ? (unsigned long long)tw * 8 : 0), where, "the Mat");
@@ -274,38 +339,79 @@ mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool re
         }
         return result;
     }
-    int *cols = m_new(int, (size_t)tw * 2);  // per target column: its source column, its weight
-    for (int x = 0; x < tw; x++) {
-        ncnn_mp_resize_place(x, im.w, tw, &cols[2 * x], &cols[2 * x + 1]);
-    }
-    const float scale = 1.0f / ((float)NCNN_MP_WEIGHT_ONE * NCNN_MP_WEIGHT_ONE);
+    int *cols = ncnn_mp_resize_columns(&im, tw);
     for (int y = 0; y < th; y++) {
-        int sy, wy;
-        ncnn_mp_resize_place(y, im.h, th, &sy, &wy);
-        int sy1 = sy + (sy < im.h - 1);
-        for (int x = 0; x < tw; x++) {
-            int sx = cols[2 * x], wx = cols[2 * x + 1];
-            int sx1 = sx + (sx < im.w - 1);
-            int v00[4], v01[4], v10[4];
-            read(&im, sx, sy, &p);
-            ncnn_mp_mat_values(&p, t.order, v00);
-            read(&im, sx1, sy, &p);
-            ncnn_mp_mat_values(&p, t.order, v01);
-            read(&im, sx, sy1, &p);
-            ncnn_mp_mat_values(&p, t.order, v10);
-            read(&im, sx1, sy1, &p);
-            ncnn_mp_mat_values(&p, t.order, v);
-            for (int i = 0; i < c; i++) {
-                uint32_t top = (uint32_t)(v00[i] * (NCNN_MP_WEIGHT_ONE - wx) + v01[i] * wx);
-                uint32_t bottom = (uint32_t)(v10[i] * (NCNN_MP_WEIGHT_ONE - wx) + v[i] * wx);
-                uint32_t sum = top * (uint32_t)(NCNN_MP_WEIGHT_ONE - wy) + bottom * (uint32_t)wy;
-                *planes[i]++ = (float)sum * scale;
-            }
+        ncnn_mp_resize_row(&im, t.order, c, cols, tw, y, th, planes);
+        for (int i = 0; i < c; i++) {
+            planes[i] += tw;
         }
     }
     m_del(int, cols, (size_t)tw * 2);
     return result;
 }
+
+// Mat.from_pixels_int8(pixels, type, w, h, target_w, target_h, scale, mean=None, norm=None,
+//                     stride=0, allocator=None) -> Mat (classmethod)
+// A frame resized and normalized straight into the int8 input of a model whose first layer
+// is int8 (docs/usage.md#camera-frames-to-int8): each value as from_pixels_resize makes it,
+// then substract_mean_normalize, then the layer's own quantization with `scale`
+// (Net.input_int8_scale), row by row, so that no float32 image exists: a third of the RAM
+// of the float frame and its quantized copy (ncnn_mp_pixels_int8_row: the same numbers).
+static mp_obj_t ncnn_mp_Mat_from_pixels_int8(size_t n_args, const mp_obj_t *args) {
+    const char *where = "Mat.from_pixels_int8";
+    ncnn_mp_frame_args_t f;
+    size_t k;
+    ncnn_mp_frame_args(&f, args, true, &k, where);
+    float scale = ncnn_mp_get_float(args[k++], where, "scale");
+    if (!(scale > 0.f) || scale > 3.0e38f) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("scale must be a positive finite float (Net.input_int8_scale gives it)"));
+    }
+    int c = ncnn_mp_plain_channels(f.t.order);
+    float buf[8];
+    const float *mean = ncnn_mp_get_floats(k < n_args ? args[k] : mp_const_none, (size_t)c, buf, where, "mean");
+    k++;
+    const float *norm = ncnn_mp_get_floats(k < n_args ? args[k] : mp_const_none, (size_t)c, buf + 4, where, "norm");
+    k++;
+    f.im.stride = k < n_args ? ncnn_mp_get_int_in(args[k++], 0, INT32_MAX, where, "stride") : 0;
+    ncnn_mp_result_t r;
+    ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
+    ncnn_mp_frame_pixels(&f, args[1], where);
+    // The Mat, a row of floats per channel and the table of the target's columns.
+    ncnn_mp_check_alloc((unsigned long long)f.tw * f.th * c + (unsigned long long)f.tw * (4 * c + 8), where, "the Mat");
+    ncnn_mat_t m = ncnn_mat_create_3d_elem(f.tw, f.th, c, 1u, 1, r.allocator ? r.allocator->handle : NULL);
+    if (m && ncnn_mat_get_data(m) == NULL) {
+        ncnn_mat_destroy(m);
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not make the Mat"), where);
+    }
+    mp_obj_t result = ncnn_mp_result_wrap(&r, m, where);
+    ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(result))->int8_scale = scale;
+    // (From here only the row and the table are allocated: the wrapped Mat is the
+    // collector's if that raises.)
+    ncnn_mp_int8_step_t steps[4];
+    for (int i = 0; i < c; i++) {
+        ncnn_mp_int8_step(&steps[i], mean ? &mean[i] : NULL, norm ? &norm[i] : NULL, scale);
+    }
+    float *row = m_new(float, (size_t)f.tw * c);
+    float *rows[4];
+    signed char *planes[4];
+    for (int i = 0; i < c; i++) {
+        rows[i] = row + (size_t)i * f.tw;
+        planes[i] = ncnn_mat_get_channel_data(m, i);
+    }
+    int *cols = ncnn_mp_resize_columns(&f.im, f.tw);
+    for (int y = 0; y < f.th; y++) {
+        ncnn_mp_resize_row(&f.im, f.t.order, c, cols, f.tw, y, f.th, rows);
+        for (int i = 0; i < c; i++) {
+            ncnn_mp_pixels_int8_row(rows[i], f.tw, &steps[i], planes[i]);
+            planes[i] += f.tw;
+        }
+    }
+    m_del(int, cols, (size_t)f.tw * 2);
+    m_del(float, row, (size_t)f.tw * c);
+    return result;
+}
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_int8_fun_obj, Mat, from_pixels_int8, 8, 12, ncnn_mp_Mat_from_pixels_int8);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_int8_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_int8_fun_obj));
 
 // A Mat value as a byte, as ncnn's to_pixels makes it: truncated toward zero, clamped to
 // 0..255 (NaN: 0).

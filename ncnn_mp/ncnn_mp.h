@@ -144,6 +144,12 @@ void ncnn_mp_get_buffer(mp_obj_t obj, mp_buffer_info_t *info, mp_uint_t flags, c
 uint8_t *ncnn_mp_get_pixels(mp_obj_t buf, int w, int h, int bpp, unsigned long long rows, int *stride, bool writable,
     const char *where);
 
+// A blob key (Extractor.input/extract, Net.input_int8_scale): its index for an int, -1 for
+// a name (str), TypeError otherwise; and the error for a blob the net does not have
+// (IndexError for an index, ValueError for a name).
+int ncnn_mp_blob_key(mp_obj_t key, const char *where);
+NORETURN void ncnn_mp_raise_blob_missing(mp_obj_t key, const char *where);
+
 // "Class.attr" written into buf (NCNN_MP_WHERE_LEN bytes): `where` for an attribute.
 #define NCNN_MP_WHERE_LEN 48
 const char *ncnn_mp_attr_where(char *buf, const char *cls, qstr attr);
@@ -632,6 +638,9 @@ typedef struct _ncnn_mp_mat_obj_t {
     // new storage, moved it: the Mat is unusable from then on.
     const void *external;
     int users;  // calls handing its storage to ncnn now (use.c), under the lock
+    // The scale an int8 Mat was quantized with (Mat.from_pixels_int8), checked against the
+    // layer that reads it when it becomes an input; 0: not known (any other Mat).
+    float int8_scale;
     uint8_t kind;
     bool readonly;
 } ncnn_mp_mat_obj_t;
@@ -697,6 +706,9 @@ mp_obj_t ncnn_mp_result_wrap(const ncnn_mp_result_t *r, ncnn_mat_t handle, const
 mp_obj_t ncnn_mp_mat_wrap_over_buffer(ncnn_mat_t handle, mp_obj_t buffer, const void *base, bool readonly, const char *where);
 // The allocator of the Mat object `mat` if h's data lies in mat's storage, else `otherwise`.
 ncnn_mp_allocator_native_t *ncnn_mp_mat_data_allocator(ncnn_mat_t h, mp_obj_t mat, ncnn_mp_allocator_native_t *otherwise);
+// `n` floats from a sequence of numbers or a buffer of packed float32 into out (mat.c), or
+// NULL for None: Mat.substract_mean_normalize's and from_pixels_int8's mean and norm.
+const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *where, const char *name);
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
@@ -726,6 +738,7 @@ extern const ncnn_mp_method_t ncnn_mp_Mat_to_pixels_resize_obj;
 #define NCNN_MP_CAMERA_TYPES(X) X(RGB565, 16) X(RGB565_BE, 17) X(YUYV, 18) X(NV12, 19) X(NV21, 20)
 // Whether a from_pixels/to_pixels type is a camera format's (then the two below take the call).
 bool ncnn_mp_camera_type(mp_obj_t type);
+extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_int8_obj;
 mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where);
 mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const char *where);
 #endif

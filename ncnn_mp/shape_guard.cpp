@@ -65,7 +65,8 @@ void broadcast_extents(const ncnn_mp_blob_shape_t &a, const ncnn_mp_blob_shape_t
 // rest: an int8 layer's scales that ran out are read later as if they were there).
 class CheckingModelBin : public ncnn::ModelBin {
 public:
-    explicit CheckingModelBin(const ncnn::ModelBin &mb) : mb_(mb) {}
+    // want: the index of the read whose first float to keep (picked), or -1.
+    CheckingModelBin(const ncnn::ModelBin &mb, int want) : mb_(mb), want_(want) {}
     // (A read of no size, or of a negative one, from parameters the layer did not check
     // (a MemoryData of h=-1): refused here, as weights that ran out, before a reader
     // allocates or reads for it.)
@@ -84,6 +85,7 @@ public:
     }
     mutable bool int8 = false;   // a weight came as int8
     mutable bool short_ = false;  // a read of some weights came back empty
+    mutable float picked = 0.f;   // the first float of read `want` (0: none)
 
 private:
     static bool sized(long long w, long long h, long long c) {
@@ -96,9 +98,14 @@ private:
     ncnn::Mat note(const ncnn::Mat &m, long long asked) const {
         int8 |= m.elemsize == 1;
         short_ |= asked > 0 && m.empty();
+        if (reads_++ == want_ && !m.empty() && m.elemsize == 4u) {
+            picked = static_cast<const float *>(m.data)[0];
+        }
         return m;
     }
     const ncnn::ModelBin &mb_;
+    const int want_;
+    mutable int reads_ = 0;
 };
 
 class GuardLayer : public ncnn::Layer {
@@ -118,6 +125,9 @@ public:
     // What it does with an int8 blob (read_int8_role): reads one (an int8 Convolution,
     // ConvolutionDepthWise, InnerProduct), writes one, or passes one on (int8 in, int8 out).
     bool int8_reads = false, int8_writes = false, int8_passes = false;
+    // An int8 reader's input scale (ncnn's bottom_blob_int8_scales[0]), 0 if none: what an
+    // int8 input given to it must have been quantized with (ncnn_mp_cxx_int8_input).
+    float input_scale = 0.f;
 
     // (standalone layers: whether a forward's counts fit; *out, what does)
     bool arity_fits(int n, int n_top, ncnn_mp_arity_t *out) const {
@@ -141,9 +151,10 @@ public:
     }
     int load_model(const ncnn::ModelBin &mb) override {
         copy_setting();
-        CheckingModelBin checked(mb);
+        CheckingModelBin checked(mb, int8_reads ? input_scale_read_ : -1);
         int ret = inner_->load_model(checked);
         copy_flags();
+        input_scale = checked.picked;
         if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_) || table_short_)) {
             ncnn_mp_shape_refusal_t r = {};
             r.rule = table_short_ ? NCNN_MP_TABLE : checked.short_ ? NCNN_MP_WEIGHTS_SHORT : NCNN_MP_INT8_WEIGHTS;
@@ -200,6 +211,9 @@ private:
         int term = pd.get(8, 0);
         bool conv = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise;
         int8_reads = (conv || typeindex == ncnn::LayerType::InnerProduct) && term != 0;
+        // ncnn's load_model of the three reads weights, the bias (param 5, InnerProduct's 1),
+        // the weight scales, then the input scale (convolution.cpp, innerproduct.cpp, ...).
+        input_scale_read_ = 2 + (pd.get(typeindex == ncnn::LayerType::InnerProduct ? 1 : 5, 0) != 0 ? 1 : 0);
         int8_writes = (conv && term > 100) || typeindex == ncnn::LayerType::Quantize ||
                       typeindex == ncnn::LayerType::Requantize;
         int8_passes = typeindex == ncnn::LayerType::Noop;
@@ -463,6 +477,7 @@ private:
     ncnn_mp_arity_t arity_ = {0, 0, 0, 0};
     ncnn_mp_more_rule_t more_ = {};
     bool int8_scales_ = false;
+    int input_scale_read_ = -1;  // which of load_model's reads is the input scale (int8 readers)
     bool table_short_ = false;  // an Embed whose table is smaller than its parameters say
     Reads reads_ = READS_NOTHING;
     int expected_ = 0;
@@ -635,6 +650,50 @@ extern "C" bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, i
         }
     }
     return false;
+}
+
+// Whether input blob `blob` may be given int8: every layer that reads it, through Splits,
+// reads int8 (an int8 Convolution, ConvolutionDepthWise or InnerProduct, which quantize a
+// float input themselves and take an int8 one as it is), all with one input scale.
+extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer) {
+    const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
+    const std::vector<ncnn::Layer *> &layers = n->layers();
+    const std::vector<ncnn::Blob> &blobs = n->blobs();
+    *scale = 0.f;
+    *layer = -1;
+#if NCNN_STRING
+    blob = name != nullptr ? n->find_blob_index_by_name(name) : blob;
+#else
+    (void)name;
+#endif
+    if (blob < 0 || blob >= static_cast<int>(blobs.size())) {
+        return NCNN_MP_INT8_INPUT_MISSING;
+    }
+    // (a walk down the Splits: at most every blob once, a blob has one consumer)
+    std::vector<int> todo(1, blob);
+    for (size_t steps = 0; !todo.empty() && steps <= blobs.size(); steps++) {
+        int b = todo.back();
+        todo.pop_back();
+        int c = b >= 0 && b < static_cast<int>(blobs.size()) ? blobs[b].consumer : -1;
+        if (c < 0 || c >= static_cast<int>(layers.size())) {
+            continue;  // (read by nothing: an output)
+        }
+        const ncnn::Layer *l = layers[c];
+        if (l->typeindex == ncnn::LayerType::Split) {
+            todo.insert(todo.end(), l->tops.begin(), l->tops.end());
+            continue;
+        }
+        const GuardLayer *g = GuardLayer::of(l);
+        *layer = c;
+        if (g == nullptr || !g->int8_reads || !(g->input_scale > 0.f)) {
+            return NCNN_MP_INT8_INPUT_FLOAT;
+        }
+        if (*scale != 0.f && *scale != g->input_scale) {
+            return NCNN_MP_INT8_INPUT_SCALES;
+        }
+        *scale = g->input_scale;
+    }
+    return *scale != 0.f ? NCNN_MP_INT8_INPUT_OK : NCNN_MP_INT8_INPUT_FLOAT;
 }
 
 extern "C" bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out) {

@@ -85,6 +85,15 @@ bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_
 // also Concat, Slice, ShuffleChannel, ReLU without a slope and max Pooling, which pass it on.
 bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);
 
+// Whether blob `blob` may be given as an int8 Mat (a camera frame quantized straight to the
+// first layer's int8 input: Mat.from_pixels_int8): OK when every layer reading it (through
+// Splits) is an int8 Convolution, ConvolutionDepthWise or InnerProduct, all with one input
+// scale, *scale; FLOAT when one reads float (*layer: it, or -1 when nothing reads the
+// blob); SCALES when two readers' scales differ (*layer: the second); MISSING when the net
+// has no such blob. The blob by `name` where that is not NULL (NCNN_STRING), else `blob`.
+enum { NCNN_MP_INT8_INPUT_OK, NCNN_MP_INT8_INPUT_FLOAT, NCNN_MP_INT8_INPUT_SCALES, NCNN_MP_INT8_INPUT_MISSING };
+int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer);
+
 // Given by ncnn_mp's C side: keeps a refusal for the calling thread's call in progress
 // (an extract, a standalone Layer.forward), which raises it once ncnn has returned. Called
 // without the GIL.
