@@ -36,18 +36,21 @@ CUSTOM_BIT: int
 
 class Allocator:
     """A pool allocator for Mats and workspaces (ncnn_allocator_create_[unlocked_]pool_allocator),
-    or a counting one that measures what a net needs."""
+    a counting one that measures what a net needs, or an arena of fixed size reserved up front."""
 
     in_use: int | None
-    """A counting allocator's bytes handed out and not yet given back (None for a pool)."""
+    """Bytes handed out and not yet given back: a counting allocator's, an arena's blocks with their headers (None for a pool)."""
     peak: int | None
-    """A counting allocator's most bytes in use at once, since made or reset_peak() (None for a pool)."""
+    """A counting allocator's most bytes in use at once; an arena's high-water mark, the arena an extract needs (None for a pool)."""
+    size: int | None
+    """An arena's size in bytes (None for the others)."""
 
-    def __init__(self, unlocked: bool = False, *, counting: bool = False) -> None:
+    def __init__(self, unlocked: bool = False, *, counting: bool = False, arena: int | None = None) -> None:
         """A pool allocator; unlocked=True skips locking (use from one thread only); counting=True:
-        no pool, every block from ncnn's fastMalloc, in_use and peak counted."""
+        no pool, every block from ncnn's fastMalloc, in_use and peak counted; arena=size: every block
+        from one block of size bytes taken from the C heap now (MemoryError when a block does not fit)."""
     def reset_peak(self) -> None:
-        """Start the peak again from the bytes in use now (counting allocators only)."""
+        """Start the peak again from what is in use now (counting allocators and arenas only)."""
     def close(self) -> None:
         """Drop this object's hold; ncnn's allocator is destroyed once nothing allocated from it is alive."""
     def __enter__(self) -> Self:
@@ -268,6 +271,11 @@ class Mat:
     def from_pixels_resize(cls, pixels: Buffer, type: int, w: int, h: int, target_w: int, target_h: int,
                            stride: int = 0, allocator: Allocator | None = None) -> Mat:
         """from_pixels, resized (bilinear) to target_w x target_h (camera formats: straight into the Mat, unrounded)."""
+    @classmethod
+    def from_pixels_int8(cls, pixels: Buffer, type: int, w: int, h: int, target_w: int, target_h: int, scale: float,
+                         mean: Sequence[float] | Buffer | None = None, norm: Sequence[float] | Buffer | None = None,
+                         stride: int = 0, allocator: Allocator | None = None) -> Mat:
+        """A frame resized, normalized ((v - mean) * norm) and quantized with scale (Net.input_int8_scale) straight into an int8 Mat."""
     @classmethod
     def from_pixels_roi(cls, pixels: Buffer, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
                         roih: int, stride: int = 0, allocator: Allocator | None = None) -> Mat:
@@ -509,6 +517,8 @@ class Net:
         """What the last load_model did with the .bin, in bytes: in_place, copied, converted
         (fp16/bf16/codebook to fp32), unused (past the last weight), ram (C heap the load
         left in use: copies, conversions, repacked kernels); None where unknown."""
+    def input_int8_scale(self, blob: str | int) -> float | None:
+        """The scale the int8 layers reading input blob quantize it with (an int8 input must be made with it); None where one reads float32."""
     def stack_needed(self) -> int:
         """Bytes of C stack an extract of this net asks of its thread (128 per layer of the
         longest chain plus a kernel reserve): give a thread that runs it at least this much

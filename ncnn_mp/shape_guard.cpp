@@ -662,7 +662,12 @@ extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name
     *scale = 0.f;
     *layer = -1;
 #if NCNN_STRING
-    blob = name != nullptr ? n->find_blob_index_by_name(name) : blob;
+    if (name != nullptr) {  // (ncnn's own lookup, find_blob_index_by_name, is protected)
+        blob = -1;
+        for (size_t i = 0; i < blobs.size() && blob < 0; i++) {
+            blob = blobs[i].name == name ? static_cast<int>(i) : -1;
+        }
+    }
 #else
     (void)name;
 #endif
