@@ -1,0 +1,122 @@
+# Allocator(arena=size): every blob and workspace of an extract from one block reserved up front
+# (docs/usage.md#an-arena-of-fixed-size). The outputs are the default allocator's; the arena's
+# peak is what the extract needs of it, so an arena of exactly that size runs it again and one
+# block smaller fails with MemoryError, after which the Net, the arena and the heap are intact.
+# A result kept past the Allocator's close() keeps its block; two threads may share one arena.
+import gc
+
+import ncnn_mp
+from mptest import check, require
+
+try:
+    import _thread
+except ImportError:
+    _thread = None
+
+require("NCNN_STRING")
+seed = 3
+
+
+def rand(n):
+    global seed
+    seed = (seed * 75 + 74) % 65537
+    return seed % n
+
+
+def weights(n):
+    import struct
+    return struct.pack("<%df" % n, *[(rand(200) - 100) / 400 for _ in range(n)])
+
+
+LINES = ["Input data 0 1 data", "Convolution c0 1 1 data a 0=8 1=3 4=1 5=1 6=216 9=1",
+         "Pooling p0 1 1 a b 0=0 1=2 2=2", "Convolution c1 1 1 b out 0=4 1=3 5=1 6=288"]
+PARAM = "7767517\n4 4\n" + "\n".join(LINES) + "\n"
+MODEL = bytes(4) + weights(216) + weights(8) + bytes(4) + weights(288) + weights(4)
+
+net = ncnn_mp.Net()
+net.opt.num_threads = 1
+net.load_param_mem(PARAM)
+net.load_model(MODEL)
+x = ncnn_mp.Mat(24, 20, 3)
+for i in range(len(memoryview(x))):
+    memoryview(x)[i] = (rand(1000) - 500) / 100
+
+
+def run(alloc=None):
+    ex = net.create_extractor()
+    opt = ncnn_mp.Option()
+    opt.num_threads = 1
+    if alloc is not None:
+        opt.set_blob_allocator(alloc)
+        opt.set_workspace_allocator(alloc)
+    ex.set_option(opt)
+    ex.input("data", x)
+    out = ex.extract("out")
+    ex.close()
+    return out
+
+
+want = run().to_bytes()
+arena = ncnn_mp.Allocator(arena=64 * 1024)
+print(arena, arena.size, arena.in_use, arena.peak)
+out = run(arena)
+print("equal to the default allocator's:", out.to_bytes() == want)
+print("in use while the result lives:", 0 < arena.in_use <= arena.peak <= arena.size)
+need = arena.peak
+del out
+gc.collect()
+print("in use once it is gone:", arena.in_use)
+
+# Exactly the peak is enough; a block less is not, and nothing is left behind.
+exact = ncnn_mp.Allocator(arena=need)
+print("an arena of the peak:", run(exact).to_bytes() == want, exact.peak == need)
+gc.collect()
+small = ncnn_mp.Allocator(arena=need - 16)
+check("an arena too small", lambda: run(small))
+gc.collect()
+print("after the failure: in use", small.in_use, "| the net still runs:", run().to_bytes() == want)
+print("and in the arena:", run(arena).to_bytes() == want)
+gc.collect()
+
+# reset_peak, the peak again the same.
+arena.reset_peak()
+print("reset:", arena.peak, "| again:", run(arena) is not None, arena.peak == need)
+gc.collect()
+
+# A result kept past close(): its block stays, readable; the arena goes with the last Mat.
+kept = run(arena)
+arena.close()
+print(arena, "| the result:", kept.to_bytes() == want)
+check("closed arena's peak", lambda: arena.peak)
+del kept
+gc.collect()
+
+# Mistakes.
+check("arena 0", lambda: ncnn_mp.Allocator(arena=0))
+check("arena -1", lambda: ncnn_mp.Allocator(arena=-1))
+check("arena str", lambda: ncnn_mp.Allocator(arena="64k"))
+check("arena and counting", lambda: ncnn_mp.Allocator(arena=1024, counting=True))
+check("arena and unlocked", lambda: ncnn_mp.Allocator(True, arena=1024))
+check("size is read-only", lambda: setattr(ncnn_mp.Allocator(arena=1024), "size", 1))
+print("a pool's size:", ncnn_mp.Allocator().size)
+
+# Two threads, one arena: each extract's blocks from it, the outputs the default's.
+if _thread is not None:
+    shared = ncnn_mp.Allocator(arena=4 * need)
+    results, lock = [], _thread.allocate_lock()
+
+    def worker():
+        ok = 0
+        for _ in range(10):
+            ok += run(shared).to_bytes() == want
+        with lock:
+            results.append(ok)
+
+    for _ in range(2):
+        _thread.start_new_thread(worker, ())
+    while len(results) < 2:
+        pass
+    gc.collect()
+    print("two threads:", results, "in use after:", shared.in_use)
+else:
+    print("two threads: [10, 10] in use after: 0")
