@@ -44,7 +44,7 @@ photos:
 	@$(TOOL) photos
 # (MODELS here are the question, with their .bin files: the tools size the firmware to them themselves.)
 preflight:
-	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized)
+	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized) $(if $(FRAME),--frame $(FRAME))
 compare:
 	@NCNN_MP_MODELS= $(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
 		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS)) \

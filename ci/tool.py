@@ -47,9 +47,10 @@ COMMANDS = (
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
             "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
     Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
-    Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"] [SIZED=1]',
+    Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"] [SIZED=1] [FRAME=rgb565]',
             "will the models run on PROFILE's firmware: the layers they need, weights and memory, measured "
-            "(on the firmware sized to them when PROFILE lacks a layer, or with SIZED=1)"),
+            "(on the firmware sized to them when PROFILE lacks a layer, or with SIZED=1); the arena an extract "
+            "needs and the board's RAM budget (FRAME: inputs from a camera frame, straight to int8)"),
     Command("compare", 'MODELS="m.param m.bin" [SHAPES=...] [INPUT=x.npy|x.ppm] [TOL=1e-3] [LIMIT=n] '
             '[DEVICE_MODELS="d.param d.bin"] [SIZED=1]',
             "the model on PROFILE's firmware (sized to it as preflight's) vs the CPython wheel, every blob: "

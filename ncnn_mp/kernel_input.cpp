@@ -1,6 +1,7 @@
 // A convolution's input as the kernels read it (kernels.h): padded as ncnn's make_padding
 // pads it, and for int8 quantized as ncnn's Quantize does, in one pass over the input
-// (ncnn quantizes into one workspace blob, then copies it into a padded one).
+// (ncnn quantizes into one workspace blob, then copies it into a padded one); a band of its
+// rows at a time where a copy is needed, so that no padded copy of the whole input exists.
 #include "kernels.h"
 
 #if NCNN_MP_KERNELS
@@ -36,47 +37,60 @@ void fill(T *d, int n, T v) {
     }
 }
 
-// One channel: rows of `rows` elements from src (row stride src_w), written padded.
-// convert(dst, src, n) writes one row's n values.
+// One channel's padded rows [r0, r0 + n) (row 0: the first row of top padding): source
+// rows of src_w elements from src (src_rows of them), each converted by convert(dst, src, n).
 template<typename T, typename S, typename Convert>
-void pad_channel(T *d, const S *src, int src_w, int rows, const Pads &p, const Extents &e, T value, Convert convert) {
-    fill(d, e.top * e.w, value);
-    d += e.top * e.w;
-    for (int y = 0; y < rows; y++) {
+void pad_rows(T *d, const S *src, int src_w, int src_rows, const Pads &p, const Extents &e, int r0, int n, T value,
+              Convert convert) {
+    for (int r = r0; r < r0 + n; r++, d += e.w) {
+        int y = r - e.top;
+        if (y < 0 || y >= src_rows) {
+            fill(d, e.w, value);
+            continue;
+        }
         fill(d, p.left, value);
         convert(d + p.left, src + y * src_w, src_w);
         fill(d + p.left + src_w, p.right, value);
-        d += e.w;
     }
-    fill(d, e.bottom * e.w, value);
 }
 
-// The planes a kernel reads: `data`, e's extents, channels cstep apart.
+// The planes a kernel reads: `data`, e's width, n rows, channels cstep apart.
 template<typename T>
-int planes_over(Planes<T> &out, const T *data, const Extents &e, size_t cstep) {
+int planes_over(Planes<T> &out, const T *data, const Extents &e, int n, size_t cstep) {
     out.data = data;
     out.w = e.w;
-    out.h = e.h;
+    out.h = n;
     out.c = e.c;
     out.cstep = cstep;
     return 0;
 }
 
+// ws holding at least `bytes` (made once with opt's workspace allocator, reused by the next band).
+int workspace(ncnn::Mat &ws, size_t bytes, const ncnn::Option &opt) {
+    if (ws.empty() || ws.total() * ws.elemsize < bytes) {
+        ws.create(static_cast<int>(bytes), static_cast<size_t>(1u), opt.workspace_allocator);
+    }
+    return ws.empty() ? -100 : 0;
+}
+
 }  // namespace
 
-int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, const Pads &p, ncnn::Mat &ws,
-               Planes<signed char> &out, const ncnn::Option &opt) {
+int input_rows(const ncnn::Mat &b, const Pads &p) {
+    return extents(b, p).h;
+}
+
+int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, const Pads &p, int r0, int n,
+               ncnn::Mat &ws, Planes<signed char> &out, const ncnn::Option &opt) {
     Extents e = extents(b, p);
     bool quantize = b.elemsize != 1;
     bool padded = e.w != b.w || e.top != 0 || e.bottom != 0;
     int rows = b.dims == 1 ? 1 : b.h;
     if (!quantize && !padded) {
-        return planes_over(out, static_cast<const signed char *>(b.data), e,
-                           b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h);
+        size_t cstep = b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h;
+        return planes_over(out, static_cast<const signed char *>(b.data) + static_cast<size_t>(r0) * e.w, e, n, cstep);
     }
-    size_t plane = static_cast<size_t>(e.w) * e.h;
-    ws.create(static_cast<int>(plane * e.c), static_cast<size_t>(1u), opt.workspace_allocator);
-    if (ws.empty()) {
+    size_t plane = static_cast<size_t>(e.w) * n;
+    if (workspace(ws, plane * e.c, opt) != 0) {
         return -100;
     }
     // ncnn pads the quantized blob with static_cast<signed char>(pad_value) (its Padding)
@@ -86,40 +100,46 @@ int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, 
         if (quantize) {
             const float *src = static_cast<const float *>(b.data) + (b.dims >= 3 ? q * b.cstep : 0);
             float scale = scales[q / channels_per_scale];
-            pad_channel(d, src, b.w, rows, p, e, value, [scale](signed char *dst, const float *s, int n) {
-                for (int i = 0; i < n; i++) {
+            pad_rows(d, src, b.w, rows, p, e, r0, n, value, [scale](signed char *dst, const float *s, int k) {
+                for (int i = 0; i < k; i++) {
                     dst[i] = float2int8(mul_ff(s[i], scale));  // (s[i] * scale, kernel_float.h)
                 }
             });
         } else {
             const signed char *src = static_cast<const signed char *>(b.data) + (b.dims >= 3 ? q * b.cstep : 0);
-            pad_channel(d, src, b.w, rows, p, e, value, [](signed char *dst, const signed char *s, int n) {
-                memcpy(dst, s, n);
+            pad_rows(d, src, b.w, rows, p, e, r0, n, value, [](signed char *dst, const signed char *s, int k) {
+                memcpy(dst, s, k);
             });
         }
     }
-    return planes_over(out, static_cast<const signed char *>(ws.data), e, plane);
+    return planes_over(out, static_cast<const signed char *>(ws.data), e, n, plane);
 }
 
-int input_fp32(const ncnn::Mat &b, const Pads &p, ncnn::Mat &ws, Planes<float> &out, const ncnn::Option &opt) {
+int input_int8(const ncnn::Mat &b, const float *scales, int channels_per_scale, const Pads &p, ncnn::Mat &ws,
+               Planes<signed char> &out, const ncnn::Option &opt) {
+    return input_int8(b, scales, channels_per_scale, p, 0, input_rows(b, p), ws, out, opt);
+}
+
+int input_fp32(const ncnn::Mat &b, const Pads &p, int r0, int n, ncnn::Mat &ws, Planes<float> &out,
+               const ncnn::Option &opt) {
     Extents e = extents(b, p);
     int rows = b.dims == 1 ? 1 : b.h;
     if (e.w == b.w && e.top == 0 && e.bottom == 0) {
-        return planes_over(out, static_cast<const float *>(b.data), e, b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h);
+        size_t cstep = b.dims >= 3 ? b.cstep : static_cast<size_t>(e.w) * e.h;
+        return planes_over(out, static_cast<const float *>(b.data) + static_cast<size_t>(r0) * e.w, e, n, cstep);
     }
-    size_t plane = static_cast<size_t>(e.w) * e.h;
-    ws.create(static_cast<int>(plane * e.c), static_cast<size_t>(4u), opt.workspace_allocator);
-    if (ws.empty()) {
+    size_t plane = static_cast<size_t>(e.w) * n;
+    if (workspace(ws, plane * e.c * sizeof(float), opt) != 0) {
         return -100;
     }
     for (int q = 0; q < e.c; q++) {
         const float *src = static_cast<const float *>(b.data) + (b.dims >= 3 ? q * b.cstep : 0);
-        pad_channel(static_cast<float *>(ws.data) + q * plane, src, b.w, rows, p, e, p.value,
-                    [](float *dst, const float *s, int n) {
-            memcpy(dst, s, n * sizeof(float));
+        pad_rows(static_cast<float *>(ws.data) + q * plane, src, b.w, rows, p, e, r0, n, p.value,
+                 [](float *dst, const float *s, int k) {
+            memcpy(dst, s, k * sizeof(float));
         });
     }
-    return planes_over(out, static_cast<const float *>(ws.data), e, plane);
+    return planes_over(out, static_cast<const float *>(ws.data), e, n, plane);
 }
 
 }  // namespace ncnn_mp_kernels

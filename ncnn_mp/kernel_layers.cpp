@@ -276,15 +276,8 @@ private:
         if (reads > weight_data_size_ || (!depthwise && num_output_ % group != 0)) {
             return -1;
         }
-        ncnn::Mat input_ws;  // (one input scale for every channel: ncnn's depthwise repeats it per group)
-        Planes<signed char> in8 = {};
-        Planes<float> in32 = {};
-        int ret = int8 ? input_int8(bottom, bottom_scales_, channels, p, input_ws, in8, opt)
-                       : input_fp32(bottom, p, input_ws, in32, opt);
-        if (ret != 0) {
-            return ret;
-        }
-        int w = int8 ? in8.w : in32.w, h = int8 ? in8.h : in32.h;
+        // The padded input's extent (input_rows: a 1-D blob is padded sideways only).
+        const int w = bottom.w + p.left + p.right, h = input_rows(bottom, p);
         ConvShape s;
         s.kernel_w = kernel_w_;
         s.kernel_h = kernel_h_;
@@ -322,45 +315,85 @@ private:
         if (top.empty()) {
             return -100;
         }
-        if (!int8) {
-            Fp32Out out = { activation_type_, activation_params_, static_cast<float *>(top.data), top.cstep };
-            const float *weights = weight_;
+        ncnn::Mat scales, requant, sums;
+        int ret = 0;
+        if (int8) {
+            ret = int8_scales(scales, group, requantize, opt);
+            if (ret == 0 && requantize) {
+                ret = requants(requant, scales, group, inch_g * maxk, opt);
+            }
+            if (ret == 0 && depthwise) {
+                sums.create(s.outw, static_cast<size_t>(4u), opt.workspace_allocator);
+                ret = sums.empty() ? -100 : 0;
+            }
+            if (ret != 0) {
+                return ret;
+            }
+        }
+        // A band of output rows at a time, from the padded input rows it reads: where the input
+        // must be copied (padded, or quantized), only a band's rows are, into one workspace.
+        const int extent_h = dilation_h_ * (kernel_h_ - 1) + 1;
+        const int band = band_rows(bottom, p, int8, w, channels, s);
+        ncnn::Mat input_ws;  // (one input scale for every channel: ncnn's depthwise repeats it per group)
+        for (int oy = 0; oy < s.outh; oy += band) {
+            ConvShape sb = s;
+            sb.outh = oy + band <= s.outh ? band : s.outh - oy;
+            const int r0 = oy * stride_h_, n = (sb.outh - 1) * stride_h_ + extent_h;
+            const size_t skip = static_cast<size_t>(oy) * s.outw * top.elemsize;  // (the band's first output row)
+            if (!int8) {
+                Planes<float> in32 = {};
+                ret = input_fp32(bottom, p, r0, n, input_ws, in32, opt);
+                if (ret != 0) {
+                    return ret;
+                }
+                Fp32Out out = { activation_type_, activation_params_,
+                                reinterpret_cast<float *>(static_cast<unsigned char *>(top.data) + skip), top.cstep };
+                const float *weights = weight_;
+                const float *bias = bias_term_ ? static_cast<const float *>(bias_) : NULL;
+                if (depthwise) {
+                    depthwise_fp32(in32, weights, bias, sb, out);
+                    continue;
+                }
+                for (int g = 0; g < group; g++) {
+                    conv_fp32(in32, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g, bias, outch_g, sb, cols,
+                              out, g * outch_g);
+                }
+                continue;
+            }
+            Planes<signed char> in8 = {};
+            ret = input_int8(bottom, bottom_scales_, channels, p, r0, n, input_ws, in8, opt);
+            if (ret != 0) {
+                return ret;
+            }
+            Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL,
+                            requantize ? static_cast<const float *>(scales) + num_output_ : NULL, activation_type_,
+                            activation_params_, static_cast<unsigned char *>(top.data) + skip, top.cstep,
+                            requantize ? static_cast<const Requant *>(requant.data) : NULL };
+            const signed char *weights = weight_;
             if (depthwise) {
-                depthwise_fp32(in32, weights, bias_term_ ? static_cast<const float *>(bias_) : NULL, s, out);
-                return 0;
+                depthwise_int8(in8, weights, sb, static_cast<int *>(sums.data), out);
+                continue;
             }
             for (int g = 0; g < group; g++) {
-                conv_fp32(in32, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g,
-                          bias_term_ ? static_cast<const float *>(bias_) : NULL, outch_g, s, cols, out, g * outch_g);
+                conv_int8(in8, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g, outch_g, sb, cols, out,
+                          g * outch_g);
             }
-            return 0;
-        }
-        ncnn::Mat scales, requant;
-        ret = int8_scales(scales, group, requantize, opt);
-        if (ret == 0 && requantize) {
-            ret = requants(requant, scales, group, inch_g * maxk, opt);
-        }
-        if (ret != 0) {
-            return ret;
-        }
-        Int8Out out = { scales, bias_term_ ? static_cast<const float *>(bias_) : NULL,
-                        requantize ? static_cast<const float *>(scales) + num_output_ : NULL, activation_type_,
-                        activation_params_, top.data, top.cstep,
-                        requantize ? static_cast<const Requant *>(requant.data) : NULL };
-        const signed char *weights = weight_;
-        if (depthwise) {
-            ncnn::Mat sums(s.outw, static_cast<size_t>(4u), opt.workspace_allocator);
-            if (sums.empty()) {
-                return -100;
-            }
-            depthwise_int8(in8, weights, s, static_cast<int *>(sums.data), out);
-            return 0;
-        }
-        for (int g = 0; g < group; g++) {
-            conv_int8(in8, g * inch_g, inch_g, weights + g * maxk * inch_g * outch_g, outch_g, s, cols, out,
-                      g * outch_g);
         }
         return 0;
+    }
+
+    // Output rows a band: all of them where the kernels read the input where it lies (int8,
+    // or float into fp32 weights, and unpadded), else as many as keep the band's copy of the
+    // input within NCNN_MP_BAND_BYTES (at least one). A band re-copies the rows its kernel
+    // shares with the band before: (kernel - stride) rows, a few percent at this size.
+    int band_rows(const ncnn::Mat &bottom, const Pads &p, bool int8, int w, int channels, const ConvShape &s) const {
+        bool copied = p.top != 0 || p.bottom != 0 || p.left != 0 || p.right != 0 || (int8 && bottom.elemsize != 1);
+        if (!copied || bottom.dims < 2) {
+            return s.outh;
+        }
+        const size_t row = static_cast<size_t>(w) * channels * (int8 ? 1 : 4) * stride_h_;  // (input bytes an output row)
+        const size_t fit = NCNN_MP_BAND_BYTES / (row > 0 ? row : 1);
+        return fit < 1 ? 1 : fit > static_cast<size_t>(s.outh) ? s.outh : static_cast<int>(fit);
     }
 
     // Per output channel: ncnn's scale_in (1 / (input scale * weight scale), 0 where the
@@ -525,7 +558,7 @@ ncnn::Layer *ncnn_mp_kernel_create(int typeindex) {
         case ncnn::LayerType::InnerProduct:
             return NCNN_MP_LAYER_InnerProduct ? new KernelLayer(typeindex) : nullptr;
         default:
-            return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, ShuffleChannel)
+            return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, ShuffleChannel, Crop, Interp, BinaryOp)
     }
 }
 

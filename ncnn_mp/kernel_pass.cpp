@@ -1,13 +1,16 @@
-// The layers an int8 activation passes through between two int8 layers (docs/kernels.md "int8
-// between layers"): ReLU, max Pooling, Concat, Slice and ShuffleChannel. Each is ncnn's
-// own layer for float input and this wrapper's int8 forward for int8 input: ReLU and max
-// Pooling here (ncnn's generic ones read every blob as floats: past the end of an int8
-// one), Concat, Slice and ShuffleChannel through ncnn's generic layer (which copies
-// elements of any size; the x86 ones read int8 as floats or refuse it).
+// The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max Pooling,
+// Concat, Slice, ShuffleChannel, Crop and Interp pass an int8 activation on in its own scale;
+// BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8 --chain) compute
+// int8 from int8, requantized. Each is ncnn's own layer for float input and this wrapper's
+// int8 forward for int8 input: ReLU, max Pooling, Interp and BinaryOp here (ncnn's generic
+// ones read every blob as floats: past the end of an int8 one), Concat, Slice,
+// ShuffleChannel and Crop through ncnn's generic layer (which copies elements of any size;
+// the x86 ones read int8 as floats or refuse it).
 //
 // Which layers may read an int8 blob is decided once, when the param loads
 // (shape_guard.cpp, ncnn_mp_cxx_int8_misfit): a ReLU with a slope, an average or adaptive
-// Pooling, or a Concat of int8 and float inputs never gets one here.
+// Pooling, a Concat of int8 and float inputs, an int8 BinaryOp given a float blob never gets
+// one here.
 #include <ncnn/layer_type.h>
 #include <ncnn/paramdict.h>
 
@@ -56,6 +59,10 @@ public:
         global_ = pd.get(4, 0);
         pad_mode_ = pd.get(5, 0);
         max_ = pd.get(0, 0) == 0 && pd.get(7, 0) == 0;  // (max, not adaptive)
+        op_type_ = pd.get(0, 0);  // (BinaryOp's operation)
+        scale_a_ = pd.get(20, 0.f);
+        scale_b_ = pd.get(21, 0.f);
+        scale_out_ = pd.get(22, 0.f);
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
@@ -77,14 +84,20 @@ public:
         if (bottoms.empty() || !is_int8(bottoms[0])) {
             return native_->forward(bottoms, tops, opt);
         }
+        const bool crop = typeindex == ncnn::LayerType::Crop;  // (its second bottom: a shape to crop to)
         std::vector<ncnn::Mat> unpacked(bottoms.size());
         for (size_t i = 0; i < bottoms.size(); i++) {
-            if (!is_int8(bottoms[i])) {
+            if (!is_int8(bottoms[i]) && !(crop && i > 0)) {
                 return -1;  // (int8 and float together: the param check refuses such a Concat)
             }
-            if (unpack(bottoms[i], unpacked[i], opt) != 0) {
+            if (!is_int8(bottoms[i])) {
+                unpacked[i] = bottoms[i];
+            } else if (unpack(bottoms[i], unpacked[i], opt) != 0) {
                 return -100;
             }
+        }
+        if (NCNN_MP_LAYER_BinaryOp && typeindex == ncnn::LayerType::BinaryOp) {
+            return unpacked.size() == 2 && !tops.empty() ? binary_int8(unpacked[0], unpacked[1], tops[0], opt) : -1;
         }
         return naive_ != nullptr ? naive_->forward(unpacked, tops, opt) : -1;
     }
@@ -98,6 +111,9 @@ public:
         }
         if (NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) {
             return max_pool_int8(b, top, opt);
+        }
+        if (NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) {
+            return interp_int8(b, top, opt);
         }
         return naive_ != nullptr ? naive_->forward(b, top, opt) : -1;
     }
@@ -203,6 +219,102 @@ private:
         return 0;
     }
 
+    // ncnn's Interp (any resize type, scale or output size) on an int8 blob: each channel's
+    // int8 values as floats through the build's own Interp, rounded back to int8 in the same
+    // scale (ncnn's float2int8). Nearest copies the values; bilinear and bicubic give what
+    // ncnn's layer gives on the same values, rounded: within half an int8 step of the float
+    // path. One channel at a time, so no float copy of the whole blob exists.
+    int interp_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        ncnn::Option o = opt;
+        o.blob_allocator = opt.workspace_allocator;
+        const int channels = bottom.dims == 3 ? bottom.c : 1;
+        if (bottom.dims != 3 && bottom.dims != 2) {
+            return -1;  // (a 1-D or 4-D int8 blob: no int8 chain makes one)
+        }
+        for (int q = 0; q < channels; q++) {
+            ncnn::Mat plane(bottom.w, bottom.h, 1, static_cast<size_t>(4u), opt.workspace_allocator);
+            if (plane.empty()) {
+                return -100;
+            }
+            if (bottom.dims == 2) {
+                plane = plane.reshape(bottom.w, bottom.h, opt.workspace_allocator);
+            }
+            const signed char *src = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
+            float *dst = static_cast<float *>(plane.data);
+            for (int i = 0; i < bottom.w * bottom.h; i++) {
+                dst[i] = static_cast<float>(src[i]);
+            }
+            ncnn::Mat out;
+            int ret = native_->forward(plane, out, o);
+            if (ret != 0) {
+                return ret;
+            }
+            if (out.elempack != 1 || out.elemsize != 4u || (bottom.dims == 3 && out.c != 1)) {
+                return -1;  // (one float channel in, one out: any other layout is not this build's Interp)
+            }
+            if (q == 0) {
+                if (bottom.dims == 3) {
+                    top.create(out.w, out.h, channels, static_cast<size_t>(1u), opt.blob_allocator);
+                } else {
+                    top.create(out.w, out.h, static_cast<size_t>(1u), opt.blob_allocator);
+                }
+                if (top.empty()) {
+                    return -100;
+                }
+            }
+            if (out.w != top.w || out.h != top.h) {
+                return -1;
+            }
+            signed char *d = static_cast<signed char *>(top.data) + q * top.cstep;
+            const float *v = static_cast<const float *>(out.data);
+            for (int i = 0; i < top.w * top.h; i++) {
+                d[i] = float2int8(v[i]);
+            }
+        }
+        return 0;
+    }
+
+    // An int8 BinaryOp of two int8 blobs of one shape (no broadcast): a in scale_a, b in
+    // scale_b, the result in scale_out, in integers (the same on every core; a Python model
+    // in tests/mp/ncnn_mp_int8_chain.py):
+    //   add: q = (a * RA + b * RB + 2^23) >> 24, RA = round(scale_out / scale_a * 2^24), RB alike;
+    //   mul: q = (a * b * RM + 2^29) >> 30, RM = round(scale_out / (scale_a * scale_b) * 2^30);
+    // clamped to [-127, 127]: the exact result rounded half up, within 2^-24 of it.
+    int binary_int8(const ncnn::Mat &a, const ncnn::Mat &b, ncnn::Mat &top, const ncnn::Option &opt) const {
+        if (!(scale_a_ > 0.f && scale_b_ > 0.f && scale_out_ > 0.f) || (op_type_ != 0 && op_type_ != 2) ||
+            a.dims != b.dims || a.w != b.w || a.h != b.h || a.d != b.d || a.c != b.c) {
+            return -1;
+        }
+        const bool add = op_type_ == 0;
+        const int shift = add ? 24 : 30;
+        const double out = scale_out_, sa = scale_a_, sb = scale_b_;
+        const double ra = add ? out / sa : out / (sa * sb);
+        const double rb = out / sb;
+        if (!(ra < 1048576.0) || !(rb < 1048576.0)) {  // (a ratio past 2^20: no int8 model has one)
+            return -1;
+        }
+        const int64_t mult_a = static_cast<int64_t>(ra * static_cast<double>(1 << shift) + 0.5);
+        const int64_t mult_b = static_cast<int64_t>(rb * static_cast<double>(1 << shift) + 0.5);
+        const int64_t half = static_cast<int64_t>(1) << (shift - 1);
+        top.create_like(a, opt.blob_allocator);
+        if (top.empty()) {
+            return -100;
+        }
+        const int channels = a.dims >= 3 ? a.c : 1;
+        const int size = a.w * (a.dims >= 2 ? a.h : 1) * (a.dims == 4 ? a.d : 1);
+        for (int q = 0; q < channels; q++) {
+            const signed char *pa = static_cast<const signed char *>(a.data) + q * a.cstep;
+            const signed char *pb = static_cast<const signed char *>(b.data) + q * b.cstep;
+            signed char *out = static_cast<signed char *>(top.data) + q * top.cstep;
+            for (int i = 0; i < size; i++) {
+                int64_t v = add ? pa[i] * mult_a + pb[i] * mult_b : static_cast<int64_t>(pa[i] * pb[i]) * mult_a;
+                int64_t r = (v + half) >> shift;
+                out[i] = static_cast<signed char>(r > 127 ? 127 : r < -127 ? -127 : r);
+            }
+        }
+        return 0;
+    }
+
     // Pooling::make_padding's pads for a w x h input (pad_mode 0: up to a whole stride at the
     // end; 1: as given; 2, 3: SAME, the odd pixel after or before).
     Pads padding(int w, int h) const {
@@ -232,6 +344,8 @@ private:
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
     bool max_ = false;
+    int op_type_ = 0;                                  // BinaryOp's operation
+    float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none)
 };
 
 }  // namespace
@@ -241,9 +355,12 @@ namespace ncnn_mp_kernels {
 ncnn::Layer *pass_layer_create(int typeindex) {
     bool copies = (NCNN_MP_LAYER_Concat && typeindex == ncnn::LayerType::Concat) ||
                   (NCNN_MP_LAYER_Slice && typeindex == ncnn::LayerType::Slice) ||
-                  (NCNN_MP_LAYER_ShuffleChannel && typeindex == ncnn::LayerType::ShuffleChannel);
+                  (NCNN_MP_LAYER_ShuffleChannel && typeindex == ncnn::LayerType::ShuffleChannel) ||
+                  (NCNN_MP_LAYER_Crop && typeindex == ncnn::LayerType::Crop);
     if (!copies && !(NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU) &&
-        !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling)) {
+        !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) &&
+        !(NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) &&
+        !(NCNN_MP_LAYER_BinaryOp && typeindex == ncnn::LayerType::BinaryOp)) {
         return nullptr;
     }
     ncnn::Layer *native = ncnn::create_layer_cpu(typeindex);

@@ -61,6 +61,23 @@
 #ifndef NCNN_MP_LAYER_ShuffleChannel
 #define NCNN_MP_LAYER_ShuffleChannel NCNN_MP_LAYER_DEFAULT
 #endif
+#ifndef NCNN_MP_LAYER_Crop
+#define NCNN_MP_LAYER_Crop NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_Interp
+#define NCNN_MP_LAYER_Interp NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_BinaryOp
+#define NCNN_MP_LAYER_BinaryOp NCNN_MP_LAYER_DEFAULT
+#endif
+
+// The most a convolution copies of its input at once (padded, or quantized) when it must
+// copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
+// camera-sized input never exists whole (RetinaFace's first layer at 160x160: 77 KiB whole,
+// 16 KiB a band).
+#ifndef NCNN_MP_BAND_BYTES
+#define NCNN_MP_BAND_BYTES (16 * 1024)
+#endif
 
 // One of ncnn_mp's layers for a built-in type it implements, else NULL (ncnn's own is made
 // then). Always NULL without NCNN_MP_KERNELS. shape_guard.cpp's Net asks this first and
@@ -291,12 +308,18 @@ struct Pads {
 };
 int input_int8(const ncnn::Mat &bottom, const float *scales, int channels_per_scale, const Pads &pads,
                ncnn::Mat &ws, Planes<signed char> &out, const ncnn::Option &opt);
-int input_fp32(const ncnn::Mat &bottom, const Pads &pads, ncnn::Mat &ws, Planes<float> &out,
+// Rows [r0, r0 + n) of the padded input only (row 0: the first row of top padding), into
+// ws (reused where it is large enough: a band at a time). The planes' h is n.
+int input_int8(const ncnn::Mat &bottom, const float *scales, int channels_per_scale, const Pads &pads, int r0, int n,
+               ncnn::Mat &ws, Planes<signed char> &out, const ncnn::Option &opt);
+int input_fp32(const ncnn::Mat &bottom, const Pads &pads, int r0, int n, ncnn::Mat &ws, Planes<float> &out,
                const ncnn::Option &opt);
+// The padded input's rows.
+int input_rows(const ncnn::Mat &bottom, const Pads &pads);
 
-// The layers int8 passes through between int8 layers (ReLU, Pooling, Concat, Slice,
-// ShuffleChannel): ncnn's own for float input, an int8 forward for int8 input; NULL for
-// another type. (kernel_pass.cpp)
+// The layers between int8 layers (ReLU, Pooling, Concat, Slice, ShuffleChannel, Crop, Interp,
+// BinaryOp): ncnn's own for float input, an int8 forward for int8 input; NULL for another
+// type. (kernel_pass.cpp)
 ncnn::Layer *pass_layer_create(int typeindex);
 
 }  // namespace ncnn_mp_kernels

@@ -143,7 +143,8 @@ static bool ncnn_mp_net_int8_misfit(ncnn_mp_net_native_t *n, char *buf, size_t l
     ncnn_mp_blob_info_t b;
     ncnn_mp_cxx_layer_info(n->handle, layer, &l);
     ncnn_mp_cxx_blob_info(n->handle, blob, &b);
-    const char *what = why == 2 ? "takes int8 and float blobs together, int8 from"
+    const char *what = why == 3 ? "has int8 scales (params 20, 21, 22) but is given the float blob"
+        : why == 2 ? "takes int8 and float blobs together, int8 from"
         : "cannot read the int8 blob";
     #if NCNN_STRING
     snprintf(buf, len, "layer '%s' (%s) %s '%s'", l.name, l.type, what, b.name);

@@ -125,6 +125,9 @@ public:
     // What it does with an int8 blob (read_int8_role): reads one (an int8 Convolution,
     // ConvolutionDepthWise, InnerProduct), writes one, or passes one on (int8 in, int8 out).
     bool int8_reads = false, int8_writes = false, int8_passes = false;
+    // An int8 BinaryOp (its params 20, 21, 22: the inputs' and the output's scales): it reads
+    // int8 blobs only.
+    bool int8_op = false;
     // An int8 reader's input scale (ncnn's bottom_blob_int8_scales[0]), 0 if none: what an
     // int8 input given to it must have been quantized with (ncnn_mp_cxx_int8_input).
     float input_scale = 0.f;
@@ -229,6 +232,17 @@ private:
                 break;
             case ncnn::LayerType::Pooling:
                 int8_passes = pd.get(0, 0) == 0 && pd.get(7, 0) == 0;  // (max, not adaptive)
+                break;
+            case ncnn::LayerType::Crop:  // (its second bottom, a shape to crop to, may be either)
+                int8_passes = true;
+                break;
+            case ncnn::LayerType::Interp:  // (one bottom: no dynamic size)
+                int8_passes = pd.get(0, 0) >= 1 && pd.get(0, 0) <= 3 && pd.get(5, 0) == 0 && pd.get(9, std::string()).empty();
+                break;
+            case ncnn::LayerType::BinaryOp:  // add or mul of two int8 blobs, with their scales
+                int8_op = pd.get(22, 0.f) > 0.f && pd.get(20, 0.f) > 0.f && pd.get(21, 0.f) > 0.f &&
+                          pd.get(1, 0) == 0 && (pd.get(0, 0) == 0 || pd.get(0, 0) == 2);
+                int8_reads = int8_writes = int8_op;
                 break;
             default:
                 break;
@@ -541,7 +555,9 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Requantize:
         case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
-        case ncnn::LayerType::ReLU:  // (for its int8 role: GuardLayer::read_int8_role)
+        case ncnn::LayerType::ReLU:  // (these three for their int8 role: GuardLayer::read_int8_role)
+        case ncnn::LayerType::Crop:
+        case ncnn::LayerType::Interp:
             return true;
         default:
             return false;
@@ -635,17 +651,20 @@ extern "C" bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, i
         const GuardLayer *g = GuardLayer::of(l);
         bool reads = l->typeindex == ncnn::LayerType::Split || (l->typeindex & ncnn::LayerType::CustomBit) ||
                      (g != nullptr && (g->int8_reads || g->int8_passes));
+        // (a Crop's second bottom gives only a shape: int8 or float alike)
+        size_t checked = l->typeindex == ncnn::LayerType::Crop && !l->bottoms.empty() ? 1 : l->bottoms.size();
         int first_int8 = -1, first_float = -1;
-        for (size_t k = 0; k < l->bottoms.size(); k++) {
+        for (size_t k = 0; k < checked; k++) {
             int b = l->bottoms[k];
             bool is8 = b >= 0 && b < blobs && int8[b];
             first_int8 = first_int8 < 0 && is8 ? b : first_int8;
             first_float = first_float < 0 && !is8 ? b : first_float;
         }
-        if (first_int8 >= 0 && (!reads || (g != nullptr && g->int8_passes && first_float >= 0))) {
+        bool mixed = g != nullptr && (g->int8_passes || g->int8_op) && first_float >= 0;
+        if ((first_int8 >= 0 && (!reads || mixed)) || (g != nullptr && g->int8_op && first_float >= 0)) {
             *layer = static_cast<int>(i);
-            *blob = first_int8;
-            *why = reads ? 2 : 1;
+            *blob = first_int8 >= 0 ? first_int8 : first_float;
+            *why = first_int8 < 0 ? 3 : reads ? 2 : 1;
             return true;
         }
     }

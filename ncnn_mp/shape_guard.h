@@ -78,11 +78,13 @@ void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer);
 // loaded; false if n bottoms and n_top tops do not fit them (*out says what does).
 bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out);
 
-// After a param load: the first layer given an int8 blob it cannot read (*why 1), or int8
-// and float blobs together (*why 2), as its index and that int8 blob's; false if none.
+// After a param load: the first layer given an int8 blob it cannot read (*why 1), int8
+// and float blobs together (*why 2), or an int8 BinaryOp given only float blobs (*why 3), as
+// its index and that int8 (for 3: float) blob's; false if none.
 // Which layers read int8 (docs/kernels.md "int8 between layers"): int8 Convolution,
 // ConvolutionDepthWise and InnerProduct, Split, a user's custom layer; with NCNN_MP_KERNELS
-// also Concat, Slice, ShuffleChannel, ReLU without a slope and max Pooling, which pass it on.
+// also Concat, Slice, ShuffleChannel, ReLU without a slope, max Pooling, Crop and Interp,
+// which pass it on, and BinaryOp add and mul with int8 scales.
 bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);
 
 // Whether blob `blob` may be given as an int8 Mat (a camera frame quantized straight to the

@@ -1,7 +1,8 @@
 """`make preflight`: will these models run on that firmware, and in how much memory?
 
-    make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"] [SIZED=1]
+    make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"] [SIZED=1] [FRAME=rgb565]
     python3 -m ncnn_mp_tools.preflight --profile qemu model.param [model.bin] ... [data=160x160x3] [--sized]
+        [--frame rgb565]
 
 For each model (a .param, text or binary, with the .bin beside it or named after it):
 1. the layers it uses, the layers ncnn runs besides (layers.py, from ncnn's source for
@@ -15,7 +16,13 @@ For each model (a .param, text or binary, with the .bin beside it or named after
    measured on the profile's firmware sized to the models (`make firmware MODELS=...`: the
    layers they need and no others), which SIZED=1 (--sized) asks for in any case.
 Inputs are the model's Input layers' shapes (w, h, c params); SHAPES gives those a model
-leaves open (RetinaFace's `data` takes any size), by blob name.
+leaves open (RetinaFace's `data` takes any size), by blob name. FRAME (a pixel format: rgb565,
+rgb565_be, yuyv, nv12, nv21, rgb, bgr, gray) feeds each input from a camera frame of its size,
+as a board's program does: straight to int8 (Mat.from_pixels_int8) where the model's first
+layers read int8. Then the extract is run again, on a fresh board, as a board runs it: in an
+arena (Allocator(arena=...)) reserved before the load for the input, the blobs and the
+workspace; it prints the arena the extract needs and the board's RAM budget (weights copied,
+the arena, what ncnn took besides, MicroPython's heap).
 """
 
 from __future__ import annotations
@@ -141,6 +148,10 @@ def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict
     return results
 
 
+FRAMES = ("rgb565", "rgb565_be", "yuyv", "nv12", "nv21", "rgb", "bgr", "gray")
+ARENA_TRIES = 3  # an arena too small for the measuring run is doubled, at most this often
+
+
 def _kib(n: object) -> str:
     return "-" if n is None else f"{int(str(n)) / 1024:,.1f} KiB"
 
@@ -155,14 +166,52 @@ def _report(where: str, results: list[dict[str, Any]]) -> bool:
         w = r["weights"]
         print(f"  {Path(r['model']).name}: weights in place {_kib(w['in_place'])}, copied {_kib(w['copied'])}, "
               f"converted to fp32 {_kib(w['converted'])}; RAM the load left in use {_kib(w['ram'])}")
+        if r.get("input_int8_scales"):
+            print("    inputs from a camera frame: " + ", ".join(
+                f"{b} {'int8, scale %g (Mat.from_pixels_int8)' % s if s else 'float32 (from_pixels_resize)'}"
+                for b, s in r["input_int8_scales"]))
         print(f"    one extract: ncnn blobs + workspace peak {_kib(r['blob_peak'])}"
               + (f", C heap in use after load {_kib(r['c_heap_load'])} / after extract {_kib(r['c_heap_extract'])}"
                  f", C heap high-water since boot {_kib(r['c_heap_high_water'])}" if r["c_heap_load"] is not None else "")
               + f"; Python heap {_kib(r['py_heap_load'])} after load, {_kib(r['py_heap_extract'])} after extract")
         if r["instructions"] is not None:
-            print(f"    {r['instructions']:,} instructions for the extract")
+            print(f"    {r['instructions']:,} instructions for the extract"
+                  + (f", {r['frame_instructions']:,} for the frame's conversion" if r.get("frame_instructions") else ""))
         print("    outputs: " + ", ".join(f"{b} {w}x{h}x{c}" for b, w, h, d, c in r["outputs"]))
     return bool(results) and not any("failed" in r for r in results)
+
+
+def _report_arena(results: list[dict[str, Any]]) -> None:
+    """The arena runs: what the extract needs of an arena, and the board's RAM budget."""
+    for r in results:
+        print(f"  {Path(r['model']).name}: in an arena, the extract needs {r['blob_peak']:,} bytes of it "
+              f"({_kib(r['blob_peak'])}; reserve it before loading: Allocator(arena={r['blob_peak']}))")
+        if r["c_heap_high_water"] is None:
+            continue
+        ram, other, py = r["weights"]["ram"] or 0, r["c_heap_other"], r["py_heap_size"]
+        print(f"    RAM budget: weights copied {_kib(ram)} + arena {_kib(r['blob_peak'])} + ncnn's other allocations "
+              f"and fragmentation {_kib(other)} + MicroPython's heap {_kib(py)} = "
+              f"{_kib(ram + r['blob_peak'] + other + py)} (C heap high-water since boot "
+              f"{_kib(r['c_heap_high_water'])}; the C stack besides)")
+
+
+def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
+               measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model run again in an arena (a fresh process or boot each): sized from the counting
+    run's peak with room for the input and the arena's own headers, doubled while too small."""
+    out = []
+    for model, first in zip(config["models"], measured):
+        if "failed" in first:
+            continue
+        inputs = sum(w * h * c * 4 for _, (w, h, c) in model["inputs"])
+        size = 2 * int(first["blob_peak"]) + inputs + 64 * 1024
+        for _ in range(ARENA_TRIES):
+            (r,) = probe(profile_name, firmware, dict(config, models=[model], arena=size), files, timeout=1800)[-1:]
+            if "failed" not in r or "MemoryError" not in r["failed"]:
+                break
+            size *= 2
+        out.append(r)
+    return out
 
 
 def preflight(profile_name: str, argv: list[str]) -> int:
@@ -170,6 +219,13 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     from ci.firmware import build_firmware
 
     sized = "--sized" in argv
+    frame = None
+    if "--frame" in argv:
+        at = argv.index("--frame")
+        frame = argv[at + 1].lower() if at + 1 < len(argv) else ""
+        if frame not in FRAMES:
+            fail(f"FRAME={frame} is not a camera frame format", f"give one of: {', '.join(FRAMES)}")
+        argv = argv[:at] + argv[at + 2:]
     paths, shapes = split_args([a for a in argv if a != "--sized"])
     if not paths:
         fail("preflight needs models", 'make preflight PROFILE=qemu MODELS="model.param model.bin"')
@@ -204,17 +260,27 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
         models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
                        "inputs": model_inputs(param, shapes), "outputs": [], "rom": names})
-    config = {"opt": {"num_threads": 1}, "copy": False, "models": models}
+    config = {"opt": {"num_threads": 1}, "copy": False, "models": models, "frame": frame and frame.upper()}
+    if frame and any(c not in ((1,) if frame == "gray" else (3,)) for m in models for _, (_, _, c) in m["inputs"]):
+        fail(f"a {frame} frame makes {'1 channel' if frame == 'gray' else '3 channels'}, and an input has another count",
+             "give the inputs' shapes with that many channels (SHAPES), or another FRAME")
     host, what = ("memcheck", "the Unix firmware with ncnn_mp's kernels (profile memcheck: int8 between layers needs "
                   "them)") if any(int8_between_layers(p) for p, _ in pairs) else \
         ("unix", "the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)")
-    ok = _report(what, probe("unix", build_firmware(host), config, {}, timeout=600))
-    if is_board(prof):
-        firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
-        board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
-        ok = _report(f"{what} under QEMU (weights in its ROMFS, in place)",
-                     probe(profile_name, firmware, board, files, timeout=1800)) and ok
-    return 0 if ok else 1
+    host_firmware = build_firmware(host)
+    measured = probe("unix", host_firmware, config, {}, timeout=600)
+    ok = _report(what, measured)
+    if not is_board(prof):
+        _report_arena(arena_runs("unix", host_firmware, config, {}, measured))
+        return 0 if ok else 1
+    firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
+    board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
+    measured = probe(profile_name, firmware, board, files, timeout=1800)
+    ok = _report(f"{what} under QEMU (weights in its ROMFS, in place)", measured) and ok
+    say(f"in an arena on {what}, a fresh boot each:")
+    arena = arena_runs(profile_name, firmware, board, files, measured)
+    _report_arena(arena)
+    return 0 if ok and len(arena) == len(measured) and not any("failed" in r for r in arena) else 1
 
 if __name__ == "__main__":
     sys.exit(device_main("preflight", preflight, sys.argv[1:]))

@@ -26,11 +26,13 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
   result with `opt.use_int8_inference` on (ncnn's default).
 - int8 between layers (`--chain`, `chain=True`): where int8 layers write blobs that only
   int8 layers read, directly or through Split, Concat, Slice, ShuffleChannel, ReLU (no slope),
-  max Pooling or Noop (`chains()`), the activation stays int8: each Convolution /
+  max Pooling, Crop, Interp or Noop (`chains()`), the activation stays int8: each Convolution /
   ConvolutionDepthWise writing into such a group gets `8=` + 100 and one more float32 after
   its bottom scale, the output scale (ncnn's own format: its top_blob_int8_scales), and
   every layer reading the group takes the same scale as its input scale (the widest range
-  of the group's blobs). ncnn_mp's kernels requantize with an integer multiplier and shift
+  of the group's blobs). A BinaryOp add or mul of two such groups writing into another gets
+  their scales as params 20 and 21 and its output's as 22 (ncnn_mp's own: ncnn's BinaryOp
+  reads params 0 to 2 only), and computes int8 from int8. ncnn_mp's kernels requantize with an integer multiplier and shift
   per channel (ncnn_mp/kernels.h); a Net refuses at load a param that gives an int8 blob to
   a layer that cannot read it, so run such a model on a firmware built with
   NCNN_MP_KERNELS=1 (the boards; ncnn's own x86 and generic Concat, ReLU and Pooling read
@@ -563,13 +565,28 @@ def int8_layers(model: Model, skip: Iterable[str] = ()) -> list[Layer]:
 def passes_int8(layer: Layer) -> bool:
     """Whether ncnn_mp passes an int8 blob through this layer unchanged in scale (its
     kernel_pass.cpp and Split; the same list as shape_guard.cpp's read_int8_role)."""
-    if layer.type in ("Split", "Concat", "Slice", "ShuffleChannel", "Noop"):
+    if layer.type in ("Split", "Concat", "Slice", "ShuffleChannel", "Noop", "Crop"):
         return True
     if layer.type == "ReLU":
         return layer.get_float(0, 0.0) == 0.0
     if layer.type == "Pooling":
         return layer.get_int(0, 0) == 0 and layer.get_int(7, 0) == 0
+    if layer.type == "Interp":  # (nearest, bilinear or bicubic, sized by its parameters: one bottom)
+        return 1 <= layer.get_int(0, 0) <= 3 and layer.get_int(5, 0) == 0 and not layer.value(9) \
+            and len(layer.bottoms) == 1
     return False
+
+
+def int8_op(layer: Layer) -> bool:
+    """A BinaryOp ncnn_mp can compute from two int8 blobs into an int8 one, requantized (add,
+    mul; no scalar): its kernel_pass.cpp reads the scales from params 20, 21 and 22."""
+    return layer.type == "BinaryOp" and len(layer.bottoms) == 2 and layer.get_int(1, 0) == 0 \
+        and layer.get_int(0, 0) in (0, 2)
+
+
+def _joined(layer: Layer) -> list[str]:
+    """The bottoms a pass layer joins with its tops (a Crop's second bottom is a shape only)."""
+    return layer.bottoms[:1] if layer.type == "Crop" else layer.bottoms
 
 
 @dataclass
@@ -584,9 +601,22 @@ class Chain:
 
 def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
     """The groups of blobs that can stay int8 between int8 layers: written only by int8
-    Convolution / ConvolutionDepthWise layers (ncnn requantizes only those), read only by int8
-    layers, none of them an output of the network (a blob nothing reads)."""
-    chosen_set = set(chosen)
+    Convolution / ConvolutionDepthWise layers (ncnn requantizes only those) or int8 BinaryOps
+    (int8_op), read only by int8 layers, none of them an output of the network (a blob nothing
+    reads). A BinaryOp is int8 where its inputs and its output all are: found as the greatest
+    such set (every candidate first, then those whose blobs do not qualify dropped, again)."""
+    ops = {layer.name for layer in model.layers if int8_op(layer)}
+    while True:
+        groups, find = _groups(model, set(chosen) | ops)
+        int8_blobs = {find(b) for g in groups for b in g.blobs}
+        kept = {layer.name for layer in model.layers if layer.name in ops and
+                all(find(b) in int8_blobs for b in layer.bottoms + layer.tops)}
+        if kept == ops:
+            return groups
+        ops = kept
+
+
+def _groups(model: Model, int8: set[str]) -> tuple[list[Chain], Callable[[str], str]]:
     parent: dict[str, str] = {}
 
     def find(b: str) -> str:
@@ -597,7 +627,7 @@ def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
 
     for layer in model.layers:
         if passes_int8(layer):
-            for b in layer.bottoms[1:] + layer.tops:
+            for b in _joined(layer)[1:] + layer.tops:
                 parent[find(b)] = find(layer.bottoms[0])
     read = {b for layer in model.layers for b in layer.bottoms}
     groups: dict[str, Chain] = {}
@@ -616,22 +646,30 @@ def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
     out = []
     for g in groups.values():
         writers_ok = bool(g.producers) and all(
-            p in chosen_set and by_name[p].type != "InnerProduct" for p in g.producers)
-        if writers_ok and g.consumers and all(c in chosen_set for c in g.consumers) and all(b in read for b in g.blobs):
+            p in int8 and by_name[p].type != "InnerProduct" for p in g.producers)
+        if writers_ok and g.consumers and all(c in int8 for c in g.consumers) and all(b in read for b in g.blobs):
             out.append(g)
-    return out
+    return out, find
 
 
 def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = (),
-             top_scales: Mapping[str, float] | None = None) -> Model:
+             top_scales: Mapping[str, float] | None = None,
+             op_scales: Mapping[str, tuple[float, float, float]] | None = None) -> Model:
     """The int8 model: every quantizable layer not in `skip` gets int8 weights, weight
     scales and its bottom scale (bottom_scales, by canonical blob name); a layer named in
     `top_scales` also its output scale (int8_scale_term + 100: its output requantized to
-    int8 with that scale, for the int8 layers after it)."""
+    int8 with that scale, for the int8 layers after it). A BinaryOp named in `op_scales`
+    (int8_op) gets its inputs' and output's scales as params 20, 21, 22."""
     chosen = {layer.name for layer in int8_layers(model, skip)}
     top_scales = top_scales or {}
+    op_scales = op_scales or {}
     out = []
     for layer in model.layers:
+        if layer.name in op_scales:
+            keep = [(k, v) for k, v in layer.params if k not in ("20", "21", "22")]
+            given = [(k, f"{v:.9e}") for k, v in zip(("20", "21", "22"), op_scales[layer.name])]  # (floats: an e)
+            out.append(replace(layer, loads=list(layer.loads), params=keep + given))
+            continue
         if layer.name not in chosen:
             out.append(replace(layer, loads=list(layer.loads), params=list(layer.params)))
             continue
@@ -805,7 +843,10 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
         for b in g.blobs:
             scales[b] = shared
         top_scales.update(dict.fromkeys(g.producers, shared))
-    out = quantize(model, scales, skip, top_scales)
+    by_name = {layer.name: layer for layer in model.layers}
+    op_scales = {name: (scales[by_name[name].bottoms[0]], scales[by_name[name].bottoms[1]], top_scales.pop(name))
+                 for name in list(top_scales) if int8_op(by_name[name])}
+    out = quantize(model, scales, skip, top_scales, op_scales)
     write_model(out, param_out, bin_out)
     summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
     for layer in out.layers:
@@ -816,6 +857,9 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
             summary.int8.append(f"int8  {layer.where()}: input {canonical_blob(model, layer.bottoms[0])!r} "
                                 f"scale {bottom:.6g}, weight scales {float(ws.min()):.4g}..{float(ws.max()):.4g}"
                                 + (f", output int8 with scale {top_scales[layer.name]:.6g}" if chained else ""))
+        elif layer.name in op_scales:
+            sa, sb, so = op_scales[layer.name]
+            summary.int8.append(f"int8  {layer.where()}: input scales {sa:.6g}, {sb:.6g}, output int8 with scale {so:.6g}")
         elif layer.loads:
             why = "skipped" if layer.name in skip else (quantizable(layer) or "")
             summary.kept.append(f"fp32  {layer.where()}: {why}")

@@ -47,22 +47,62 @@ InnerProduct    fc   1 1 g out 0=2 2=8
 
 
 def test_chains_found() -> None:
-    """Groups joined by Split, Concat, ReLU and max Pooling, written by int8 convolutions and
-    read only by int8 layers; not one read by Interp or an average Pooling, not the input, not
-    an InnerProduct's output, not an output of the network."""
+    """Groups joined by Split, Concat, ReLU, max Pooling and Interp, written by int8 convolutions
+    and read only by int8 layers; not one read by an average Pooling, not the input, not an
+    InnerProduct's output, not an output of the network."""
     layers, blobs = qz.parse_param(GRAPH)
     model = qz.Model(layers, blobs)
     chosen = ["c0", "c1", "c2", "c3", "c4", "fc"]
     found = {(tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(model, chosen)}
     assert found == {(("a", "a1", "a2"), ("c0",), ("c1", "c2")),
-                     (("b", "b2", "cat", "catr", "pl"), ("c1", "c2"), ("c3",))}
+                     (("b", "b2", "cat", "catr", "pl"), ("c1", "c2"), ("c3",)),
+                     (("d", "e"), ("c3",), ("c4",))}
+    # an Interp with a dynamic size (a second bottom) passes nothing
+    dynamic = qz.Model(qz.parse_param(GRAPH.replace("Interp          i    1 1 d e 0=1",
+                                                    "Interp          i    2 1 d a2 e 0=1 5=1"))[0], blobs)
+    assert (("d", "e"), ("c3",), ("c4",)) not in {
+        (tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(dynamic, chosen)}
     # a layer left fp32 (--skip) breaks its chains
     found = {tuple(g.producers) for g in qz.chains(model, ["c0", "c1", "c2", "c4", "fc"])}
     assert found == {("c0",)}
     # a leaky ReLU between them is no pass-through
     leaky = qz.Model(qz.parse_param(GRAPH.replace("ReLU            r    1 1 cat catr",
                                                   "ReLU            r    1 1 cat catr 0=0.1"))[0], blobs)
-    assert {tuple(g.producers) for g in qz.chains(leaky, chosen)} == {("c0",)}
+    assert {tuple(g.producers) for g in qz.chains(leaky, chosen)} == {("c0",), ("c3",)}
+
+
+OPS = """7767517
+7 7
+Input           in   0 1 x
+Convolution     c0   1 1 x a 0=4 1=1 6=12
+Convolution     c1   1 1 a b 0=4 1=1 6=16
+BinaryOp        add  2 1 a1 b s 0=0
+Convolution     c2   1 1 s t 0=4 1=1 6=16
+Pooling         pa   1 1 t u 0=1 1=2 2=2
+InnerProduct    fc   1 1 u out 0=2 2=8
+"""
+
+
+def test_int8_binaryop_chains() -> None:
+    """A BinaryOp add or mul of two int8 groups into one read by int8 layers is int8 itself
+    (producer and consumer); with a scalar, or read by a float layer, it is not, and the
+    groups it joined go float with it where nothing else keeps them int8."""
+    text = OPS.replace("Convolution     c0   1 1 x a 0=4 1=1 6=12",
+                       "Convolution     c0   1 1 x a0 0=4 1=1 6=12\nSplit sp 1 2 a0 a a1").replace("7 7", "8 9")
+    model = qz.Model(*qz.parse_param(text))
+    chosen = ["c0", "c1", "c2", "fc"]
+    found = {(tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(model, chosen)}
+    assert found == {(("a", "a0", "a1"), ("c0",), ("c1", "add")), (("b",), ("c1",), ("add",)),
+                     (("s",), ("add",), ("c2",))}
+    mul = qz.Model(*qz.parse_param(text.replace("s 0=0", "s 0=2")))
+    assert len(qz.chains(mul, chosen)) == 3
+    for other in ("s 0=0 1=1 2=2.0", "s 0=1"):  # (a scalar; sub)
+        m = qz.Model(*qz.parse_param(text.replace("s 0=0", other)))
+        assert qz.chains(m, chosen) == [], other  # (a, which it reads too, goes float with it)
+    # the sum read by an average Pooling: the BinaryOp is not int8, nor are its inputs' groups
+    # but for what the convolutions read
+    floaty = qz.Model(*qz.parse_param(text.replace("Convolution     c2   1 1 s t", "Pooling c2 1 1 s t 0=1 1=1")))
+    assert {tuple(g.producers) for g in qz.chains(floaty, ["c0", "c1", "fc"])} == set()
 
 
 def test_chained_model_refused_without_kernels(micropython: MicroPython, tmp_path: Path) -> None:
