@@ -50,6 +50,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_load.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_graph.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_allocator.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_arena.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \

@@ -39,18 +39,24 @@ class Allocator:
     a counting one that measures what a net needs, or an arena of fixed size reserved up front."""
 
     in_use: int | None
-    """Bytes handed out and not yet given back: a counting allocator's, an arena's blocks with their headers (None for a pool)."""
+    """Bytes handed out and not yet given back: a counting allocator's, an arena's blocks (None for a pool)."""
     peak: int | None
     """A counting allocator's most bytes in use at once; an arena's high-water mark, the arena an extract needs (None for a pool)."""
     size: int | None
-    """An arena's size in bytes (None for the others)."""
+    """An arena's size in bytes: its plan's and its spare part (None for the others)."""
+    unplanned: int | None
+    """An arena's blocks that did not follow its plan, since made or reset_peak() (None for the others)."""
 
-    def __init__(self, unlocked: bool = False, *, counting: bool = False, arena: int | None = None) -> None:
+    def __init__(self, unlocked: bool = False, *, counting: bool = False, arena: int | Buffer | None = None,
+                 spare: int | None = None) -> None:
         """A pool allocator; unlocked=True skips locking (use from one thread only); counting=True:
         no pool, every block from ncnn's fastMalloc, in_use and peak counted; arena=size: every block
-        from one block of size bytes taken from the C heap now (MemoryError when a block does not fit)."""
+        from one block of size bytes taken from the C heap now, first fit (MemoryError when a block does
+        not fit); arena=plan (from plan()): the blocks laid out as planned, spare bytes more for first fit."""
     def reset_peak(self) -> None:
-        """Start the peak again from what is in use now (counting allocators and arenas only)."""
+        """Start the peak again from what is in use now (counting allocators and arenas); an arena's recording starts again."""
+    def plan(self) -> bytes:
+        """An arena's memory plan: the blocks it handed out since made or reset_peak(), laid out with no block alive at once overlapping; Allocator(arena=plan) replays it."""
     def close(self) -> None:
         """Drop this object's hold; ncnn's allocator is destroyed once nothing allocated from it is alive."""
     def __enter__(self) -> Self:

@@ -57,6 +57,10 @@ void ncnn_mp_allocator_set_apply(ncnn_option_t opt, ncnn_mp_allocator_native_t *
     }
 }
 
+void ncnn_mp_check_mat_alloc(unsigned long long bytes, const ncnn_mp_allocator_native_t *a, const char *where) {
+    (a != NULL && a->arena ? ncnn_mp_check_alloc_bound : ncnn_mp_check_alloc)(bytes, where, "the Mat");
+}
+
 static ncnn_mp_allocator_obj_t *ncnn_mp_get_allocator(mp_obj_t obj, const char *where) {
     ncnn_mp_allocator_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Allocator, where);
     if (self->native == NULL) {
@@ -69,27 +73,50 @@ ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, c
     return obj == mp_const_none ? NULL : ncnn_mp_get_allocator(obj, where)->native;
 }
 
-// Allocator(unlocked=False, *, counting=False, arena=0)
+// Allocator(unlocked=False, *, counting=False, arena=None, spare=0)
 //   ncnn_allocator_create_pool_allocator / _unlocked_pool_allocator; counting: no pool, each
 //   block from ncnn's fastMalloc, the bytes in use and their peak counted (Allocator.peak);
-//   arena: every block from one block of `arena` bytes taken from the C heap now, the most
-//   of it ever used counted (Allocator.peak: the arena an extract needs)
+//   arena: every block from one block taken from the C heap now (cxx_arena.cpp): `arena`
+//   bytes handed out first fit, or a plan (bytes from Allocator.plan()) laid out as planned,
+//   with `spare` bytes more for first fit
 static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *all_args) {
     const char *where = "Allocator()";
-    enum { ARG_unlocked, ARG_counting, ARG_arena };
+    enum { ARG_unlocked, ARG_counting, ARG_arena, ARG_spare };
     static const mp_arg_t allowed[] = {
         { MP_QSTR_unlocked, MP_ARG_BOOL, {.u_bool = false} },
         { MP_QSTR_counting, MP_ARG_KW_ONLY | MP_ARG_BOOL, {.u_bool = false} },
-        { MP_QSTR_arena, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_arena, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+        { MP_QSTR_spare, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     ncnn_mp_parse_args_kw_array(where, n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, args);
-    bool arena = args[ARG_arena].u_obj != MP_OBJ_NULL;
+    mp_obj_t arena_in = args[ARG_arena].u_obj;
+    bool arena = arena_in != mp_const_none;
     if ((int)args[ARG_unlocked].u_bool + (int)args[ARG_counting].u_bool + (int)arena > 1) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("give one of unlocked=, counting= and arena=, not two"));
     }
-    // (an arena's blocks keep ncnn's alignment: at least one block and its header)
-    size_t arena_size = arena ? (size_t)ncnn_mp_get_int_in(args[ARG_arena].u_obj, 64, INT32_MAX, where, "arena") : 0;
+    // The arena: a size (first fit), or a plan and spare bytes beside it. (Its blocks keep
+    // ncnn's alignment: a size holds at least one block and its header.)
+    size_t spare = 0;
+    mp_buffer_info_t plan = { .buf = NULL, .len = 0 };
+    if (arena && mp_obj_is_int(arena_in)) {
+        spare = (size_t)ncnn_mp_get_int_in(arena_in, 64, INT32_MAX, where, "arena");
+    } else if (arena) {
+        if (mp_obj_is_str(arena_in)) {
+            mp_raise_msg_varg(&mp_type_TypeError, NCNN_MP_FORMAT("%s: arena must be a size (int) or a plan (bytes), not str"), where);
+        }
+        ncnn_mp_get_buffer(arena_in, &plan, MP_BUFFER_READ, where, "arena");
+        size_t planned;
+        if (ncnn_mp_cxx_arena_plan_check(plan.buf, plan.len, &planned) < 0) {
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("arena is not a plan (bytes from Allocator.plan(), or a size in bytes)"));
+        }
+    }
+    if (args[ARG_spare].u_obj != mp_const_none) {
+        if (plan.buf == NULL) {
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("spare= goes with arena=plan (an arena of a size is all spare)"));
+        }
+        spare = (size_t)ncnn_mp_get_int_in(args[ARG_spare].u_obj, 0, INT32_MAX, where, "spare");
+    }
     #if !NCNN_MP_HAS_COUNTING_ALLOCATOR
     if (args[ARG_counting].u_bool || arena) {
         ncnn_mp_raise_left_out(where, "NCNN_MP_HAS_COUNTING_ALLOCATOR");
@@ -105,30 +132,35 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     ncnn_allocator_t handle = native == NULL ? NULL
         #if NCNN_MP_HAS_COUNTING_ALLOCATOR
         : self->counting ? ncnn_mp_cxx_counting_allocator_create()
-        : self->arena ? ncnn_mp_cxx_arena_allocator_create(arena_size)
+        : self->arena ? ncnn_mp_cxx_arena_allocator_create(spare, plan.buf, plan.len)
         #endif
         : self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
         : ncnn_allocator_create_pool_allocator();
     if (handle == NULL) {
         free(native);
         if (arena) {
+            size_t planned = 0;
+            if (plan.buf != NULL) {
+                ncnn_mp_cxx_arena_plan_check(plan.buf, plan.len, &planned);
+            }
             mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: the C heap has no block of %u bytes for the arena"),
-                where, (unsigned)arena_size);
+                where, (unsigned)(planned + spare));
         }
         ncnn_mp_raise_text(&mp_type_MemoryError, where, NCNN_MP_TEXT("out of memory"));
     }
     native->refs = 1;
     native->handle = handle;
+    native->arena = arena;
     self->native = native;
     return MP_OBJ_FROM_PTR(self);
 }
 
-// Allocator.in_use / Allocator.peak / Allocator.size: int | None   a counting allocator's
-// bytes handed out and not yet back, and the most at once since it was made (or
-// reset_peak()); an arena's bytes of blocks in use (headers included), the most of the arena
-// ever used (what an extract needs of it), and its size; None otherwise
+// Allocator.in_use / .peak / .size / .unplanned: int | None   a counting allocator's bytes
+// handed out and not yet back, and the most at once since it was made (or reset_peak()); an
+// arena's bytes of blocks in use, the most of the arena ever used (what an extract needs of
+// it), its size, and the blocks that did not follow its plan; None otherwise
 static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
-    if (attr != MP_QSTR_in_use && attr != MP_QSTR_peak && attr != MP_QSTR_size) {
+    if (attr != MP_QSTR_in_use && attr != MP_QSTR_peak && attr != MP_QSTR_size && attr != MP_QSTR_unplanned) {
         dest[1] = MP_OBJ_SENTINEL;  // methods go to locals_dict
         return;
     }
@@ -139,17 +171,20 @@ static void ncnn_mp_Allocator_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) 
     ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, ncnn_mp_attr_where(where, "Allocator", attr));
     dest[0] = mp_const_none;
     #if NCNN_MP_HAS_COUNTING_ALLOCATOR
-    size_t in_use, peak, size = 0;
-    if (self->counting) {
+    size_t value;
+    if (self->counting && (attr == MP_QSTR_in_use || attr == MP_QSTR_peak)) {
+        size_t in_use, peak;
         ncnn_mp_cxx_counting_allocator_stats(self->native->handle, &in_use, &peak);
+        value = attr == MP_QSTR_in_use ? in_use : peak;
     } else if (self->arena) {
-        ncnn_mp_cxx_arena_allocator_stats(self->native->handle, &in_use, &peak, &size);
+        ncnn_mp_arena_stats_t st;
+        ncnn_mp_cxx_arena_allocator_stats(self->native->handle, &st);
+        value = attr == MP_QSTR_in_use ? st.in_use : attr == MP_QSTR_peak ? st.peak
+            : attr == MP_QSTR_size ? st.size : st.unplanned;
     } else {
         return;
     }
-    if (attr != MP_QSTR_size || self->arena) {
-        dest[0] = mp_obj_new_int_from_uint(attr == MP_QSTR_in_use ? in_use : attr == MP_QSTR_peak ? peak : size);
-    }
+    dest[0] = mp_obj_new_int_from_uint(value);
     #else
     (void)self;  // (checked all the same: a closed Allocator raises)
     #endif
@@ -172,6 +207,36 @@ static mp_obj_t ncnn_mp_Allocator_reset_peak(mp_obj_t self_in) {
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_reset_peak_obj, Allocator, reset_peak, ncnn_mp_Allocator_reset_peak);
+
+// Allocator.plan() -> bytes   an arena's memory plan: the blocks it handed out since it was
+// made (or reset_peak()), sizes and lifetimes, laid out largest first at the lowest offset no
+// block alive at the same time takes (cxx_arena.cpp). Allocator(arena=plan) replays it: its
+// size is the plan's, len(plan) bytes more hold the plan.
+static mp_obj_t ncnn_mp_Allocator_plan(mp_obj_t self_in) {
+    const char *where = "Allocator.plan";
+    ncnn_mp_allocator_obj_t *self = ncnn_mp_get_allocator(self_in, where);
+    if (!self->arena) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("only an arena (Allocator(arena=...)) records what it hands out"));
+    }
+    #if NCNN_MP_HAS_COUNTING_ALLOCATOR
+    long len = ncnn_mp_cxx_arena_allocator_plan(self->native->handle, NULL, 0);
+    if (len < 0) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("nothing to plan: the arena handed out no block since it was made or reset_peak(), more than a plan holds, or it was made from a plan"));
+    }
+    vstr_t out;
+    vstr_init_len(&out, (size_t)len);
+    long got = ncnn_mp_cxx_arena_allocator_plan(self->native->handle, (unsigned char *)out.buf, (size_t)len);
+    if (got != len) {  // (the C heap ran out, or another thread's blocks came meanwhile)
+        vstr_clear(&out);
+        ncnn_mp_raise_text(got == -2 ? &mp_type_MemoryError : &mp_type_RuntimeError, where, got == -2
+            ? NCNN_MP_TEXT("out of memory") : NCNN_MP_TEXT("the arena changed while it was planned (plan it when no extract runs)"));
+    }
+    return mp_obj_new_bytes_from_vstr(&out);
+    #else
+    return mp_const_none;
+    #endif
+}
+static NCNN_MP_DEFINE_METHOD_1(ncnn_mp_Allocator_plan_obj, Allocator, plan, ncnn_mp_Allocator_plan);
 
 // Allocator.close() / __del__: drop this object's reference; ncnn's allocator is
 // destroyed once no Mat, Option, Net or Extractor uses it any more.
@@ -196,6 +261,7 @@ static void ncnn_mp_Allocator_print(const mp_print_t *print, mp_obj_t self_in, m
 static const mp_rom_map_elem_t ncnn_mp_Allocator_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_close), MP_ROM_PTR(&ncnn_mp_Allocator_close_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset_peak), MP_ROM_PTR(&ncnn_mp_Allocator_reset_peak_obj) },
+    { MP_ROM_QSTR(MP_QSTR_plan), MP_ROM_PTR(&ncnn_mp_Allocator_plan_obj) },
     { MP_ROM_QSTR(MP_QSTR___del__), MP_ROM_PTR(&ncnn_mp_Allocator_del_obj) },
     { MP_ROM_QSTR(MP_QSTR___enter__), MP_ROM_PTR(&ncnn_mp_Allocator_enter_obj) },
     { MP_ROM_QSTR(MP_QSTR___exit__), MP_ROM_PTR(&ncnn_mp_Allocator_exit_obj) },

@@ -39,10 +39,14 @@ NORETURN void ncnn_mp_raise_text(const mp_obj_type_t *type, const char *where, m
 // desktop throws when it fails, and nothing catches it: the process aborts) or as Mats it
 // does not check (then writes through NULL). Asked first: the heap gives that much now, or
 // MemoryError. (Given straight back: what ncnn allocates next comes from the same heap.)
-void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what) {
+void ncnn_mp_check_alloc_bound(unsigned long long bytes, const char *where, const char *what) {
     if (bytes > NCNN_MP_ALLOC_MAX) {
         mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s would take %u MiB, more than ncnn_mp lets ncnn allocate at once (%u MiB)"), where, what, (unsigned)(bytes >> 20), (unsigned)(NCNN_MP_ALLOC_MAX >> 20));
     }
+}
+
+void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what) {
+    ncnn_mp_check_alloc_bound(bytes, where, what);
     void *p = malloc((size_t)bytes);
     if (p == NULL) {
         mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s would take %u KiB, more than the heap can give"),

@@ -3,7 +3,8 @@
 // that can raise, so no nlr jump ever crosses their frames. By role:
 //   cxx_load.cpp       loading weights in place, ending pipelines before a reload
 //   cxx_graph.cpp      a Net's layers and blobs, and the depth of its graph
-//   cxx_allocator.cpp  the counting allocator and the arena
+//   cxx_allocator.cpp  the counting allocator
+//   cxx_arena.cpp      the arena and its memory plan
 //   cxx_catch.cpp      ncnn's C++ exceptions caught (the one file built with exceptions)
 //   cxx_pixels_int8.cpp  a camera frame's values to an int8 input (Mat.from_pixels_int8)
 // (The shape guard, shape_guard.h, is the other C++ part: ncnn's layers wrapped.)
@@ -66,7 +67,7 @@ void ncnn_mp_cxx_blob_info(ncnn_net_t net, int i, ncnn_mp_blob_info_t *out);
 // over the graph; the longest chain of layers where that replay would not bound it.
 int ncnn_mp_cxx_graph_depth(ncnn_net_t net);
 
-// ---- The counting allocator and the arena (cxx_allocator.cpp) ----
+// ---- The counting allocator (cxx_allocator.cpp) ----
 
 // An ncnn allocator (for Option's blob/workspace allocators) that takes every block from
 // ncnn's own fastMalloc and counts the bytes in use and their peak: what a net needs for one
@@ -76,13 +77,29 @@ ncnn_allocator_t ncnn_mp_cxx_counting_allocator_create(void);
 void ncnn_mp_cxx_counting_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak);
 void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
 
-// An ncnn allocator handing out blocks of one block of `size` bytes taken from the C heap
-// now (Allocator(arena=size)): NULL if that block cannot be had. Its stats: the bytes of the
-// blocks in use (headers included), the high-water mark of the arena (what an extract
-// needed of it: size an arena with this) and its size.
-ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t size);
-void ncnn_mp_cxx_arena_allocator_stats(ncnn_allocator_t a, size_t *in_use, size_t *peak, size_t *size);
+// ---- The arena (cxx_arena.cpp) ----
+
+// An ncnn allocator handing out blocks of one block taken from the C heap now
+// (Allocator(arena=...)): the `len` bytes of `plan` (NULL: none) laid out as planned, then
+// `spare` bytes for first fit. NULL if the plan is not one (ncnn_mp_cxx_arena_plan_check) or
+// the block cannot be had.
+ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t spare, const unsigned char *plan, size_t len);
+// A plan's block count and planned size (*planned), or -1 if `plan` is not a plan.
+int ncnn_mp_cxx_arena_plan_check(const unsigned char *plan, size_t len, size_t *planned);
+typedef struct {
+    size_t in_use;     // bytes of the blocks in use (first fit's headers included)
+    size_t peak;       // the most of the arena ever used: what an extract needed of it
+    size_t size;       // the planned part and the spare part
+    size_t unplanned;  // blocks that did not follow the plan (first fit), since made or reset
+    int recorded;      // blocks recorded for plan() since made or reset
+} ncnn_mp_arena_stats_t;
+void ncnn_mp_cxx_arena_allocator_stats(ncnn_allocator_t a, ncnn_mp_arena_stats_t *stats);
+// The peak starts again from what is in use; the recording starts again (empty).
 void ncnn_mp_cxx_arena_allocator_reset_peak(ncnn_allocator_t a);
+// The recorded blocks laid out as a plan, into out (cap bytes); its length in bytes (more
+// than cap: out was too small, nothing written), -1 if nothing (or more than a plan holds)
+// was recorded, -2 out of memory.
+long ncnn_mp_cxx_arena_allocator_plan(ncnn_allocator_t a, unsigned char *out, size_t cap);
 
 // ---- A frame to int8 (cxx_pixels_int8.cpp) ----
 

@@ -311,7 +311,7 @@ mp_obj_t ncnn_mp_camera_from_pixels(size_t n_args, const mp_obj_t *args, bool re
     int tw = f.tw, th = f.th;
     int c = ncnn_mp_plain_channels(t.order);
     // The Mat, and a resize's table of the target's columns (an int and a weight each).
-    ncnn_mp_check_alloc((unsigned long long)tw * th * c * 4 + (resize ? (unsigned long long)tw * 8 : 0), where, "the Mat");
+    ncnn_mp_check_mat_alloc((unsigned long long)tw * th * c * 4 + (resize ? (unsigned long long)tw * 8 : 0), r.allocator, where);
     ncnn_mat_t m = ncnn_mat_create_3d(tw, th, c, r.allocator ? r.allocator->handle : NULL);
     if (m && ncnn_mat_get_data(m) == NULL) {
         ncnn_mat_destroy(m);
@@ -377,7 +377,7 @@ static mp_obj_t ncnn_mp_Mat_from_pixels_int8(size_t n_args, const mp_obj_t *args
     ncnn_mp_result_from_allocator(&r, k < n_args ? args[k] : mp_const_none, MP_OBJ_NULL, where);
     ncnn_mp_frame_pixels(&f, args[1], where);
     // The Mat, a row of floats per channel and the table of the target's columns.
-    ncnn_mp_check_alloc((unsigned long long)f.tw * f.th * c + (unsigned long long)f.tw * (4 * c + 8), where, "the Mat");
+    ncnn_mp_check_mat_alloc((unsigned long long)f.tw * f.th * c + (unsigned long long)f.tw * (4 * c + 8), r.allocator, where);
     ncnn_mat_t m = ncnn_mat_create_3d_elem(f.tw, f.th, c, 1u, 1, r.allocator ? r.allocator->handle : NULL);
     if (m && ncnn_mat_get_data(m) == NULL) {
         ncnn_mat_destroy(m);

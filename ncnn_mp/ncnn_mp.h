@@ -127,6 +127,9 @@ void ncnn_mp_require_layer(ncnn_mp_helper_layer_t layer, const char *where);
 #define NCNN_MP_ALLOC_MAX 0x7fffffffULL
 // MemoryError naming `where` and `what` unless the heap can give `bytes` now (checks.c).
 void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char *what);
+// Only the bound above: for a Mat an arena will hold (a trial malloc of its size would raise
+// the C heap's high-water by what the arena was reserved to spare it).
+void ncnn_mp_check_alloc_bound(unsigned long long bytes, const char *where, const char *what);
 
 // The native object of `obj` if it is an instance of `type` or of a Python subclass
 // of it; TypeError naming `where` otherwise.
@@ -436,7 +439,11 @@ bool ncnn_mp_callback(mp_obj_t instance, ncnn_layer_t layer, qstr method, void (
 typedef struct _ncnn_mp_allocator_native_t {
     int refs;  // under the lock
     ncnn_allocator_t handle;
+    bool arena;  // Allocator(arena=...): its blocks come from its own block, not the C heap
 } ncnn_mp_allocator_native_t;
+// A Mat of `bytes` from `a` (NULL: ncnn's default) can be asked for: ncnn_mp_check_alloc, or
+// for an arena only its bound (allocator.c).
+void ncnn_mp_check_mat_alloc(unsigned long long bytes, const ncnn_mp_allocator_native_t *a, const char *where);
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a);
 void ncnn_mp_allocator_native_unref(ncnn_mp_allocator_native_t *a);

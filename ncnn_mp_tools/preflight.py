@@ -21,8 +21,10 @@ rgb565_be, yuyv, nv12, nv21, rgb, bgr, gray) feeds each input from a camera fram
 as a board's program does: straight to int8 (Mat.from_pixels_int8) where the model's first
 layers read int8. Then the extract is run again, on a fresh board, as a board runs it: in an
 arena (Allocator(arena=...)) reserved before the load for the input, the blobs and the
-workspace; it prints the arena the extract needs and the board's RAM budget (weights copied,
-the arena, what ncnn took besides, MicroPython's heap).
+workspace: first fit, which records the blocks' sizes and lifetimes and lays them out as a plan
+(Allocator.plan(), written to build/plans/PROFILE/MODEL.plan), then, on a fresh board, in an
+arena of that plan; it prints what the extract needs of each and the board's RAM budget (weights
+copied, the arena, what ncnn took besides, MicroPython's heap).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci.common import fail, is_board, profile, say, sized_to
+from ci.common import BUILD, fail, is_board, profile, say, sized_to
 from ncnn_mp_tools.device import PROBES, run_probe
 from ncnn_mp_tools.device import main as device_main
 from ncnn_mp_tools.layers import model_layers, required
@@ -148,6 +150,7 @@ def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict
     return results
 
 
+PLANS = BUILD / "plans"  # the boards' arena plans, by profile and model (arena_runs)
 FRAMES = ("rgb565", "rgb565_be", "yuyv", "nv12", "nv21", "rgb", "bgr", "gray")
 ARENA_TRIES = 3  # an arena too small for the measuring run is doubled, at most this often
 
@@ -181,24 +184,32 @@ def _report(where: str, results: list[dict[str, Any]]) -> bool:
     return bool(results) and not any("failed" in r for r in results)
 
 
-def _report_arena(results: list[dict[str, Any]]) -> None:
-    """The arena runs: what the extract needs of an arena, and the board's RAM budget."""
-    for r in results:
-        print(f"  {Path(r['model']).name}: in an arena, the extract needs {r['blob_peak']:,} bytes of it "
-              f"({_kib(r['blob_peak'])}; reserve it before loading: Allocator(arena={r['blob_peak']}))")
+def _report_arena(results: list[dict[str, Any]], plans: Path | None) -> None:
+    """The arena runs: what the extract needs of an arena as planned, and the board's RAM budget."""
+    for first_fit, r in results:
+        name = Path(r["model"]).name
+        print(f"  {name}: the extract in an arena: {_kib(first_fit['blob_peak'])} first fit, {_kib(r['blob_peak'])} "
+              f"as planned ({r['unplanned']} blocks off the plan)")
+        if plans is not None:
+            plans.mkdir(parents=True, exist_ok=True)
+            out = plans / (Path(r["model"]).stem + ".plan")
+            out.write_bytes(bytes.fromhex(first_fit["plan"]))
+            print(f"    the plan: {out} ({out.stat().st_size:,} bytes; on the board: "
+                  f"Allocator(arena=open('/rom/{out.name}', 'rb').read()) before the load)")
         if r["c_heap_high_water"] is None:
             continue
         ram, other, py = r["weights"]["ram"] or 0, r["c_heap_other"], r["py_heap_size"]
-        print(f"    RAM budget: weights copied {_kib(ram)} + arena {_kib(r['blob_peak'])} + ncnn's other allocations "
-              f"and fragmentation {_kib(other)} + MicroPython's heap {_kib(py)} = "
-              f"{_kib(ram + r['blob_peak'] + other + py)} (C heap high-water since boot "
-              f"{_kib(r['c_heap_high_water'])}; the C stack besides)")
+        print(f"    RAM budget: weights copied {_kib(ram)} + arena {_kib(r['arena'])} (its plan held beside it) + "
+              f"ncnn's other allocations and fragmentation {_kib(other)} + MicroPython's heap {_kib(py)} = "
+              f"{_kib(r['c_heap_high_water'] + py)} with the C heap's high-water since boot "
+              f"({_kib(r['c_heap_high_water'])}; the C stack besides)")
 
 
 def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
-               measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each model run again in an arena (a fresh process or boot each): sized from the counting
-    run's peak with room for the input and the arena's own headers, doubled while too small."""
+               measured: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each model run again in an arena twice, a fresh process or boot each: first fit in one
+    sized from the counting run's peak with room for the input and the headers (doubled while
+    too small), which records its plan; then in an arena of that plan. (first fit, planned)."""
     out = []
     for model, first in zip(config["models"], measured):
         if "failed" in first:
@@ -206,11 +217,16 @@ def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files:
         inputs = sum(w * h * c * 4 for _, (w, h, c) in model["inputs"])
         size = 2 * int(first["blob_peak"]) + inputs + 64 * 1024
         for _ in range(ARENA_TRIES):
-            (r,) = probe(profile_name, firmware, dict(config, models=[model], arena=size), files, timeout=1800)[-1:]
-            if "failed" not in r or "MemoryError" not in r["failed"]:
+            (fit,) = probe(profile_name, firmware, dict(config, models=[model], arena=size), files, timeout=1800)[-1:]
+            if "failed" not in fit or "MemoryError" not in fit["failed"]:
                 break
             size *= 2
-        out.append(r)
+        if "failed" in fit:
+            out.append((fit, fit))
+            continue
+        (planned,) = probe(profile_name, firmware, dict(config, models=[model], arena=fit["plan"]), files,
+                           timeout=1800)[-1:]
+        out.append((fit, planned))
     return out
 
 
@@ -271,7 +287,7 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     measured = probe("unix", host_firmware, config, {}, timeout=600)
     ok = _report(what, measured)
     if not is_board(prof):
-        _report_arena(arena_runs("unix", host_firmware, config, {}, measured))
+        _report_arena(arena_runs("unix", host_firmware, config, {}, measured), None)
         return 0 if ok else 1
     firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
     board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
@@ -279,8 +295,11 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     ok = _report(f"{what} under QEMU (weights in its ROMFS, in place)", measured) and ok
     say(f"in an arena on {what}, a fresh boot each:")
     arena = arena_runs(profile_name, firmware, board, files, measured)
-    _report_arena(arena)
-    return 0 if ok and len(arena) == len(measured) and not any("failed" in r for r in arena) else 1
+    failed = [r["failed"] for pair in arena for r in pair if "failed" in r]
+    for f in failed:
+        print(f"  FAILED in an arena:\n{f}")
+    _report_arena([pair for pair in arena if not any("failed" in r for r in pair)], PLANS / profile_name)
+    return 0 if ok and len(arena) == len(measured) and not failed else 1
 
 if __name__ == "__main__":
     sys.exit(device_main("preflight", preflight, sys.argv[1:]))

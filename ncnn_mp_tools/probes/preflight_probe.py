@@ -4,9 +4,10 @@
 # from inputs of the given shapes, and prints what it measured as one Python literal a model.
 # CONFIG["frame"] (a pixel format's name, e.g. "RGB565"): each input made from a camera frame of
 # its size as a board's program makes it, Mat.from_pixels_int8 where the model's first layers
-# read int8, else from_pixels_resize. CONFIG["arena"] (bytes): the run as a board runs it in
-# an arena reserved at boot (Allocator(arena=...)) for the inputs, blobs and workspace, so
-# that the C heap's high-water is the board's; else a counting Allocator measures the peak.
+# read int8, else from_pixels_resize. CONFIG["arena"] (a size, or a plan as hex): the run as a
+# board runs it in an arena reserved at boot (Allocator(arena=...)) for the inputs, blobs and
+# workspace, so that the C heap's high-water is the board's, and the arena's plan of what it
+# handed out (Allocator.plan()); else a counting Allocator measures the peak.
 import gc
 
 FRAME_BYTES = {"RGB565": 2, "RGB565_BE": 2, "YUYV": 2, "NV12": 1, "NV21": 1, "RGB": 3, "BGR": 3, "GRAY": 1}
@@ -34,7 +35,8 @@ def probe(model):
     gc.collect()
     py_before = gc.mem_alloc()
     c_before, _ = c_heap()
-    arena = ncnn_mp.Allocator(arena=CONFIG["arena"]) if CONFIG.get("arena") else None
+    given = CONFIG.get("arena")
+    arena = None if not given else ncnn_mp.Allocator(arena=given if isinstance(given, int) else bytes.fromhex(given))
     c_arena, _ = c_heap()
     counting = arena or ncnn_mp.Allocator(counting=True)  # blobs and workspace, counted
     net = ncnn_mp.Net()
@@ -46,7 +48,7 @@ def probe(model):
     load(net, model, CONFIG["copy"])
     weights = net.weights_info()
     print("loaded; extracting")
-    c_loaded, _ = c_heap()
+    c_loaded, c_peak_loaded = c_heap()
     gc.collect()
     py_loaded = gc.mem_alloc()
     inputs, scales = [], []
@@ -77,12 +79,15 @@ def probe(model):
         "weights": weights,
         "blob_peak": counting.peak,
         "arena": None if arena is None else arena.size,
+        "unplanned": None if arena is None else arena.unplanned,
+        "plan": arena.plan().hex() if isinstance(given, int) else None,  # (a planned arena records nothing)
         "input_int8_scales": scales,
         "c_heap_arena": None if c_before is None or arena is None else c_arena - c_before,
         "c_heap_load": None if c_before is None else c_loaded - c_before,
         "c_heap_extract": None if c_before is None else c_extract - c_before,
         "c_heap_high_water": c_peak,
         "c_heap_other": None if c_before is None else c_peak - c_loaded,
+        "c_heap_load_peak": c_peak_loaded,
         "py_heap_load": py_loaded - py_before,
         "py_heap_extract": py_extract - py_before,
         "py_heap_size": gc.mem_alloc() + gc.mem_free(),

@@ -3,6 +3,10 @@
 # peak is what the extract needs of it, so an arena of exactly that size runs it again and one
 # block smaller fails with MemoryError, after which the Net, the arena and the heap are intact.
 # A result kept past the Allocator's close() keeps its block; two threads may share one arena.
+# Allocator.plan(): the extract's blocks laid out once; Allocator(arena=plan) replays it in no
+# more than first fit took, every block as planned; what strays from the plan (a result kept
+# into the next extract) goes to the spare part, or is a MemoryError without one. A plan that
+# is not one is a ValueError.
 import gc
 
 import ncnn_mp
@@ -90,6 +94,42 @@ print(arena, "| the result:", kept.to_bytes() == want)
 check("closed arena's peak", lambda: arena.peak)
 del kept
 gc.collect()
+
+# A plan: no larger than first fit, replayed exactly, frame after frame.
+big = ncnn_mp.Allocator(arena=64 * 1024)
+run(big)
+gc.collect()
+plan = big.plan()
+planned = ncnn_mp.Allocator(arena=plan)
+print("planned:", planned.size <= need, planned.size % 16 == 0, len(plan) > 16)
+same = 0
+for _ in range(3):
+    out = run(planned)
+    same += out.to_bytes() == want
+    out = None
+    gc.collect()
+print("replayed:", same, "of 3, off the plan:", planned.unplanned, "in use after:", planned.in_use)
+# A result kept into the next extract: its place is taken, so that block goes to the spare
+# part (and without one, MemoryError); the result stays right either way.
+kept = run(planned)
+check("kept, no spare", lambda: run(planned))
+gc.collect()
+spared = ncnn_mp.Allocator(arena=plan, spare=need)
+kept = run(spared)
+again = run(spared)
+print("kept, spare:", kept.to_bytes() == want, again.to_bytes() == want, spared.unplanned > 0)
+kept = again = None
+gc.collect()
+check("plan of a pool", lambda: ncnn_mp.Allocator().plan())
+check("plan of nothing", lambda: ncnn_mp.Allocator(arena=1024).plan())
+check("not a plan", lambda: ncnn_mp.Allocator(arena=b"not a plan at all"))
+check("plan cut short", lambda: ncnn_mp.Allocator(arena=plan[:-8]))
+broken = bytearray(plan)
+broken[20:24] = b"\xff\xff\xff\x7f"  # (the first block's offset past the planned size)
+check("plan out of bounds", lambda: ncnn_mp.Allocator(arena=broken))
+check("spare without a plan", lambda: ncnn_mp.Allocator(arena=1024, spare=64))
+check("spare negative", lambda: ncnn_mp.Allocator(arena=plan, spare=-1))
+check("plan of a str", lambda: ncnn_mp.Allocator(arena="x"))
 
 # Mistakes.
 check("arena 0", lambda: ncnn_mp.Allocator(arena=0))
