@@ -184,7 +184,7 @@ def _report(where: str, results: list[dict[str, Any]]) -> bool:
     return bool(results) and not any("failed" in r for r in results)
 
 
-def _report_arena(results: list[dict[str, Any]], plans: Path | None) -> None:
+def _report_arena(results: list[tuple[dict[str, Any], dict[str, Any]]], plans: Path | None) -> None:
     """The arena runs: what the extract needs of an arena as planned, and the board's RAM budget."""
     for first_fit, r in results:
         name = Path(r["model"]).name
