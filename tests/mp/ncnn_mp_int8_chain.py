@@ -82,7 +82,20 @@ def scaled(m, k):
     return out
 
 
-def pass_case(label, line, producers, tops, reader=True):
+def rounded_to(got, want):
+    """An int8 layer's output against ncnn's float layer on the same values: each an integer
+    within half a step of the float (ties either way)."""
+    if (got.dims, got.w, got.h, got.c) != (want.dims, want.w, want.h, want.c):
+        return "shape %s vs %s" % ((got.dims, got.w, got.h, got.c), (want.dims, want.w, want.h, want.c))
+    for q in range(got.c):
+        for i in range(got.w * got.h):
+            g, w = got[q * got.cstep + i], want[q * want.cstep + i]
+            if g != int(g) or abs(g - w) > 0.5:
+                return "differs at %d: %r vs %r" % (q * got.w * got.h + i, g, w)
+    return "equal, rounded"
+
+
+def pass_case(label, line, producers, tops, reader=True, compare=same):
     """line: the pass layer, reading producers' int8 blobs a (a2), writing tops."""
     prod_lines, weights = ["Input data 0 1 data"], b""
     if len(producers) > 1:  # (ncnn's params give a blob read twice to a Split)
@@ -99,7 +112,7 @@ def pass_case(label, line, producers, tops, reader=True):
     want = run(plain, dict(zip(producers, made)), tops)
     a = made[0]
     values = [a[q * a.cstep + i] for q in range(a.c) for i in range(a.w * a.h)]
-    print(label, [same(g, w) for g, w in zip(outs, want)], "int8 values:", len(set(values)) > 20 and min(values) < 0 < max(values))
+    print(label, [compare(g, w) for g, w in zip(outs, want)], "int8 values:", len(set(values)) > 20 and min(values) < 0 < max(values))
     chained.close()
     plain.close()
     if not reader:
@@ -126,11 +139,41 @@ pass_case("max Pooling global", "Pooling p 1 1 a b 0=0 4=1", ["a"], ["b"], reade
 pass_case("Concat", "Concat k 2 1 a a2 b 0=0", ["a", "a2"], ["b"])
 pass_case("Slice", "Slice s 1 2 a b b2 -23300=2,-233,-233 1=0", ["a"], ["b", "b2"])
 pass_case("ShuffleChannel", "ShuffleChannel s 1 1 a b 0=2", ["a"], ["b"])
+pass_case("Crop", "Crop c 1 1 a b 0=1 1=2 3=3 4=2 5=-233", ["a"], ["b"])
+pass_case("Crop to a reference", "Crop c 2 1 a a2 b 0=1 1=1", ["a", "a2"], ["b"])
+pass_case("Interp nearest x2", "Interp i 1 1 a b 0=1 1=2.0 2=2.0", ["a"], ["b"])
+pass_case("Interp bilinear x2", "Interp i 1 1 a b 0=2 1=2.0 2=2.0", ["a"], ["b"], compare=rounded_to)
+pass_case("Interp bilinear x0.5", "Interp i 1 1 a b 0=2 1=0.5 2=0.5", ["a"], ["b"], compare=rounded_to)
+pass_case("Interp bicubic to 7x9", "Interp i 1 1 a b 0=3 3=9 4=7", ["a"], ["b"], compare=rounded_to)
+
+
+def binary_case(label, op, model):
+    """An int8 BinaryOp of two int8 blobs in scale TS into scale TO = 24 (ratios exact in float32,
+    so that this model computes the kernel's integers on every port), against `model`."""
+    lines = ["Input data 0 1 data", "Split sp 1 2 data d1 d2", conv_line("c1", "d1", "a", CIN, C, True),
+             conv_line("c2", "d2", "a2", CIN, C, True),
+             "BinaryOp op 2 1 a a2 b 0=%d 20=%.1f 21=%.1f 22=24.0" % (op, TS, TS)]
+    chained = net_of(lines, int8_conv(CIN, C, True) + int8_conv(CIN, C, True))
+    a, a2, b = run(chained, {"data": data(7, 6, CIN)}, ["a", "a2", "b"])
+    bad = 0
+    for q in range(b.c):
+        for i in range(b.w * b.h):
+            x, y = int(a[q * a.cstep + i]), int(a2[q * a2.cstep + i])
+            bad += b[q * b.cstep + i] != max(-127, min(127, model(x, y)))
+    print(label, "int8 from int8:", "equal" if not bad else "%d differ" % bad, b.w, b.h, b.c)
+    chained.close()
+
+
+binary_case("BinaryOp add", 0, lambda x, y: (x * 12582912 + y * 12582912 + (1 << 23)) >> 24)  # (24 / 32 * 2^24)
+binary_case("BinaryOp mul", 2, lambda x, y: (x * y * 25165824 + (1 << 29)) >> 30)  # (24 / 32^2 * 2^30)
 
 # Refused at load: each layer below would read the int8 blob `a` as floats.
 net = ncnn_mp.Net()
 base = ["Input data 0 1 data", conv_line("c0", "data", "a", CIN, C, True)]
 for label, line in (("Softmax", "Softmax s 1 1 a b"), ("leaky ReLU", "ReLU r 1 1 a b 0=0.1"),
+                    ("BinaryOp without int8 scales", "Split sp 1 2 a s1 s2\nBinaryOp o 2 1 s1 s2 b 0=0"),
+                    ("int8 BinaryOp given a float blob", "Split sp 1 2 data e1 e2\nBinaryOp o 2 1 a e2 b 0=0 20=1.0 21=1.0 22=1.0"),
+                    ("Interp of a dynamic size", "Split sp 1 2 a s1 s2\nInterp i 2 1 s1 s2 b 0=1 5=1"),
                     ("average Pooling", "Pooling p 1 1 a b 0=1 1=2 2=2"),
                     ("fp32 Convolution", "Convolution f 1 1 a b 0=2 1=1 6=16"),
                     ("fp32 InnerProduct", "InnerProduct f 1 1 a b 0=2 2=%d" % (C * 4)),
