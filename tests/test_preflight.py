@@ -107,3 +107,29 @@ def test_firmware_sized_to_models(digits_dir: Path, tmp_path: Path) -> None:
         assert r.returncode == 0, r.explain()
         assert r.stdout == (MP_TESTS / f"{script}.exp").read_text(), r.explain()
     run_mnist_int8(board, int8_files, want)
+
+
+@pytest.mark.mcu
+def test_preflight_from_a_camera_frame_in_an_arena(tmp_path: Path) -> None:
+    """FRAME=gray: MNIST with int8 from its first layer (quantize_int8 --chain) fed from a camera
+    frame straight to int8, then run in a first-fit arena, which writes its plan, then in an
+    arena of that plan on a fresh board: no larger, every block as planned, and the RAM budget.
+    A FRAME that is no format, or that makes another channel count than the input's, is refused
+    up front."""
+    from real_models import mnist_int8
+
+    param, weights = mnist_int8(tmp_path, chain=True)
+    r = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "gray")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert re.search(r"inputs from a camera frame: data int8, scale [0-9.]+ \(Mat\.from_pixels_int8\)", out), out
+    fit, planned = (float(v) for v in re.findall(
+        r"the extract in an arena: ([0-9.]+) KiB first fit, ([0-9.]+) KiB as planned \(0 blocks off the plan\)", out)[-1])
+    assert planned <= fit, out
+    plan = REPO / "build" / "plans" / "qemu" / (param.stem + ".plan")
+    assert plan.exists() and plan.read_bytes()[:4] == b"NMPA", out
+    assert "RAM budget: weights copied" in out and " instructions for the frame's conversion" in out, out
+    bad = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "bayer")
+    assert bad.returncode == 2 and "FRAME=bayer is not a camera frame format" in bad.stderr, bad.stderr
+    rgb = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "rgb565")
+    assert rgb.returncode == 2 and "a rgb565 frame makes 3 channels" in rgb.stderr, rgb.stderr

@@ -17,14 +17,19 @@ def c_heap():
     return qemu_board.c_heap()[:2] if qemu_board else (None, None)
 
 
-def frame_input(net, blob, w, h, allocator):
-    """A frame of w x h pixels in CONFIG["frame"] (a gradient), as the input Mat of `blob`."""
+def make_frame(w, h):
+    """A frame of w x h pixels in CONFIG["frame"]: a gradient."""
     name = CONFIG["frame"]
     rows = h * 3 // 2 if name in ("NV12", "NV21") else h
     frame = bytearray(w * rows * FRAME_BYTES[name])
     for i in range(len(frame)):
         frame[i] = (i * 7 + i // 251) & 255
-    ptype = getattr(ncnn_mp.Mat, "PIXEL_" + name)
+    return frame
+
+
+def frame_input(net, blob, frame, w, h, allocator):
+    """The frame as the input Mat of `blob`, as a board's program makes it."""
+    ptype = getattr(ncnn_mp.Mat, "PIXEL_" + CONFIG["frame"])
     scale = net.input_int8_scale(blob)
     if scale is not None:
         return ncnn_mp.Mat.from_pixels_int8(frame, ptype, w, h, w, h, scale, None, None, 0, allocator), scale
@@ -52,10 +57,11 @@ def probe(model):
     gc.collect()
     py_loaded = gc.mem_alloc()
     inputs, scales = [], []
+    frames = [make_frame(w, h) if CONFIG.get("frame") else None for _, (w, h, _) in model["inputs"]]
     t_frame = qemu_board.time_ns() if qemu_board else 0
-    for blob, (w, h, c) in model["inputs"]:
-        if CONFIG.get("frame"):
-            m, scale = frame_input(net, blob, w, h, arena)
+    for (blob, (w, h, c)), frame in zip(model["inputs"], frames):
+        if frame is not None:
+            m, scale = frame_input(net, blob, frame, w, h, arena)
             scales.append((blob, scale))
         else:
             m = ncnn_mp.Mat(w, h, c)

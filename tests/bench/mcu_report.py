@@ -186,6 +186,7 @@ def real_models(elves: dict[str, Path]) -> int:
                   f"{r['weights']['ram']:,} | {r['blob_peak']:,} | {r['c_heap_high_water']:,} | "
                   f"{r['py_heap_extract']:,} | {r['instructions']:,} | {macs[name]:,} | "
                   f"{r['instructions'] / macs[name]:.1f} | {texts[board]:,} |")
+        camera_rows([r for r in chosen if r[1] == "int8 chain" and not r[0].startswith("MNIST")], elves, macs)
     print("\nint8: int8 layers with float between them (what ncnn's own int8 models do); int8 chain: int8 "
           "between int8 layers, requantized with integer multipliers (quantize_int8.py --chain). "
           "Weights in RAM: the C heap a load left in use (copies, conversions); ncnn blobs peak: the most "
@@ -193,6 +194,31 @@ def real_models(elves: dict[str, Path]) -> int:
           "the most the C library ever took from the board's 3.4 MiB (a fresh boot each row); Python heap: "
           "MicroPython's heap in use after the extract. Inputs filled with 0.5; one thread.")
     return 0
+
+
+def camera_rows(runs: list, elves: dict[str, Path], macs: dict[str, int]) -> None:
+    """The int8 chain models as a board runs them from a camera: an RGB565 frame straight to
+    int8 (Mat.from_pixels_int8), every block in an arena, first fit (which makes the plan) and
+    then as planned (make preflight FRAME=rgb565's runs: ncnn_mp_tools/preflight.arena_runs)."""
+    from ncnn_mp_tools.preflight import arena_runs
+
+    print("\n### From an RGB565 camera frame, int8 from the first layer, in an arena (a fresh boot each)\n")
+    print("| board | model | arena first fit | arena planned (input included) | off the plan | C heap high-water "
+          "| instructions / extract | frame to int8 | instructions / MAC |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for (name, _, _, (param, weights), given), board in [(r, b) for r in runs for b in elves]:
+        model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
+                 "inputs": [given], "rom": ("m.param", "m.bin")}
+        config = {"opt": {"num_threads": 1}, "copy": False, "models": [model], "frame": "RGB565"}
+        files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
+        (counted,) = probe(board, elves[board], config, files, timeout=1800)
+        ((fit, planned),) = arena_runs(board, elves[board], config, files, [counted])
+        if "failed" in planned:
+            print(f"{name} from a frame failed on the {board} board:\n{planned['failed']}", file=sys.stderr)
+            continue
+        print(f"| {board} | {name} | {fit['blob_peak']:,} | {planned['blob_peak']:,} | {planned['unplanned']} | "
+              f"{planned['c_heap_high_water']:,} | {planned['instructions']:,} | {planned['frame_instructions']:,} | "
+              f"{planned['instructions'] / macs[name]:.1f} |")
 
 
 if __name__ == "__main__":
