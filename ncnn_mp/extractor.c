@@ -260,6 +260,22 @@ static mp_rom_error_text_t ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
     return NULL;
 }
 
+// "layer 'name' (Type)" (without names: "layer 3 (type 6)") of layer i of the net, or "layer i"
+// where the net has no such layer. (With the net entered: the name lives in it.)
+static void ncnn_mp_layer_label(vstr_t *out, ncnn_net_t net, int i) {
+    if (i < 0 || i >= ncnn_mp_cxx_layer_count(net)) {
+        vstr_printf(out, "layer %d", i);
+        return;
+    }
+    ncnn_mp_layer_info_t l;
+    ncnn_mp_cxx_layer_info(net, i, &l);
+    #if NCNN_STRING
+    vstr_printf(out, "layer '%s' (%s)", l.name, l.type);
+    #else
+    vstr_printf(out, "layer %d (type %d)", i, l.typeindex);
+    #endif
+}
+
 // Whether an int8 Mat may be input blob `index` (or `name`): every layer reading it reads
 // int8 (ncnn_mp_cxx_int8_input), with the scale the Mat was quantized with where that is
 // known. A float32 Mat always fits. (Under the lock, or with the net entered: it reads the
@@ -300,18 +316,12 @@ static void ncnn_mp_int8_fit_raise(ncnn_net_t net, const ncnn_mp_int8_fit_t *f, 
     } else {
         vstr_printf(&blob, "%d", (int)mp_obj_get_int(key));
     }
-    if (f->layer >= 0 && f->layer < ncnn_mp_cxx_layer_count(net)) {
-        ncnn_mp_layer_info_t l;
-        ncnn_mp_cxx_layer_info(net, f->layer, &l);
-        #if NCNN_STRING
-        vstr_printf(&layer, "layer '%s' (%s)", l.name, l.type);
-        #else
-        vstr_printf(&layer, "layer %d (type %d)", f->layer, l.typeindex);
-        #endif
-    } else {
-        vstr_printf(&layer, "no layer");
-    }
+    ncnn_mp_layer_label(&layer, net, f->layer);
     const char *b = vstr_null_terminated_str(&blob), *ls = vstr_null_terminated_str(&layer);
+    if (f->layer < 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %s cannot be int8: no layer reads it (give a float32 Mat)"),
+            where, b);
+    }
     if (f->code == NCNN_MP_INT8_INPUT_WRONG_SCALE) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the int8 Mat for input %s was quantized with scale %g, but %s reads it with scale %g (Net.input_int8_scale)"),
             where, b, (double)given, ls, (double)f->scale);
@@ -609,17 +619,7 @@ static NORETURN void ncnn_mp_extractor_raise_refused(ncnn_mp_net_native_t *net, 
     const char *where) {
     vstr_t label;
     vstr_init(&label, 32);
-    if (r->layer >= 0 && r->layer < ncnn_mp_cxx_layer_count(net->handle)) {
-        ncnn_mp_layer_info_t l;
-        ncnn_mp_cxx_layer_info(net->handle, r->layer, &l);
-        #if NCNN_STRING
-        vstr_printf(&label, "layer '%s' (%s)", l.name, l.type);
-        #else
-        vstr_printf(&label, "layer %d (type %d)", r->layer, l.typeindex);
-        #endif
-    } else {
-        vstr_printf(&label, "layer %d", r->layer);
-    }
+    ncnn_mp_layer_label(&label, net->handle, r->layer);
     ncnn_mp_raise_shape_refused(where, "model", vstr_null_terminated_str(&label), r);
 }
 

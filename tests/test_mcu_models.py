@@ -79,12 +79,12 @@ def kernels_batch(param: Path, weights: Path, in_name: str, outs: list[str], x: 
     return [dict(zip(outs, got)) for got in desktop_kernels(model, x, _firmware("memcheck"))]
 
 
-def faces(outs: dict[str, F32]) -> list[list[float]]:
-    """RetinaFace's faces (score, box) from its outputs at SIZE x SIZE (ncnn_mp_lib/retinaface.py)."""
+def faces(outs: dict[str, F32], size: int = SIZE) -> list[list[float]]:
+    """RetinaFace's faces (score, box) from its outputs at size x size (ncnn_mp_lib/retinaface.py)."""
     by_stride = {}
     for stride in retinaface.STRIDES:
         cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
-        side = SIZE // stride
+        side = size // stride
         by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
                              landmark.reshape(-1).tolist())
     return [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)]

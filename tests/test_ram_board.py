@@ -22,11 +22,10 @@ import pytest
 from ci.firmware import build_firmware
 from ci.qemu import run_script
 from conftest import REPO, MicroPython, QemuBoard, _firmware, _script_env
-from ncnn_mp_lib import retinaface
 from ncnn_mp_tools.preflight import probe
 from ncnn_mp_tools.romfs_pack import pack
 from real_models import retinaface_models
-from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, RETINA_OUTPUTS, close_to, wheel_outputs
+from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, RETINA_OUTPUTS, close_to, faces, wheel_outputs
 
 SIDE = 96  # what fits: at 128x128 the arena (144.6 KiB) and the load (115 KiB) need more than 320 KiB
 SCRIPT = REPO / "tests" / "ram_board.py"
@@ -80,14 +79,7 @@ def test_retinaface_from_a_camera_frame_in_320_kib(tmp_path: Path) -> None:
     assert want, f"the desktop finds no face in the astronaut's {SIDE}x{SIDE} frame:\n{desktop}"
     # ... and the fp32 model in the wheel, on the pixels the frame holds
     outs = wheel_outputs(*models["fp32"], "data", RETINA_OUTPUTS, widened)
-    by_stride = {}
-    for stride in retinaface.STRIDES:
-        cls, bbox, landmark = (outs[n] for n in retinaface.output_names(stride))
-        side = SIDE // stride
-        by_stride[stride] = (side, side, side * side, cls.reshape(-1).tolist(), bbox.reshape(-1).tolist(),
-                             landmark.reshape(-1).tolist())
-    close_to(want, [[float(v) for v in f[:5]] for f in retinaface.detect(by_stride)], CHAIN_IOU, CHAIN_SCORE,
-             "int8 from the frame against fp32")
+    close_to(want, faces(outs, SIDE), CHAIN_IOU, CHAIN_SCORE, "int8 from the frame against fp32")
 
     # The board with an ESP32's RAM.
     board = QemuBoard("qemu-320k")

@@ -57,6 +57,12 @@ def int8_net(cin, scales=(SCALE,)):
     return net_of(lines, conv_weights(cin, 4, 3, scales[0]) + conv_weights(cin, 4, 3, scales[1]))
 
 
+def run_bare(net, mat):
+    with net.create_extractor() as ex:
+        ex.input("data", mat)
+        return ex.extract("data").to_bytes()
+
+
 def run(net, mat):
     with net.create_extractor() as ex:
         ex.input("data", mat)
@@ -122,6 +128,9 @@ two = int8_net(3, (SCALE, SCALE / 2))
 check("two scales", lambda: two.input_int8_scale("data"))
 check("two scales input", lambda: run(two, ok))
 print("two readers, one scale:", int8_net(3, (SCALE, SCALE)).input_int8_scale("data"))
+bare = net_of(["Input data 0 1 data"], b"")
+print("a blob nothing reads:", bare.input_int8_scale("data"))
+check("int8 into a blob nothing reads", lambda: run_bare(bare, ok))
 check("no such blob", lambda: nets[3].input_int8_scale("nothing"))
 check("no such index", lambda: nets[3].input_int8_scale(99))
 check("blob type", lambda: nets[3].input_int8_scale(1.5))
