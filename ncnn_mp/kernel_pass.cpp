@@ -1,7 +1,8 @@
 // The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max Pooling,
 // Concat, Slice, ShuffleChannel, Crop and Interp pass an int8 activation on in its own scale;
 // BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8 --chain) compute
-// int8 from int8, requantized. Each is ncnn's own layer for float input and this wrapper's
+// int8 from int8, requantized; a Sigmoid with its input's scale (param 20) reads int8 and
+// writes floats through a table. Each is ncnn's own layer for float input and this wrapper's
 // int8 forward for int8 input: ReLU, max Pooling, Interp and BinaryOp here (ncnn's generic
 // ones read every blob as floats: past the end of an int8 one), Concat, Slice,
 // ShuffleChannel and Crop through ncnn's generic layer (which copies elements of any size;
@@ -115,6 +116,9 @@ public:
         if (NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) {
             return interp_int8(b, top, opt);
         }
+        if (NCNN_MP_LAYER_Sigmoid && typeindex == ncnn::LayerType::Sigmoid) {
+            return sigmoid_int8(b, top, opt);
+        }
         return naive_ != nullptr ? naive_->forward(b, top, opt) : -1;
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
@@ -131,6 +135,9 @@ private:
     void copy_flags() {
         ncnn_mp_copy_flags(*this, *native_);
         support_int8_storage = true;
+        if (typeindex == ncnn::LayerType::Sigmoid && scale_a_ > 0.f) {
+            support_inplace = false;  // (an int8 Sigmoid writes a float blob of its own)
+        }
     }
 
     // An int8 blob as the int8 forwards and ncnn's generic layers read it: one element per
@@ -274,6 +281,40 @@ private:
         return 0;
     }
 
+    // A Sigmoid of an int8 blob in scale_a (param 20: quantize_int8 --chain) into floats,
+    // through a table of its 255 values, each ncnn's sigmoid (kernels.h activate, type 4) of
+    // the value q / scale_a: 255 expf calls a forward instead of one an element (newlib's expf
+    // in soft float costs about 1,260 instructions on the Cortex-M3).
+    int sigmoid_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        if (!(scale_a_ > 0.f)) {
+            return -1;
+        }
+        float table[255];
+        for (int q = -127; q <= 127; q++) {
+            table[q + 127] = activate(static_cast<float>(q) / scale_a_, 4, NULL);
+        }
+        const size_t four = 4u;
+        switch (bottom.dims) {
+            case 1: top.create(bottom.w, four, opt.blob_allocator); break;
+            case 2: top.create(bottom.w, bottom.h, four, opt.blob_allocator); break;
+            case 3: top.create(bottom.w, bottom.h, bottom.c, four, opt.blob_allocator); break;
+            default: top.create(bottom.w, bottom.h, bottom.d, bottom.c, four, opt.blob_allocator); break;
+        }
+        if (top.empty()) {
+            return -100;
+        }
+        const int channels = bottom.dims >= 3 ? bottom.c : 1;
+        const int size = bottom.w * (bottom.dims >= 2 ? bottom.h : 1) * (bottom.dims == 4 ? bottom.d : 1);
+        for (int q = 0; q < channels; q++) {
+            const signed char *src = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
+            float *dst = static_cast<float *>(top.data) + q * top.cstep;
+            for (int i = 0; i < size; i++) {
+                dst[i] = table[(src[i] < -127 ? -127 : src[i]) + 127];
+            }
+        }
+        return 0;
+    }
+
     // An int8 BinaryOp of two int8 blobs of one shape (no broadcast): a in scale_a, b in
     // scale_b, the result in scale_out, in integers (the same on every core; a Python model
     // in tests/mp/ncnn_mp_int8_chain.py):
@@ -358,6 +399,7 @@ ncnn::Layer *pass_layer_create(int typeindex) {
                   (NCNN_MP_LAYER_ShuffleChannel && typeindex == ncnn::LayerType::ShuffleChannel) ||
                   (NCNN_MP_LAYER_Crop && typeindex == ncnn::LayerType::Crop);
     if (!copies && !(NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU) &&
+        !(NCNN_MP_LAYER_Sigmoid && typeindex == ncnn::LayerType::Sigmoid) &&
         !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) &&
         !(NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) &&
         !(NCNN_MP_LAYER_BinaryOp && typeindex == ncnn::LayerType::BinaryOp)) {

@@ -70,6 +70,9 @@
 #ifndef NCNN_MP_LAYER_BinaryOp
 #define NCNN_MP_LAYER_BinaryOp NCNN_MP_LAYER_DEFAULT
 #endif
+#ifndef NCNN_MP_LAYER_Sigmoid
+#define NCNN_MP_LAYER_Sigmoid NCNN_MP_LAYER_DEFAULT
+#endif
 
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
@@ -318,8 +321,8 @@ int input_fp32(const ncnn::Mat &bottom, const Pads &pads, int r0, int n, ncnn::M
 int input_rows(const ncnn::Mat &bottom, const Pads &pads);
 
 // The layers between int8 layers (ReLU, Pooling, Concat, Slice, ShuffleChannel, Crop, Interp,
-// BinaryOp): ncnn's own for float input, an int8 forward for int8 input; NULL for another
-// type. (kernel_pass.cpp)
+// BinaryOp) and after them (Sigmoid): ncnn's own for float input, an int8 forward for int8
+// input; NULL for another type. (kernel_pass.cpp)
 ncnn::Layer *pass_layer_create(int typeindex);
 
 }  // namespace ncnn_mp_kernels

@@ -239,6 +239,9 @@ private:
             case ncnn::LayerType::Interp:  // (one bottom: no dynamic size)
                 int8_passes = pd.get(0, 0) >= 1 && pd.get(0, 0) <= 3 && pd.get(5, 0) == 0 && pd.get(9, std::string()).empty();
                 break;
+            case ncnn::LayerType::Sigmoid:  // int8 in (its scale: param 20), floats out
+                int8_reads = pd.get(20, 0.f) > 0.f;
+                break;
             case ncnn::LayerType::BinaryOp:  // add or mul of two int8 blobs, with their scales
                 int8_op = pd.get(22, 0.f) > 0.f && pd.get(20, 0.f) > 0.f && pd.get(21, 0.f) > 0.f &&
                           pd.get(1, 0) == 0 && (pd.get(0, 0) == 0 || pd.get(0, 0) == 2);
@@ -555,9 +558,10 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Requantize:
         case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
-        case ncnn::LayerType::ReLU:  // (these three for their int8 role: GuardLayer::read_int8_role)
+        case ncnn::LayerType::ReLU:  // (these four for their int8 role: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:
         case ncnn::LayerType::Interp:
+        case ncnn::LayerType::Sigmoid:
             return true;
         default:
             return false;

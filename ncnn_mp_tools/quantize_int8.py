@@ -584,6 +584,12 @@ def int8_op(layer: Layer) -> bool:
         and layer.get_int(0, 0) in (0, 2)
 
 
+def reads_int8_to_float(layer: Layer) -> bool:
+    """A layer ncnn_mp runs on an int8 blob into floats through a table of the 255 values (a
+    Sigmoid: kernel_pass.cpp), given its input's scale as param 20."""
+    return layer.type == "Sigmoid" and len(layer.bottoms) == 1
+
+
 def _joined(layer: Layer) -> list[str]:
     """The bottoms a pass layer joins with its tops (a Crop's second bottom is a shape only)."""
     return layer.bottoms[:1] if layer.type == "Crop" else layer.bottoms
@@ -605,9 +611,11 @@ def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
     (int8_op), read only by int8 layers, none of them an output of the network (a blob nothing
     reads). A BinaryOp is int8 where its inputs and its output all are: found as the greatest
     such set (every candidate first, then those whose blobs do not qualify dropped, again)."""
+    convs = set(chosen)  # (once: `chosen` may be a generator)
     ops = {layer.name for layer in model.layers if int8_op(layer)}
+    tables = {layer.name for layer in model.layers if reads_int8_to_float(layer)}
     while True:
-        groups, find = _groups(model, set(chosen) | ops)
+        groups, find = _groups(model, convs | ops, convs | ops | tables)
         int8_blobs = {find(b) for g in groups for b in g.blobs}
         kept = {layer.name for layer in model.layers if layer.name in ops and
                 all(find(b) in int8_blobs for b in layer.bottoms + layer.tops)}
@@ -616,7 +624,7 @@ def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
         ops = kept
 
 
-def _groups(model: Model, int8: set[str]) -> tuple[list[Chain], Callable[[str], str]]:
+def _groups(model: Model, writers: set[str], readers: set[str]) -> tuple[list[Chain], Callable[[str], str]]:
     parent: dict[str, str] = {}
 
     def find(b: str) -> str:
@@ -646,20 +654,21 @@ def _groups(model: Model, int8: set[str]) -> tuple[list[Chain], Callable[[str], 
     out = []
     for g in groups.values():
         writers_ok = bool(g.producers) and all(
-            p in int8 and by_name[p].type != "InnerProduct" for p in g.producers)
-        if writers_ok and g.consumers and all(c in int8 for c in g.consumers) and all(b in read for b in g.blobs):
+            p in writers and by_name[p].type != "InnerProduct" for p in g.producers)
+        if writers_ok and g.consumers and all(c in readers for c in g.consumers) and all(b in read for b in g.blobs):
             out.append(g)
     return out, find
 
 
 def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = (),
              top_scales: Mapping[str, float] | None = None,
-             op_scales: Mapping[str, tuple[float, float, float]] | None = None) -> Model:
+             op_scales: Mapping[str, tuple[float, ...]] | None = None) -> Model:
     """The int8 model: every quantizable layer not in `skip` gets int8 weights, weight
     scales and its bottom scale (bottom_scales, by canonical blob name); a layer named in
     `top_scales` also its output scale (int8_scale_term + 100: its output requantized to
     int8 with that scale, for the int8 layers after it). A BinaryOp named in `op_scales`
-    (int8_op) gets its inputs' and output's scales as params 20, 21, 22."""
+    (int8_op) gets its inputs' and output's scales as params 20, 21, 22; a Sigmoid
+    (reads_int8_to_float) its input's as param 20."""
     chosen = {layer.name for layer in int8_layers(model, skip)}
     top_scales = top_scales or {}
     op_scales = op_scales or {}
@@ -844,8 +853,12 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
             scales[b] = shared
         top_scales.update(dict.fromkeys(g.producers, shared))
     by_name = {layer.name: layer for layer in model.layers}
-    op_scales = {name: (scales[by_name[name].bottoms[0]], scales[by_name[name].bottoms[1]], top_scales.pop(name))
-                 for name in list(top_scales) if int8_op(by_name[name])}
+    op_scales: dict[str, tuple[float, ...]] = {
+        name: (scales[by_name[name].bottoms[0]], scales[by_name[name].bottoms[1]], top_scales.pop(name))
+        for name in list(top_scales) if int8_op(by_name[name])}
+    # a Sigmoid reading an int8 group: its scale (param 20; the table's values are q / scale)
+    op_scales.update({name: (scales[by_name[name].bottoms[0]],) for g in groups for name in g.consumers
+                      if reads_int8_to_float(by_name[name])})
     out = quantize(model, scales, skip, top_scales, op_scales)
     write_model(out, param_out, bin_out)
     summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
@@ -857,9 +870,12 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
             summary.int8.append(f"int8  {layer.where()}: input {canonical_blob(model, layer.bottoms[0])!r} "
                                 f"scale {bottom:.6g}, weight scales {float(ws.min()):.4g}..{float(ws.max()):.4g}"
                                 + (f", output int8 with scale {top_scales[layer.name]:.6g}" if chained else ""))
-        elif layer.name in op_scales:
+        elif layer.name in op_scales and len(op_scales[layer.name]) == 3:
             sa, sb, so = op_scales[layer.name]
             summary.int8.append(f"int8  {layer.where()}: input scales {sa:.6g}, {sb:.6g}, output int8 with scale {so:.6g}")
+        elif layer.name in op_scales:
+            summary.int8.append(f"int8  {layer.where()}: input scale {op_scales[layer.name][0]:.6g}, a table of "
+                                "its 255 values, float out")
         elif layer.loads:
             why = "skipped" if layer.name in skip else (quantizable(layer) or "")
             summary.kept.append(f"fp32  {layer.where()}: {why}")

@@ -50,8 +50,8 @@ EXPECTED = """peak holds conv0's output True in use during True
 after True
 reset True
 pool None None
-pool reset_peak -> ValueError: Allocator.reset_peak: only a counting allocator (Allocator(counting=True)) has a peak
-counting and unlocked -> ValueError: Allocator(): a counting allocator has no pool to lock: give unlocked= or counting=, not both
+pool reset_peak -> ValueError: Allocator.reset_peak: only a counting allocator or an arena (Allocator(counting=True), Allocator(arena=size)) has a peak
+counting and unlocked -> ValueError: Allocator(): give one of unlocked=, counting= and arena=, not two
 assign peak -> AttributeError: Allocator.peak: read-only
 peak after close -> ValueError: Allocator.peak: the Allocator was closed
 still well 0

@@ -103,6 +103,19 @@ def test_int8_binaryop_chains() -> None:
     # but for what the convolutions read
     floaty = qz.Model(*qz.parse_param(text.replace("Convolution     c2   1 1 s t", "Pooling c2 1 1 s t 0=1 1=1")))
     assert {tuple(g.producers) for g in qz.chains(floaty, ["c0", "c1", "fc"])} == set()
+    # the BinaryOp dropped, the rest found again (the layers given as a generator, as quantize_files does)
+    dropped = qz.Model(*qz.parse_param("""7767517
+8 10
+Input           in   0 1 x
+Convolution     c0   1 1 x a 0=4 1=1 6=12
+Convolution     c1   1 1 a b 0=4 1=1 6=16
+Split           sp   1 2 b b1 b2
+Convolution     c2   1 1 b1 c 0=4 1=1 6=16
+BinaryOp        add  2 1 c b2 s 0=0
+Pooling         pa   1 1 s u 0=1 4=1
+InnerProduct    fc   1 1 u out 0=2 2=4
+"""))
+    assert {tuple(g.producers) for g in qz.chains(dropped, (n for n in ["c0", "c1", "c2", "fc"]))} == {("c0",)}
 
 
 def test_chained_model_refused_without_kernels(micropython: MicroPython, tmp_path: Path) -> None:

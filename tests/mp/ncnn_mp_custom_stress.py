@@ -90,5 +90,18 @@ ex.input("data", m)
 print("chained types", ex.extract(prev)[0] == TYPES, ncnn_mp.live_custom_layers() == TYPES + 4)
 del big, ex
 net.clear()
-# The GC scans the C stack conservatively: a stale word may keep the last net alive.
+# The GC scans the C stack conservatively: a stale word may keep the last net alive. The
+# chain ran ncnn's recursion TYPES layers deep, deeper than scrub() reaches on a board, and
+# where its frames were depends on the build (the Xtensa firmware kept `big` so): a chain as
+# deep of built-in layers runs over that stack first, and whatever of it stays alive holds no
+# Python layer.
+plain = ncnn_mp.Net()
+lines = ["Input data 0 1 data 0=2"] + ["ReLU r%d 1 1 %s b%d" % (i, "data" if i == 0 else "b%d" % (i - 1), i)
+                                       for i in range(TYPES)]
+plain.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), len(lines), "\n".join(lines)))
+plain.load_model(b"")
+with plain.create_extractor() as ex:
+    ex.input("data", m)
+    ex.extract("b%d" % (TYPES - 1))
+del plain, ex
 print("after clear and drop", judged("custom layers alive", settle(), STALE_NETS))

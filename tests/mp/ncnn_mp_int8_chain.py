@@ -164,6 +164,21 @@ def binary_case(label, op, model):
     chained.close()
 
 
+def sigmoid_case():
+    """An int8 Sigmoid (its input's scale TS as param 20) reads the int8 blob into floats through
+    a table: against ncnn's Sigmoid on q / TS (within 1e-6: the desktop's is x86's own exp)."""
+    lines = ["Input data 0 1 data", conv_line("c1", "data", "a", CIN, C, True), "Sigmoid s 1 1 a b 20=%.1f" % TS]
+    chained = net_of(lines, int8_conv(CIN, C, True))
+    a, b = run(chained, {"data": data(7, 6, CIN)}, ["a", "b"])
+    plain = net_of(["Input a 0 1 a", "Sigmoid s 1 1 a b"])
+    (want,) = run(plain, {"a": scaled(a, 1 / TS)}, ["b"])
+    worst = max(abs(b[q * b.cstep + i] - want[q * want.cstep + i]) for q in range(b.c) for i in range(b.w * b.h))
+    print("Sigmoid int8 to float:", b.elemsize, "within 1e-6:", worst <= 1e-6, b.w, b.h, b.c)
+    chained.close()
+    plain.close()
+
+
+sigmoid_case()
 binary_case("BinaryOp add", 0, lambda x, y: (x * 12582912 + y * 12582912 + (1 << 23)) >> 24)  # (24 / 32 * 2^24)
 binary_case("BinaryOp mul", 2, lambda x, y: (x * y * 25165824 + (1 << 29)) >> 30)  # (24 / 32^2 * 2^30)
 
