@@ -87,7 +87,8 @@ CHECKS: dict[str, str] = {
     "RotaryEmbed": "blob counts only (cos/sin widths: not checked)",
     "Noop": "blob counts only",
     "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
-    "Interp": "not checked beyond blob counts: its output size comes from parameters or a reference",
+    "Interp": "an output size from its parameters (output_w/h, or the scales times the input) of 1 or more "
+              "each way; from a reference blob or an expression: blob counts only",
     "Reshape": "not checked: a -1 that resolves to 0 divides by zero in ncnn (a malformed model)",
     "Einsum": "blob counts only (each input's dims against its term: not checked)",
     "PriorBox": "blob counts only",

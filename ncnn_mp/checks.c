@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
+#include "cxx_seam.h"
 
 #if MICROPY_ROM_TEXT_COMPRESSION && !defined(NO_QSTR)
 // The length of the longest message, as objexcept.c finds it (the table itself left out;
@@ -51,6 +52,27 @@ void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char
     free(p);
 }
 
+NORETURN void ncnn_mp_raise_caught(const char *where, const char *layer, int caught) {
+    const char *who = layer != NULL ? layer : "ncnn";
+    (void)who;  // (no error reporting: unused)
+    if (caught == NCNN_MP_CAUGHT_BAD_ALLOC) {
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s ran out of memory (ncnn threw std::bad_alloc)"),
+            where, who);
+    }
+    if (caught == NCNN_MP_CAUGHT_BAD_SIZE) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s asked for an array of negative or impossible size (ncnn threw std::bad_array_new_length: parameters or input out of range)"),
+            where, who);
+    }
+    mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: %s failed (ncnn threw a C++ exception)"), where, who);
+}
+
+void ncnn_mp_seam(void (*fn)(void *arg), void *arg, const char *where) {
+    int caught = ncnn_mp_cxx_catch(fn, arg);
+    if (caught != 0) {
+        ncnn_mp_raise_caught(where, NULL, caught);
+    }
+}
+
 void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi) {
     if (hi == -1) {
         mp_printf(print, "%d or more", lo);
@@ -76,6 +98,9 @@ static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shap
 
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r) {
+    if (r->rule == NCNN_MP_THREW) {  // (not a misfit: what the layer threw, of its own kind)
+        ncnn_mp_raise_caught(where, layer, r->expected);
+    }
     #if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
     // (Terse or no error reporting: where only; the pieces below are left out of the firmware.)
     (void)what;
@@ -200,6 +225,23 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             break;
         case NCNN_MP_KERNEL:
             mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);
+            break;
+        case NCNN_MP_PADDING:
+        case NCNN_MP_REFLECT: {
+            static const char *const axes[] = { "w", "h", "d", "c" };
+            const char *axis = axes[r->axis >= 0 && r->axis < 4 ? r->axis : 0];
+            if (r->rule == NCNN_MP_PADDING) {
+                mp_printf(&print, " pads %s by %d before and %d after: a negative pad (or one past 2^30) would make ncnn "
+                    "write past its output (", axis, r->expected, r->got);
+            } else {
+                mp_printf(&print, " reflects a border of %d along %s, where its input has %d: it must have more (",
+                    r->input, axis, r->got);
+            }
+            break;
+        }
+        case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
+            mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or more (",
+                r->expected, r->got);
             break;
         default:
             mp_printf(&print, r->rule == NCNN_MP_CHANNELS ? " takes %d input channel(s), its input has %d (" :

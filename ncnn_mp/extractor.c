@@ -568,6 +568,27 @@ static NORETURN void ncnn_mp_extractor_raise_refused(ncnn_mp_net_native_t *net, 
     ncnn_mp_raise_shape_refused(where, "model", vstr_null_terminated_str(&label), r);
 }
 
+// One extract, as the C++ seam runs it (cxx_seam.h): what ncnn throws outside a wrapped layer
+// (its Net's own bookkeeping) is caught there; a wrapped layer's is that layer's refusal.
+typedef struct {
+    ncnn_extractor_t ex;
+    const char *name;  // or NULL: by index
+    int index;
+    ncnn_mat_t out;
+    int ret;
+} ncnn_mp_extract_call_t;
+
+static void ncnn_mp_extract_call(void *arg) {
+    ncnn_mp_extract_call_t *x = arg;
+    #if NCNN_STRING
+    if (x->name != NULL) {
+        x->ret = ncnn_extractor_extract(x->ex, x->name, &x->out);
+        return;
+    }
+    #endif
+    x->ret = ncnn_extractor_extract_index(x->ex, x->index, &x->out);
+}
+
 // Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
 static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
@@ -587,20 +608,14 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
     // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
     ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
-    ncnn_mat_t out = NULL;
-    int ret;
+    ncnn_mp_extract_call_t x = { e->handle, index < 0 ? mp_obj_str_get_str(key) : NULL, index, NULL, 0 };
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_leave_gil(&call);
-    #if NCNN_STRING
-    if (index < 0) {
-        ret = ncnn_extractor_extract(e->handle, mp_obj_str_get_str(key), &out);
-    } else
-    #endif
-    {
-        ret = ncnn_extractor_extract_index(e->handle, index, &out);
-    }
+    int caught = ncnn_mp_cxx_catch(ncnn_mp_extract_call, &x);
     ncnn_mp_call_returned(&call);
-    if (call.error != MP_OBJ_NULL || ret != 0) {
+    ncnn_mat_t out = caught ? NULL : x.out;
+    int ret = x.ret;
+    if (call.error != MP_OBJ_NULL || ret != 0 || caught != 0) {
         if (out) {
             ncnn_mat_destroy(out);
         }
@@ -610,6 +625,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         }
         ncnn_mp_extractor_done(&use);
         ncnn_mp_call_raise(&call);
+        if (caught != 0) {  // (outside the layers: a layer's own is its refusal, above)
+            ncnn_mp_raise_caught(where, NULL, caught);
+        }
         if (missing) {
             ncnn_mp_raise_blob_missing(key, where);
         }

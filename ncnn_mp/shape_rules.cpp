@@ -267,6 +267,15 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.list[i] = pd.get(i, i == 0 || (typeindex == T::Requantize && i == 1) ? 1 : 0);  // (defaults: 1 scale, 0 biases)
             }
             break;
+        case T::Interp:  // (one input: the output size from its parameters; else a reference blob's, or an expression's)
+            if (pd.get(5, 0) == 0) {
+                m.kind = NCNN_MP_MORE_INTERP;
+                m.scale_h = pd.get(1, 1.f);
+                m.scale_w = pd.get(2, 1.f);
+                m.out_h = pd.get(3, 0);
+                m.out_w = pd.get(4, 0);
+            }
+            break;
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
             m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
@@ -425,6 +434,23 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
                 at += piece;
             }
             return false;
+        }
+        case NCNN_MP_MORE_INTERP: {
+            // ncnn's Interp::forward: output_width and output_height where both are given, else
+            // the input's w and h (1 and 1 for a vector) times the scales, truncated. A size
+            // below 1 (a negative or NaN scale) made ncnn allocate an array of negative length
+            // (std::bad_array_new_length on the desktop) or a Mat of a wrapped size. A matrix
+            // (dims 2) is resized along w only.
+            if (n != 1) {
+                return false;
+            }
+            double w = s.dims == 1 ? 1 : s.w, h = s.dims == 1 ? 1 : s.h;
+            bool given = m.out_w != 0 && m.out_h != 0;
+            double ow = given ? m.out_w : w * static_cast<double>(m.scale_w), oh = given ? m.out_h : h * static_cast<double>(m.scale_h);
+            bool fits = ow >= 1 && ow < NCNN_MP_CAP && (s.dims == 2 || (oh >= 1 && oh < NCNN_MP_CAP));
+            // (a size as ncnn truncates it; one that is not a number, or past 2^31 either way, as -1)
+            return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
+                                   oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);
         }
         case NCNN_MP_MORE_SCALE2: {
             if (m.expected) {
