@@ -27,15 +27,15 @@ CHECKS: dict[str, str] = {
     "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
     "HardSigmoid": ANY, "SELU": ANY, "HardSwish": ANY, "Mish": ANY, "Swish": ANY, "Softplus": ANY,
     "GELU": ANY, "Erf": ANY, "CELU": ANY, "Shrink": ANY, "Cast": ANY, "Packing": ANY, "DeepCopy": ANY, "Input": ANY, "Split": ANY, "Flatten": ANY,
-    "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Padding": ANY, "Squeeze": ANY,
+    "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Squeeze": ANY,
     "ExpandDims": ANY, "Permute": ANY, "Tile": ANY, "Reorg": ANY, "PixelShuffle": ANY, "GLU": ANY,
     "Fold": ANY, "Unfold": ANY, "CumulativeSum": ANY, "Diag": ANY, "Flip": ANY, "StatisticsPooling": ANY,
     "Spectrogram": ANY, "InverseSpectrogram": ANY, "MemoryData": "no input; its size from its parameters "
     "(reads of no or negative size refused at load, standalone)",
     "ArgMax": "not built in this ncnn (no creator): Layer() refuses it",
     "SPP": "not built in this ncnn (no creator): Layer() refuses it",
-    "Convolution": "input channels its weights imply (or a vector of them, 1x1); an image; the dilated kernel "
-    "fits the padded input; int8 weights only with int8 scales; dynamic weights: the weight and bias inputs "
+    "Convolution": "input channels its weights imply (or a vector of them, 1x1); an image; its pads (given, or "
+    "SAME) none negative and the dilated kernel fits the padded input; int8 weights only with int8 scales; dynamic weights: the weight and bias inputs "
     "fit the input",
     "ConvolutionDepthWise": "as Convolution, per group",
     "Deconvolution": "input channels its weights imply; an image; dynamic weights as Convolution",
@@ -63,7 +63,9 @@ CHECKS: dict[str, str] = {
     "Concat": "inputs that match outside the axis",
     "Eltwise": "two or more inputs of one shape",
     "BinaryOp": "two inputs that broadcast",
-    "Pooling": "the window fits the padded input",
+    "Pooling": "its pads by pad_mode (given, to a whole stride, SAME) none negative, and the window fits the padded "
+               "input (docs/internals.md: padding, one rule)",
+    "Padding": "its pads none negative (in w, h, d or channels), a reflected one shallower than the input",
     "Pooling1D": "rows; the window fits the padded length",
     "Pooling3D": "a volume; the window fits the padded input",
     "Slice": "its pieces, cut as ncnn cuts them, lie in the input; as many outputs as pieces",
