@@ -61,7 +61,7 @@ CHECKS: dict[str, str] = {
     "RMSNorm": "as LayerNorm",
     "Normalize": "one scale per channel, unless shared",
     "Concat": "inputs that match outside the axis",
-    "Eltwise": "two or more inputs of one shape",
+    "Eltwise": "two or more inputs of one shape; a SUM's coefficients (param 1), one per input",
     "BinaryOp": "two inputs that broadcast",
     "Pooling": "its pads by pad_mode (given, to a whole stride, SAME) none negative, and the window fits the padded "
                "input (docs/internals.md: padding, one rule)",
@@ -69,7 +69,8 @@ CHECKS: dict[str, str] = {
     "Pooling1D": "rows; the window fits the padded length",
     "Pooling3D": "a volume; the window fits the padded input",
     "Slice": "its pieces, cut as ncnn cuts them, lie in the input; as many outputs as pieces",
-    "Gemm": "the inner size (K) of the input operands, and of a constant one, agree",
+    "Gemm": "the inner size (K) of the input operands, and of a constant one, agree; a constant C covers the "
+            "output's rows and columns",
     "MatMul": "A's width is B's inner size; batches equal or 1",
     "Embed": "a table as large as num_output * input_dim (at load)",
     "RNN": "steps as wide as a weight row; states of num_output per direction",

@@ -239,6 +239,12 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             }
             break;
         }
+        case NCNN_MP_ARRAY: {  // (shape_rules.cpp's table of parameter arrays names it)
+            const ncnn_mp_param_array_t *a = ncnn_mp_param_array(r->axis);
+            mp_printf(&print, " has %d of its %s, %s: its input needs %d (input %d: ", r->expected,
+                a != NULL ? a->array : "parameters", a != NULL ? a->covers : "", r->got, r->input);
+            break;
+        }
         case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
             mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or more (",
                 r->expected, r->got);

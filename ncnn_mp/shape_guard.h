@@ -48,6 +48,8 @@ typedef enum {
     NCNN_MP_PADDING,   // axis (0 w, 1 h, 2 d, 3 c) padded by expected before and got after: one is negative or past 2^30
     NCNN_MP_REFLECT,   // a reflected pad (input) along axis as deep as the input's extent there (got) or deeper
     NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
+    NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
+                       // elements, and the forward reads got of them
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
 } ncnn_mp_shape_rule_t;
 
@@ -118,6 +120,13 @@ typedef enum {
 } ncnn_mp_pad_verdict_t;
 ncnn_mp_pad_verdict_t ncnn_mp_padding(const ncnn_mp_padding_t *p, int w, int h, bool vector, ncnn_mp_pads_t *out);
 
+// The parameter arrays the guard checks whole (shape_rules.cpp's table, one row each): the
+// type's name, the array's, and what it must cover. NULL past the last row.
+typedef struct {
+    const char *type, *array, *covers;
+} ncnn_mp_param_array_t;
+const ncnn_mp_param_array_t *ncnn_mp_param_array(int row);
+
 // Given by ncnn_mp's C side: keeps a refusal for the calling thread's call in progress
 // (an extract, a standalone Layer.forward), which raises it once ncnn has returned. Called
 // without the GIL.
@@ -145,7 +154,7 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_WIDTH, NCNN_MP_MORE_NORM, NCNN_MP_MORE_GEMM, NCNN_MP_MORE_MATMUL, NCNN_MP_MORE_SDPA,
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
-    NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP,
+    NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
@@ -171,6 +180,10 @@ struct ncnn_mp_more_rule_t {
             int dynamic, group, dilation_w, dilation_h, pad_w, pad_h;
             int window[3];
             bool bias, int8;
+        };
+        struct {  // GEMM, GEMM2: A transposed; a constant C's rows and columns where it has them (0: none, or
+                  // broadcast over them)
+            int trans_a, c_rows, c_cols;
         };
         struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales
             int out_w, out_h;

@@ -14,6 +14,19 @@
 
 namespace {
 
+// The parameter arrays a wrapped layer's forward indexes by its input's extent, beyond a count
+// of channels or values (those: shape_guard.cpp's Reads), per type: each is checked whole
+// against what the forward reads of it (refusal NCNN_MP_ARRAY, naming the row). ncnn does not:
+// an Eltwise SUM with fewer coefficients than inputs read past them (garbage: 1.9e34), a Gemm's
+// constant C with fewer rows or columns than the output read past it (SIGSEGV).
+// tests/test_param_arrays.py reads this table and builds, for each row, a model one element short.
+enum ParamArrayRow { ELTWISE_COEFFS, GEMM_C_ROWS, GEMM_C_COLUMNS, PARAM_ARRAY_ROWS };
+const ncnn_mp_param_array_t param_arrays[PARAM_ARRAY_ROWS] = {
+    /* ELTWISE_COEFFS */ { "Eltwise", "coeffs (param 1; op_type 1, SUM)", "one per input" },
+    /* GEMM_C_ROWS */ { "Gemm", "constant C's rows (constantM, param 7; broadcast type 1 to 3)", "the output's rows (M)" },
+    /* GEMM_C_COLUMNS */ { "Gemm", "constant C's columns (constantN, param 8; broadcast type 3, 4)", "the output's columns (N)" },
+};
+
 bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected, int got, int input,
             const ncnn_mp_blob_shape_t &s) {
     r.rule = rule;
@@ -22,6 +35,34 @@ bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected,
     r.input = input;
     r.shape = s;
     return true;
+}
+
+// A parameter array (row of the table) holding `has` elements, where the forward reads `reads`.
+bool refuse_array(ncnn_mp_shape_refusal_t &r, ParamArrayRow row, int has, int reads, int input,
+                  const ncnn_mp_blob_shape_t &s) {
+    refuse(r, NCNN_MP_ARRAY, has, reads, input, s);
+    r.axis = row;
+    return true;
+}
+
+// A Gemm's constant C against the output it is added to: M rows (A's, `a`: its h, or c, or w
+// transposed) and N columns (B's, `b`: its w, or h, or c transposed). NULL: that side is a
+// constant operand, of constantM rows or constantN columns, as C was loaded.
+bool gemm_c_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t *a, int a_input,
+                    const ncnn_mp_blob_shape_t *b, int b_input, bool b_transposed, ncnn_mp_shape_refusal_t &r) {
+    if (m.c_rows > 0 && a != nullptr) {
+        int rows = m.trans_a ? a->w : a->dims == 3 ? a->c : a->h;
+        if (rows > m.c_rows) {
+            return refuse_array(r, GEMM_C_ROWS, m.c_rows, rows, a_input, *a);
+        }
+    }
+    if (m.c_cols > 0 && b != nullptr) {
+        int cols = b_transposed ? (b->dims == 3 ? b->c : b->h) : b->w;
+        if (cols > m.c_cols) {
+            return refuse_array(r, GEMM_C_COLUMNS, m.c_cols, cols, b_input, *b);
+        }
+    }
+    return false;
 }
 
 // (every byte zero, whichever part of the union a kind uses)
@@ -110,6 +151,10 @@ bool dynamic_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n
 }
 
 }  // namespace
+
+extern "C" const ncnn_mp_param_array_t *ncnn_mp_param_array(int row) {
+    return row >= 0 && row < PARAM_ARRAY_ROWS ? &param_arrays[row] : nullptr;
+}
 
 ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) {
     namespace T = ncnn::LayerType;
@@ -214,13 +259,26 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.kind = NCNN_MP_MORE_GEMM;
                 m.expected = pd.get(9, 0);                                 // constantK
                 m.transposed = constant_b ? pd.get(2, 0) != 0 : pd.get(3, 0) == 0;  // K along h/c, not w
+                m.extent = constant_b;  // (the input is A, else B)
             } else if (!constant_a) {  // both inputs: A's K is B's (as MatMul)
                 m.kind = NCNN_MP_MORE_GEMM2;
-                m.group = pd.get(2, 0);  // transA
                 m.transposed = pd.get(3, 0) != 0;
             }
+            // A constant C (6=1) of broadcast type 10=1 (M), 2 (Mx1), 3 (MxN), 4 (1xN), loaded as
+            // constantM rows and constantN columns (gemm.cpp), is read over the output's M x N.
+            int type_c = pd.get(6, 0) != 0 ? pd.get(10, 0) : 0;
+            m.trans_a = pd.get(2, 0);
+            m.c_rows = type_c >= 1 && type_c <= 3 ? pd.get(7, 0) : 0;
+            m.c_cols = type_c == 3 || type_c == 4 ? pd.get(8, 0) : 0;
             break;
         }
+        case T::Eltwise:  // SUM with coefficients: one per input
+            if (pd.get(0, 0) == 1) {
+                ncnn::Mat coeffs = pd.get(1, ncnn::Mat());
+                m.kind = coeffs.empty() ? NCNN_MP_MORE_NOTHING : NCNN_MP_MORE_COEFFS;
+                m.expected = coeffs.empty() ? 0 : coeffs.w;
+            }
+            break;
         case T::MatMul:
             m.kind = NCNN_MP_MORE_MATMUL;
             m.transposed = pd.get(0, 0) != 0;
@@ -379,17 +437,26 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
         }
         case NCNN_MP_MORE_GEMM: {
             int k = !m.transposed || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
-            return k != m.expected && refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
+            if (k != m.expected) {
+                return refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
+            }
+            bool a = m.extent != 0;  // (else the input is B: transB is !m.transposed)
+            return gemm_c_refuses(m, a ? &s : nullptr, 0, a ? nullptr : &s, 0, !a && !m.transposed, r);
         }
         case NCNN_MP_MORE_GEMM2: {
             if (n < 2) {
                 return false;
             }
             ncnn_mp_blob_shape_t b = unpacked(blobs[1]);
-            int ka = m.group == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+            int ka = m.trans_a == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
             int kb = m.transposed || b.dims == 1 ? b.w : b.dims == 2 ? b.h : b.c;
-            return ka != kb && refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
+            if (ka != kb) {
+                return refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
+            }
+            return gemm_c_refuses(m, &s, 0, &b, 1, m.transposed, r);
         }
+        case NCNN_MP_MORE_COEFFS:
+            return n > m.expected && refuse_array(r, ELTWISE_COEFFS, m.expected, n, 0, s);
         case NCNN_MP_MORE_MATMUL: {  // A's w is B's K (B's h, or w transposed), reading B's rows
             if (n < 2) {
                 return false;
