@@ -364,13 +364,19 @@ uint8_t *ncnn_mp_get_pixels(mp_obj_t buf, int w, int h, int bpp, unsigned long l
 
 // MicroPython 1.25 decompresses an error message into a stack buffer exactly as long as
 // the firmware's longest message, then writes the terminating NUL one byte past it
-// (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer), and
-// ncnn_mp's messages are the longest. Never raised, this one is longer than any real
-// message, so each of those leaves room for the NUL. (Called by nothing: the build's
-// message table is sized from the text.)
+// (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer). Never raised,
+// this one is longer than any real message, so each of those leaves room for the NUL. (Called
+// by nothing: the build's message table is sized from the text.)
+// It is also no longer than it must be: with the heap locked (an interrupt handler) a
+// compressed message is decompressed into the emergency exception buffer only if the longest
+// one fits there (decompress_error_text_maybe), else every message, MicroPython's own too,
+// comes out empty. Of the 256 bytes MicroPython's tests give that buffer, 152 are left for the
+// text on a 64-bit port (204 on a 32-bit one): so this is 150 characters, and every real message
+// at most 149 (tests/test_errors.py; MicroPython's micropython/heapalloc_exc_compressed_emg_exc.py
+// in tests/test_micropython_suite.py).
 mp_rom_error_text_t ncnn_mp_longest_message(void) {
     // One literal: MicroPython's message collector does not join adjacent string literals.
-    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython 1.25 writes the terminating NUL one byte past a stack buffer sized for the longest message (py/objexcept.c), so this one, longer than any real message, leaves room for it (checks.c, tests/test_errors.py)");
+    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message: MicroPython 1.25 writes a NUL one byte past a buffer sized for the longest text (py/objexcept.c; checks.c)");
 }
 
 NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {

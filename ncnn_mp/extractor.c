@@ -357,7 +357,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_net_native_t *net = e->net;
     qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
     if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from the Net's option, which the loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from the Net's option, which its layers were prepared with (only num_threads, allocators, use_local_pool_allocator may)"),
             where, differs);
     }
     ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;

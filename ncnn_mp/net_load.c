@@ -117,16 +117,16 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
     }
     mp_buffer_info_t rw;
     if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs a read-only buffer (bytes, a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs a read-only buffer (bytes, a view of bytes or flash, a ROMFS file): a writable %s can change under the net (copy=True)"), where, mp_obj_get_type_str(src));
     }
     if (ncnn_mp_lent_holding(info->buf) != NULL) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("copy=False cannot keep weights in a blob ncnn lent a callback (it dies when the callback returns): copy=True"));
     }
     if ((uintptr_t)info->buf % 4 != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs the weights 4-byte aligned (ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 (pack models with ncnn_mp_tools.romfs_pack, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs 4-byte aligned weights (ncnn reads floats where they lie), this buffer is %u bytes past (ncnn_mp_tools.romfs_pack; copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
     }
     if (!ncnn_mp_memory_stays(src, info)) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs weights in memory that stays as it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs weights in memory that stays while the net lives (bytes, a view of bytes or flash, a ROMFS file), not in this %s: copy=True"),
             where, mp_obj_get_type_str(src));
     }
 }

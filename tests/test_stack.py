@@ -81,8 +81,8 @@ def test_small_thread_refused_then_enough(micropython: MicroPython, folder: str,
     if got == "ok":
         return
     m = re.fullmatch(r"RuntimeError: Extractor\.extract: ncnn needs about (\d+) KiB of C stack here \((\d+) "
-                     r"layers deep\) and this thread has (\d+) KiB left: give the thread more "
-                     r"\(_thread\.stack_size\((\d+)\) before starting it\)", got)
+                     r"layers deep\) and this thread has (\d+) KiB left: give it more "
+                     r"\(_thread\.stack_size\((\d+)\)\)", got)
     assert m, out
     need, left, fits = int(m.group(1)), int(m.group(3)), int(m.group(4))
     assert left < need and fits >= need * 1024, out
