@@ -92,7 +92,8 @@ CHECKS: dict[str, str] = {
     "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
     "Interp": "an output size from its parameters (output_w/h, or the scales times the input) of 1 or more "
               "each way; from a reference blob or an expression: blob counts only",
-    "Reshape": "not checked: a -1 that resolves to 0 divides by zero in ncnn (a malformed model)",
+    "Reshape": "the shape from its parameters (0 the input's extent, -1 the rest) resolved as ncnn does: "
+               "every extent 1 or more, as many values as the input; from an expression or a reference: blob counts",
     "Einsum": "blob counts only (each input's dims against its term: not checked)",
     "PriorBox": "blob counts only",
     "PSROIPooling": "blob counts only (ncnn checks its channels)",

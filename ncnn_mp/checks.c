@@ -239,6 +239,12 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             }
             break;
         }
+        case NCNN_MP_RESHAPE:
+            mp_printf(&print, " reshapes to ");
+            ncnn_mp_print_shape(&print, &r->first);
+            mp_printf(&print, r->axis == 1 ? " through a division by zero (a -1 resolved to 0): (" :
+                " (params 0, 1, 11, 2 resolved): each extent 1 or more, %d values in all as its input has (", r->expected);
+            break;
         case NCNN_MP_ARRAY: {  // (shape_rules.cpp's table of parameter arrays names it)
             const ncnn_mp_param_array_t *a = ncnn_mp_param_array(r->axis);
             mp_printf(&print, " has %d of its %s, %s: its input needs %d (input %d: ", r->expected,

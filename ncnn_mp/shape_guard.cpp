@@ -612,6 +612,7 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Dequantize:
         case ncnn::LayerType::Requantize:
         case ncnn::LayerType::Interp:
+        case ncnn::LayerType::Reshape:
         case ncnn::LayerType::RotaryEmbed:  // (this and Noop for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
         case ncnn::LayerType::ReLU:  // (for its int8 role: GuardLayer::read_int8_role)

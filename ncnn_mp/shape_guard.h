@@ -48,6 +48,8 @@ typedef enum {
     NCNN_MP_PADDING,   // axis (0 w, 1 h, 2 d, 3 c) padded by expected before and got after: one is negative or past 2^30
     NCNN_MP_REFLECT,   // a reflected pad (input) along axis as deep as the input's extent there (got) or deeper
     NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
+    NCNN_MP_RESHAPE,   // Reshape: the shape it resolves (first) holds got values, not the input's expected, or
+                       // has an extent below 1 (axis 1: a -1 resolved through a division by zero)
     NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
                        // elements, and the forward reads got of them
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
@@ -155,6 +157,7 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
     NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
+    NCNN_MP_MORE_RESHAPE,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
@@ -184,6 +187,9 @@ struct ncnn_mp_more_rule_t {
         struct {  // GEMM, GEMM2: A transposed; a constant C's rows and columns where it has them (0: none, or
                   // broadcast over them)
             int trans_a, c_rows, c_cols;
+        };
+        struct {  // RESHAPE: the shape its parameters give (w, h, d, c: 0 the input's, -1 the rest), its dims
+            int shape[4], ndim;
         };
         struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales
             int out_w, out_h;

@@ -65,6 +65,56 @@ bool gemm_c_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t *a,
     return false;
 }
 
+// A Reshape's output shape replayed as ncnn's Reshape::forward resolves it (0: the input's
+// extent; -1: the input's values over the other extents, in ncnn's order, truncated): every
+// extent 1 or more and holding the input's values. ncnn divided by zero where a -1 resolved to
+// 0 (SIGFPE), and a reshape that keeps the channels set the Mat's w and h unchecked: a larger
+// plane read past each channel.
+bool reshape_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    if (m.ndim < 1 || m.ndim > 4) {
+        return false;  // (ncnn's load refuses it)
+    }
+    const long long in[4] = { s.w, s.dims >= 2 ? s.h : 1, s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1 };
+    const long long total = capped(capped(in[0] * in[1]) * capped(in[2] * in[3]));
+    // the axes ncnn uses for ndim (w, h, d, c): 1 w; 2 w h; 3 w h c; 4 w h d c
+    static const bool used[5][4] = { { false }, { true }, { true, true }, { true, true, false, true }, { true, true, true, true } };
+    long long e[4];
+    for (int k = 0; k < 4; k++) {
+        e[k] = !used[m.ndim][k] ? 1 : m.shape[k] == 0 ? in[k] : m.shape[k];
+    }
+    bool zero = false;  // (a division by zero ncnn would have made)
+    static const int order[4] = { 0, 1, 2, 3 };  // (ncnn resolves w, h, d, c in turn, each over the others as they stand)
+    for (int k : order) {
+        if (used[m.ndim][k] && m.shape[k] == -1) {
+            long long v = total;
+            for (int j = 0; j < 4; j++) {
+                if (j != k && used[m.ndim][j]) {
+                    zero = zero || e[j] == 0;
+                    v = e[j] == 0 ? 0 : v / e[j];
+                }
+            }
+            e[k] = v;
+        }
+    }
+    long long product = 1;
+    bool fits = !zero;
+    for (int k = 0; k < 4; k++) {
+        fits = fits && e[k] >= 1 && e[k] < NCNN_MP_CAP;
+        product = capped(product * capped(e[k]));
+    }
+    if (fits && product == total) {
+        return false;
+    }
+    refuse(r, NCNN_MP_RESHAPE, static_cast<int>(total), static_cast<int>(product), 0, s);
+    r.axis = zero;  // (resolved through a division by zero)
+    r.first.dims = m.ndim;
+    r.first.w = static_cast<int>(capped(e[0]));
+    r.first.h = static_cast<int>(capped(e[1]));
+    r.first.d = static_cast<int>(capped(e[2]));
+    r.first.c = static_cast<int>(capped(e[3]));
+    return true;
+}
+
 // (every byte zero, whichever part of the union a kind uses)
 ncnn_mp_more_rule_t none_rule() {
     ncnn_mp_more_rule_t m;
@@ -334,6 +384,16 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.out_w = pd.get(4, 0);
             }
             break;
+        case T::Reshape:  // (its shape from its parameters: not from an expression, a reference blob, batches)
+            if (pd.type(6) == 0 && pd.type(12) == 0 && pd.type(13) == 0) {
+                m.kind = NCNN_MP_MORE_RESHAPE;
+                m.shape[0] = pd.get(0, -233);
+                m.shape[1] = pd.get(1, -233);
+                m.shape[2] = pd.get(11, -233);
+                m.shape[3] = pd.get(2, -233);
+                m.ndim = m.shape[0] == -233 ? 0 : m.shape[1] == -233 ? 1 : m.shape[3] == -233 ? 2 : m.shape[2] == -233 ? 3 : 4;
+            }
+            break;
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
             m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
@@ -519,6 +579,8 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
                                    oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);
         }
+        case NCNN_MP_MORE_RESHAPE:
+            return reshape_refuses(m, s, r);
         case NCNN_MP_MORE_SCALE2: {
             if (m.expected) {
                 return refuse(r, NCNN_MP_SCALE, 0, 0, 0, s);
