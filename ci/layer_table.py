@@ -87,7 +87,8 @@ CHECKS: dict[str, str] = {
     "Quantize": "one scale per row (dims 2) or channel, where it has more than one",
     "Dequantize": "one scale and bias per row or channel, where it has more than one",
     "Requantize": "one scale in, scale out and bias per row or channel, where it has more than one",
-    "RotaryEmbed": "blob counts only (cos/sin widths: not checked)",
+    "RotaryEmbed": "cos and sin tables with a row per position and half the input's width (all of it where "
+                   "the cos table is that wide)",
     "Noop": "blob counts only",
     "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
     "Interp": "an output size from its parameters (output_w/h, or the scales times the input) of 1 or more "

@@ -50,6 +50,7 @@ typedef enum {
     NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
     NCNN_MP_RESHAPE,   // Reshape: the shape it resolves (first) holds got values, not the input's expected, or
                        // has an extent below 1 (axis 1: a -1 resolved through a division by zero)
+    NCNN_MP_ROWS,      // expected: the rows input (input) must have at least, got: those it has
     NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
                        // elements, and the forward reads got of them
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
@@ -157,7 +158,7 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
     NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
-    NCNN_MP_MORE_RESHAPE,
+    NCNN_MP_MORE_RESHAPE, NCNN_MP_MORE_ROTARY,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {

@@ -394,6 +394,9 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.ndim = m.shape[0] == -233 ? 0 : m.shape[1] == -233 ? 1 : m.shape[3] == -233 ? 2 : m.shape[2] == -233 ? 3 : 4;
             }
             break;
+        case T::RotaryEmbed:  // (the cos and sin tables against the input: no parameter fixes them)
+            m.kind = NCNN_MP_MORE_ROTARY;
+            break;
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
             m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
@@ -581,6 +584,28 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
         }
         case NCNN_MP_MORE_RESHAPE:
             return reshape_refuses(m, s, r);
+        case NCNN_MP_MORE_ROTARY: {
+            // x (w embed_dim, h seqlen, c heads), then the cos and sin tables: row i of each is read
+            // for every position i < seqlen, embed_dim / 2 values of it, or embed_dim where the cos
+            // table is that wide (then both halves have their own: rotaryembed.cpp). ncnn reads
+            // them unchecked.
+            if (n < 3) {
+                return false;
+            }
+            int half = s.w / 2, rows = s.dims >= 2 ? s.h : 1;
+            ncnn_mp_blob_shape_t cos = unpacked(blobs[1]);
+            int width = cos.w == s.w ? s.w : half;
+            for (int i = 1; i < 3; i++) {
+                ncnn_mp_blob_shape_t t = i == 1 ? cos : unpacked(blobs[i]);
+                if (t.w < width) {
+                    return refuse(r, NCNN_MP_WIDTH, width, t.w, i, t);
+                }
+                if ((t.dims >= 2 ? t.h : 1) < rows) {
+                    return refuse(r, NCNN_MP_ROWS, rows, t.dims >= 2 ? t.h : 1, i, t);
+                }
+            }
+            return false;
+        }
         case NCNN_MP_MORE_SCALE2: {
             if (m.expected) {
                 return refuse(r, NCNN_MP_SCALE, 0, 0, 0, s);
