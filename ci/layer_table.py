@@ -77,7 +77,9 @@ CHECKS: dict[str, str] = {
     "GRU": "as RNN",
     "LSTM": "as RNN; the cell state as wide as hidden_size",
     "MultiHeadAttention": "the query as wide as the q projection (key, value, mask and caches: not checked)",
-    "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys (mask, caches: not checked)",
+    "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys; a mask (5=1) as wide "
+            "as past and current keys, a row per query, one channel or one per head; a kv cache (7=1) of the key's "
+            "and value's widths and heads, the value's as long as the key's",
     "GridSample": "an image or volume, and a grid of its dims with a point's components along w (or in channels)",
     "Proposal": "score, bbox and im_info sized for ncnn's 9 anchors",
     "CopyTo": "the source lies inside the destination at its offsets",

@@ -240,7 +240,7 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             break;
         }
         case NCNN_MP_ROWS:
-            mp_printf(&print, " takes at least %d rows in input %d, which has %d (", r->expected, r->input, r->got);
+            mp_printf(&print, " takes %d rows in input %d, which has %d (", r->expected, r->input, r->got);
             break;
         case NCNN_MP_RESHAPE:
             mp_printf(&print, " reshapes to ");

@@ -50,7 +50,7 @@ typedef enum {
     NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
     NCNN_MP_RESHAPE,   // Reshape: the shape it resolves (first) holds got values, not the input's expected, or
                        // has an extent below 1 (axis 1: a -1 resolved through a division by zero)
-    NCNN_MP_ROWS,      // expected: the rows input (input) must have at least, got: those it has
+    NCNN_MP_ROWS,      // expected: the rows input (input) must have (at least, or as many), got: those it has
     NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
                        // elements, and the forward reads got of them
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)

@@ -115,6 +115,55 @@ bool reshape_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s
     return true;
 }
 
+// An SDPA's mask and kv cache (sdpa.cpp). The mask (attn_mask, input 3) is added to each head's
+// scores: a row of past + current keys' length for each query row, per head where it has more
+// than one channel. The past key and value (kv_cache, the next two inputs) are copied whole,
+// channel by channel, into caches of the current key's and value's width and heads, and the
+// value's past is taken to be as long as the key's. ncnn reads and copies them unchecked.
+bool sdpa_extras_refuse(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &q, const ncnn_mp_blob_shape_t &k,
+                        const ncnn_mp_blob_shape_t &v, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+    int at = 3, qc = q.dims >= 3 ? q.c : 1, kc = k.dims >= 3 ? k.c : 1, past = 0;
+    const bool cache = m.extent != 0 && n >= at + (m.expected ? 3 : 2);
+    if (cache) {
+        ncnn_mp_blob_shape_t pk = unpacked(blobs[at + (m.expected ? 1 : 0)]), pv = unpacked(blobs[at + (m.expected ? 2 : 1)]);
+        int ki = at + (m.expected ? 1 : 0);
+        if (pk.dims != 0) {  // (an empty past: the first step)
+            if (pk.w != k.w) {
+                return refuse(r, NCNN_MP_WIDTH, k.w, pk.w, ki, pk);
+            }
+            if ((pk.dims >= 3 ? pk.c : 1) != kc) {
+                return refuse(r, NCNN_MP_CHANNELS, kc, pk.dims >= 3 ? pk.c : 1, ki, pk);
+            }
+            past = pk.dims >= 2 ? pk.h : 1;
+        }
+        if (pv.dims != 0 || pk.dims != 0) {
+            if (pv.w != v.w) {
+                return refuse(r, NCNN_MP_WIDTH, v.w, pv.w, ki + 1, pv);
+            }
+            if ((pv.dims >= 3 ? pv.c : 1) != kc) {
+                return refuse(r, NCNN_MP_CHANNELS, kc, pv.dims >= 3 ? pv.c : 1, ki + 1, pv);
+            }
+            if ((pv.dims >= 2 ? pv.h : 1) != past) {
+                return refuse(r, NCNN_MP_ROWS, past, pv.dims >= 2 ? pv.h : 1, ki + 1, pv);
+            }
+        }
+    }
+    if (m.expected && n > at) {
+        ncnn_mp_blob_shape_t mask = unpacked(blobs[at]);
+        int keys = past + (k.dims >= 2 ? k.h : 1), rows = mask.dims >= 2 ? mask.h : 1, mc = mask.dims >= 3 ? mask.c : 1;
+        if (mask.w < keys) {
+            return refuse(r, NCNN_MP_WIDTH, keys, mask.w, at, mask);
+        }
+        if (rows < (q.dims >= 2 ? q.h : 1)) {
+            return refuse(r, NCNN_MP_ROWS, q.dims >= 2 ? q.h : 1, rows, at, mask);
+        }
+        if (mc > 1 && mc < qc) {
+            return refuse(r, NCNN_MP_CHANNELS, qc, mc, at, mask);
+        }
+    }
+    return false;
+}
+
 // (every byte zero, whichever part of the union a kind uses)
 ncnn_mp_more_rule_t none_rule() {
     ncnn_mp_more_rule_t m;
@@ -335,6 +384,8 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             break;
         case T::SDPA:
             m.kind = NCNN_MP_MORE_SDPA;
+            m.expected = pd.get(5, 0) != 0;  // attn_mask: a fourth input
+            m.extent = pd.get(7, 0) != 0;    // kv_cache: past key and value as the next two
             break;
         case T::Proposal:
             m.kind = NCNN_MP_MORE_PROPOSAL;
@@ -738,7 +789,10 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             if (k.w < s.w) {
                 return refuse(r, NCNN_MP_WIDTH, s.w, k.w, 1, k);
             }
-            return (v.h < k.h || vc < kc) && refuse(r, NCNN_MP_MATCH_KV, k.h, v.h, 2, v);
+            if (v.h < k.h || vc < kc) {
+                return refuse(r, NCNN_MP_MATCH_KV, k.h, v.h, 2, v);
+            }
+            return sdpa_extras_refuse(m, s, k, v, blobs, n, r);
         }
         default:
             return false;
