@@ -40,6 +40,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_guard.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/arity.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_rules.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_padding.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_catch.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_pixels_int8.cpp
 )

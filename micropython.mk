@@ -54,6 +54,7 @@ SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/shape_padding.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_catch.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_pixels_int8.cpp \
 
@@ -99,6 +100,8 @@ ifeq ($(notdir $(CURDIR)),unix)
 # between the seam and ncnn (ncnn_mp/cxx_catch.cpp).
 $(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_catch.o: CXXFLAGS += -fexceptions
 CFLAGS_USERMOD += -funwind-tables
+# ... and the shape guard wraps every layer of a Net, so that what one throws names it.
+CXXFLAGS_USERMOD += -DNCNN_MP_CXX_CATCHES=1
 # The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
 # safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.
 CFLAGS_USERMOD += -DNCNN_MP_DEFER_SIGINT=1

@@ -27,15 +27,15 @@ CHECKS: dict[str, str] = {
     "Sigmoid": ANY, "TanH": ANY, "Threshold": ANY, "UnaryOp": ANY, "Clip": ANY,
     "HardSigmoid": ANY, "SELU": ANY, "HardSwish": ANY, "Mish": ANY, "Swish": ANY, "Softplus": ANY,
     "GELU": ANY, "Erf": ANY, "CELU": ANY, "Shrink": ANY, "Cast": ANY, "Packing": ANY, "DeepCopy": ANY, "Input": ANY, "Split": ANY, "Flatten": ANY,
-    "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Padding": ANY, "Squeeze": ANY,
+    "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Squeeze": ANY,
     "ExpandDims": ANY, "Permute": ANY, "Tile": ANY, "Reorg": ANY, "PixelShuffle": ANY, "GLU": ANY,
     "Fold": ANY, "Unfold": ANY, "CumulativeSum": ANY, "Diag": ANY, "Flip": ANY, "StatisticsPooling": ANY,
     "Spectrogram": ANY, "InverseSpectrogram": ANY, "MemoryData": "no input; its size from its parameters "
     "(reads of no or negative size refused at load, standalone)",
     "ArgMax": "not built in this ncnn (no creator): Layer() refuses it",
     "SPP": "not built in this ncnn (no creator): Layer() refuses it",
-    "Convolution": "input channels its weights imply (or a vector of them, 1x1); an image; the dilated kernel "
-    "fits the padded input; int8 weights only with int8 scales; dynamic weights: the weight and bias inputs "
+    "Convolution": "input channels its weights imply (or a vector of them, 1x1); an image; its pads (given, or "
+    "SAME) none negative and the dilated kernel fits the padded input; int8 weights only with int8 scales; dynamic weights: the weight and bias inputs "
     "fit the input",
     "ConvolutionDepthWise": "as Convolution, per group",
     "Deconvolution": "input channels its weights imply; an image; dynamic weights as Convolution",
@@ -61,20 +61,25 @@ CHECKS: dict[str, str] = {
     "RMSNorm": "as LayerNorm",
     "Normalize": "one scale per channel, unless shared",
     "Concat": "inputs that match outside the axis",
-    "Eltwise": "two or more inputs of one shape",
+    "Eltwise": "two or more inputs of one shape; a SUM's coefficients (param 1), one per input",
     "BinaryOp": "two inputs that broadcast",
-    "Pooling": "the window fits the padded input",
+    "Pooling": "its pads by pad_mode (given, to a whole stride, SAME) none negative, and the window fits the padded "
+               "input (docs/internals.md: padding, one rule)",
+    "Padding": "its pads none negative (in w, h, d or channels), a reflected one shallower than the input",
     "Pooling1D": "rows; the window fits the padded length",
     "Pooling3D": "a volume; the window fits the padded input",
     "Slice": "its pieces, cut as ncnn cuts them, lie in the input; as many outputs as pieces",
-    "Gemm": "the inner size (K) of the input operands, and of a constant one, agree",
+    "Gemm": "the inner size (K) of the input operands, and of a constant one, agree; a constant C covers the "
+            "output's rows and columns",
     "MatMul": "A's width is B's inner size; batches equal or 1",
     "Embed": "a table as large as num_output * input_dim (at load)",
     "RNN": "steps as wide as a weight row; states of num_output per direction",
     "GRU": "as RNN",
     "LSTM": "as RNN; the cell state as wide as hidden_size",
     "MultiHeadAttention": "the query as wide as the q projection (key, value, mask and caches: not checked)",
-    "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys (mask, caches: not checked)",
+    "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys; a mask (5=1) as wide "
+            "as past and current keys, a row per query, one channel or one per head; a kv cache (7=1) of the key's "
+            "and value's widths and heads, the value's as long as the key's",
     "GridSample": "an image or volume, and a grid of its dims with a point's components along w (or in channels)",
     "Proposal": "score, bbox and im_info sized for ncnn's 9 anchors",
     "CopyTo": "the source lies inside the destination at its offsets",
@@ -84,11 +89,14 @@ CHECKS: dict[str, str] = {
     "Quantize": "one scale per row (dims 2) or channel, where it has more than one",
     "Dequantize": "one scale and bias per row or channel, where it has more than one",
     "Requantize": "one scale in, scale out and bias per row or channel, where it has more than one",
-    "RotaryEmbed": "blob counts only (cos/sin widths: not checked)",
+    "RotaryEmbed": "cos and sin tables with a row per position and half the input's width (all of it where "
+                   "the cos table is that wide)",
     "Noop": "blob counts only",
     "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
-    "Interp": "not checked beyond blob counts: its output size comes from parameters or a reference",
-    "Reshape": "not checked: a -1 that resolves to 0 divides by zero in ncnn (a malformed model)",
+    "Interp": "an output size from its parameters (output_w/h, or the scales times the input) of 1 or more "
+              "each way; from a reference blob or an expression: blob counts only",
+    "Reshape": "the shape from its parameters (0 the input's extent, -1 the rest) resolved as ncnn does: "
+               "every extent 1 or more, as many values as the input; from an expression or a reference: blob counts",
     "Einsum": "blob counts only (each input's dims against its term: not checked)",
     "PriorBox": "blob counts only",
     "PSROIPooling": "blob counts only (ncnn checks its channels)",

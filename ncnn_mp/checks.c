@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
+#include "cxx_seam.h"
 
 #if MICROPY_ROM_TEXT_COMPRESSION && !defined(NO_QSTR)
 // The length of the longest message, as objexcept.c finds it (the table itself left out;
@@ -55,6 +56,27 @@ void ncnn_mp_check_alloc(unsigned long long bytes, const char *where, const char
     free(p);
 }
 
+NORETURN void ncnn_mp_raise_caught(const char *where, const char *layer, int caught) {
+    const char *who = layer != NULL ? layer : "ncnn";
+    (void)who;  // (no error reporting: unused)
+    if (caught == NCNN_MP_CAUGHT_BAD_ALLOC) {
+        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: %s ran out of memory (ncnn threw std::bad_alloc)"),
+            where, who);
+    }
+    if (caught == NCNN_MP_CAUGHT_BAD_SIZE) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s asked for an array of negative or impossible size (ncnn threw std::bad_array_new_length: parameters or input out of range)"),
+            where, who);
+    }
+    mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: %s failed (ncnn threw a C++ exception)"), where, who);
+}
+
+void ncnn_mp_seam(void (*fn)(void *arg), void *arg, const char *where) {
+    int caught = ncnn_mp_cxx_catch(fn, arg);
+    if (caught != 0) {
+        ncnn_mp_raise_caught(where, NULL, caught);
+    }
+}
+
 void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi) {
     if (hi == -1) {
         mp_printf(print, "%d or more", lo);
@@ -80,6 +102,9 @@ static void ncnn_mp_print_shape(const mp_print_t *print, const ncnn_mp_blob_shap
 
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r) {
+    if (r->rule == NCNN_MP_THREW) {  // (not a misfit: what the layer threw, of its own kind)
+        ncnn_mp_raise_caught(where, layer, r->expected);
+    }
     #if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
     // (Terse or no error reporting: where only; the pieces below are left out of the firmware.)
     (void)what;
@@ -205,6 +230,38 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
         case NCNN_MP_KERNEL:
             mp_printf(&print, " has a %dx%d kernel, larger than its padded input (", r->expected, r->got);
             break;
+        case NCNN_MP_PADDING:
+        case NCNN_MP_REFLECT: {
+            static const char *const axes[] = { "w", "h", "d", "c" };
+            const char *axis = axes[r->axis >= 0 && r->axis < 4 ? r->axis : 0];
+            if (r->rule == NCNN_MP_PADDING) {
+                mp_printf(&print, " pads %s by %d before and %d after: a negative pad (or one past 2^30) would make ncnn "
+                    "write past its output (", axis, r->expected, r->got);
+            } else {
+                mp_printf(&print, " reflects a border of %d along %s, where its input has %d: it must have more (",
+                    r->input, axis, r->got);
+            }
+            break;
+        }
+        case NCNN_MP_ROWS:
+            mp_printf(&print, " takes %d rows in input %d, which has %d (", r->expected, r->input, r->got);
+            break;
+        case NCNN_MP_RESHAPE:
+            mp_printf(&print, " reshapes to ");
+            ncnn_mp_print_shape(&print, &r->first);
+            mp_printf(&print, r->axis == 1 ? " through a division by zero (a -1 resolved to 0): (" :
+                " (params 0, 1, 11, 2 resolved): each extent 1 or more, %d values in all as its input has (", r->expected);
+            break;
+        case NCNN_MP_ARRAY: {  // (shape_rules.cpp's table of parameter arrays names it)
+            const ncnn_mp_param_array_t *a = ncnn_mp_param_array(r->axis);
+            mp_printf(&print, " has %d of its %s, %s: its input needs %d (input %d: ", r->expected,
+                a != NULL ? a->array : "parameters", a != NULL ? a->covers : "", r->got, r->input);
+            break;
+        }
+        case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
+            mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or more (",
+                r->expected, r->got);
+            break;
         default:
             mp_printf(&print, r->rule == NCNN_MP_CHANNELS ? " takes %d input channel(s), its input has %d (" :
                 " takes %d values, its input has %d (", r->expected, r->got);
@@ -320,13 +377,19 @@ uint8_t *ncnn_mp_get_pixels(mp_obj_t buf, int w, int h, int bpp, unsigned long l
 
 // MicroPython 1.25 decompresses an error message into a stack buffer exactly as long as
 // the firmware's longest message, then writes the terminating NUL one byte past it
-// (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer), and
-// ncnn_mp's messages are the longest. Never raised, this one is longer than any real
-// message, so each of those leaves room for the NUL. (Called by nothing: the build's
-// message table is sized from the text.)
+// (py/objexcept.c, mp_obj_new_exception_msg_vlist; found by AddressSanitizer). Never raised,
+// this one is longer than any real message, so each of those leaves room for the NUL. (Called
+// by nothing: the build's message table is sized from the text.)
+// It is also no longer than it must be: with the heap locked (an interrupt handler) a
+// compressed message is decompressed into the emergency exception buffer only if the longest
+// one fits there (decompress_error_text_maybe), else every message, MicroPython's own too,
+// comes out empty. Of the 256 bytes MicroPython's tests give that buffer, 152 are left for the
+// text on a 64-bit port (204 on a 32-bit one): so this is 150 characters, and every real message
+// at most 149 (tests/test_errors.py; MicroPython's micropython/heapalloc_exc_compressed_emg_exc.py
+// in tests/test_micropython_suite.py).
 mp_rom_error_text_t ncnn_mp_longest_message(void) {
     // One literal: MicroPython's message collector does not join adjacent string literals.
-    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message in the firmware: MicroPython 1.25 writes the terminating NUL one byte past a stack buffer sized for the longest message (py/objexcept.c), so this one, longer than any real message, leaves room for it (checks.c, tests/test_errors.py)");
+    return MP_ERROR_TEXT("ncnn_mp: never raised, the longest message: MicroPython 1.25 writes a NUL one byte past a buffer sized for the longest text (py/objexcept.c; checks.c)");
 }
 
 NORETURN void ncnn_mp_raise_attr_fixed(const char *cls, qstr attr, mp_obj_t *dest) {

@@ -116,10 +116,17 @@ void ncnn_mp_pixels_int8_row(const float *v, int n, const ncnn_mp_int8_step_t *s
 
 // ---- Exceptions (cxx_catch.cpp) ----
 
-// fn(arg), which calls into ncnn, with ncnn's C++ exceptions caught: 0, or
-// what was caught. C frames between the seam and ncnn need unwind tables (micropython.mk).
-#define NCNN_MP_CAUGHT_BAD_ALLOC (-1)
-#define NCNN_MP_CAUGHT_OTHER (-2)
+// fn(arg), which calls into ncnn, with ncnn's C++ exceptions caught: 0, or what was caught.
+// C frames between the seam and ncnn need unwind tables (micropython.mk). Every entry into
+// ncnn that can throw goes through it: the loads, extract, a standalone layer's steps, the
+// pixel helpers and drawing; and every call ncnn makes into a layer the shape guard wraps
+// (shape_guard.cpp), which turns what it caught into that layer's refusal (NCNN_MP_THREW).
+// ncnn_mp_raise_caught (checks.c) raises it.
+#define NCNN_MP_CAUGHT_BAD_ALLOC (-1)  // std::bad_alloc: out of memory (MemoryError)
+#define NCNN_MP_CAUGHT_OTHER (-2)      // any other exception (RuntimeError)
+#define NCNN_MP_CAUGHT_BAD_SIZE (-3)   // std::bad_array_new_length or std::length_error: a size
+                                       // ncnn computed from parameters or an input is negative
+                                       // or beyond any array (ValueError)
 int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus

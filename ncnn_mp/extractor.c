@@ -411,7 +411,7 @@ static mp_obj_t ncnn_mp_Extractor_set_option(mp_obj_t self_in, mp_obj_t opt_in) 
     ncnn_mp_net_native_t *net = e->net;
     qstr differs = ncnn_mp_option_pipeline_mismatch(o->handle, ncnn_net_get_option(net->handle));
     if (differs != MP_QSTRnull && net->stage != NCNN_MP_NET_EMPTY) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from the Net's option, which the loaded layers were prepared with (only num_threads, allocators and use_local_pool_allocator may differ)"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %q differs from the Net's option, which its layers were prepared with (only num_threads, allocators, use_local_pool_allocator may)"),
             where, differs);
     }
     ncnn_mp_allocator_native_t *const *set = o->kind == NCNN_MP_OPTION_NET_VIEW ? o->net->allocators : o->allocators;
@@ -623,6 +623,27 @@ static NORETURN void ncnn_mp_extractor_raise_refused(ncnn_mp_net_native_t *net, 
     ncnn_mp_raise_shape_refused(where, "model", vstr_null_terminated_str(&label), r);
 }
 
+// One extract, as the C++ seam runs it (cxx_seam.h): what ncnn throws outside a wrapped layer
+// (its Net's own bookkeeping) is caught there; a wrapped layer's is that layer's refusal.
+typedef struct {
+    ncnn_extractor_t ex;
+    const char *name;  // or NULL: by index
+    int index;
+    ncnn_mat_t out;
+    int ret;
+} ncnn_mp_extract_call_t;
+
+static void ncnn_mp_extract_call(void *arg) {
+    ncnn_mp_extract_call_t *x = arg;
+    #if NCNN_STRING
+    if (x->name != NULL) {
+        x->ret = ncnn_extractor_extract(x->ex, x->name, &x->out);
+        return;
+    }
+    #endif
+    x->ret = ncnn_extractor_extract_index(x->ex, x->index, &x->out);
+}
+
 // Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
 static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *where = "Extractor.extract";
@@ -642,20 +663,14 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
     // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
     ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
-    ncnn_mat_t out = NULL;
-    int ret;
+    ncnn_mp_extract_call_t x = { e->handle, index < 0 ? mp_obj_str_get_str(key) : NULL, index, NULL, 0 };
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_leave_gil(&call);
-    #if NCNN_STRING
-    if (index < 0) {
-        ret = ncnn_extractor_extract(e->handle, mp_obj_str_get_str(key), &out);
-    } else
-    #endif
-    {
-        ret = ncnn_extractor_extract_index(e->handle, index, &out);
-    }
+    int caught = ncnn_mp_cxx_catch(ncnn_mp_extract_call, &x);
     ncnn_mp_call_returned(&call);
-    if (call.error != MP_OBJ_NULL || ret != 0) {
+    ncnn_mat_t out = caught ? NULL : x.out;
+    int ret = x.ret;
+    if (call.error != MP_OBJ_NULL || ret != 0 || caught != 0) {
         if (out) {
             ncnn_mat_destroy(out);
         }
@@ -665,6 +680,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         }
         ncnn_mp_extractor_done(&use);
         ncnn_mp_call_raise(&call);
+        if (caught != 0) {  // (outside the layers: a layer's own is its refusal, above)
+            ncnn_mp_raise_caught(where, NULL, caught);
+        }
         if (missing) {
             ncnn_mp_raise_blob_missing(key, where);
         }

@@ -17,6 +17,7 @@
 #include <ncnn/paramdict.h>
 
 #include "kernels.h"
+#include "shape_guard.h"
 
 #if NCNN_MP_KERNELS
 
@@ -226,34 +227,27 @@ private:
     }
 #endif
 
-    // ncnn's make_padding: explicit pads, or -233 / -234 (SAME, the odd pixel after or
-    // before). 0, or -1 for pads ncnn's Padding would write past its output with.
+    // ncnn's make_padding (explicit pads, or -233 / -234: SAME, the odd pixel after or
+    // before), as the padding rule replays it (shape_guard.h ncnn_mp_padding): 0, or -1 for
+    // pads that do not fit (ncnn's Padding would write past its output with them).
     int pads(const ncnn::Mat &bottom, Pads &p) const {
-        p.top = p.bottom = p.left = p.right = 0;
-        p.value = pad_value_;
-        int w = bottom.w, h = bottom.h;
-        int extent_w = dilation_w_ * (kernel_w_ - 1) + 1, extent_h = dilation_h_ * (kernel_h_ - 1) + 1;
-        if (pad_left_ > 0 || pad_right_ > 0 || pad_top_ > 0 || pad_bottom_ > 0) {
-            p.top = pad_top_;
-            p.bottom = pad_bottom_;
-            p.left = pad_left_;
-            p.right = pad_right_;
-        } else if ((pad_left_ == -233 || pad_left_ == -234) && pad_right_ == pad_left_ && pad_top_ == pad_left_ &&
-                   pad_bottom_ == pad_left_) {
-            int wpad = extent_w + (w - 1) / stride_w_ * stride_w_ - w;
-            int hpad = extent_h + (h - 1) / stride_h_ * stride_h_ - h;
-            if (wpad > 0 || hpad > 0) {
-                bool lower = pad_left_ == -234;
-                p.top = lower ? hpad - hpad / 2 : hpad / 2;
-                p.bottom = hpad - p.top;
-                p.left = lower ? wpad - wpad / 2 : wpad / 2;
-                p.right = wpad - p.left;
-            }
+        ncnn_mp_padding_t rule = {};
+        rule.kind = NCNN_MP_PAD_CONV;
+        rule.kernel_w = dilation_w_ * (kernel_w_ - 1) + 1;
+        rule.kernel_h = dilation_h_ * (kernel_h_ - 1) + 1;
+        rule.stride_w = stride_w_;
+        rule.stride_h = stride_h_;
+        rule.left = pad_left_;
+        rule.right = pad_right_;
+        rule.top = pad_top_;
+        rule.bottom = pad_bottom_;
+        ncnn_mp_pads_t q;
+        bool vector = bottom.dims == 1;
+        if (ncnn_mp_padding(&rule, bottom.w, vector ? 1 : bottom.h, vector, &q) != NCNN_MP_PAD_FITS) {
+            return -1;
         }
-        if (bottom.dims == 1) {
-            p.top = p.bottom = 0;
-        }
-        return p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0 ? -1 : 0;
+        p = { q.top, q.bottom, q.left, q.right, pad_value_ };
+        return 0;
     }
 
     int conv(const ncnn::Mat &bottom, ncnn::Mat &top, bool int8, const ncnn::Option &opt) const {

@@ -188,11 +188,10 @@ private:
             }
             return 0;
         }
-        if (pad_left_ < 0 || pad_right_ < 0 || pad_top_ < 0 || pad_bottom_ < 0 || stride_w_ <= 0 || stride_h_ <= 0 ||
-            kernel_w_ <= 0 || kernel_h_ <= 0) {
+        Pads pads;
+        if (padding(bottom.w, bottom.h, pads) != 0) {
             return -1;
         }
-        Pads pads = padding(bottom.w, bottom.h);
         ncnn::Mat ws;
         Planes<signed char> in = {};
         int ret = input_int8(bottom, NULL, 1, pads, ws, in, opt);
@@ -357,27 +356,28 @@ private:
     }
 
     // Pooling::make_padding's pads for a w x h input (pad_mode 0: up to a whole stride at the
-    // end; 1: as given; 2, 3: SAME, the odd pixel after or before).
-    Pads padding(int w, int h) const {
-        Pads p = { pad_top_, pad_bottom_, pad_left_, pad_right_, -128.f };
-        if (pad_mode_ == 0) {
-            int wtail = (w + pad_left_ + pad_right_ - kernel_w_) % stride_w_;
-            int htail = (h + pad_top_ + pad_bottom_ - kernel_h_) % stride_h_;
-            p.right += wtail != 0 ? stride_w_ - wtail : 0;
-            p.bottom += htail != 0 ? stride_h_ - htail : 0;
-        } else if (pad_mode_ == 2 || pad_mode_ == 3) {
-            int wpad = kernel_w_ + (w - 1) / stride_w_ * stride_w_ - w;
-            int hpad = kernel_h_ + (h - 1) / stride_h_ * stride_h_ - h;
-            p.top = p.bottom = p.left = p.right = 0;
-            if (wpad > 0 || hpad > 0) {
-                bool lower = pad_mode_ == 3;
-                p.top = lower ? hpad - hpad / 2 : hpad / 2;
-                p.bottom = hpad - p.top;
-                p.left = lower ? wpad - wpad / 2 : wpad / 2;
-                p.right = wpad - p.left;
-            }
+    // end; 1: as given; 2, 3: SAME, the odd pixel after or before), as the padding rule
+    // replays them (shape_guard.h ncnn_mp_padding), with -128 where ncnn pads an int8 blob: 0,
+    // or -1 for pads that do not fit (a negative one wrote before the workspace).
+    int padding(int w, int h, Pads &out) const {
+        ncnn_mp_padding_t rule = {};
+        rule.kind = NCNN_MP_PAD_POOL;
+        rule.pool_mode = pad_mode_;
+        rule.kernel_w = kernel_w_;
+        rule.kernel_h = kernel_h_;
+        rule.stride_w = stride_w_;
+        rule.stride_h = stride_h_;
+        rule.left = pad_left_;
+        rule.right = pad_right_;
+        rule.top = pad_top_;
+        rule.bottom = pad_bottom_;
+        ncnn_mp_pads_t q;
+        if (kernel_w_ <= 0 || kernel_h_ <= 0 || stride_w_ <= 0 || stride_h_ <= 0 ||
+            ncnn_mp_padding(&rule, w, h, false, &q) != NCNN_MP_PAD_FITS) {
+            return -1;
         }
-        return p;
+        out = { q.top, q.bottom, q.left, q.right, -128.f };
+        return 0;
     }
 
     ncnn::Layer *native_;  // this build's own layer (x86 on the desktop), for float blobs

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ncnn_mp.h"
+#include "cxx_seam.h"
 
 ncnn_mp_layer_obj_t *ncnn_mp_get_layer(mp_obj_t obj, const char *where) {
     ncnn_mp_layer_obj_t *self = ncnn_mp_cast(obj, &ncnn_mp_type_Layer, where);
@@ -116,6 +117,78 @@ static void ncnn_mp_layer_forward_done(ncnn_layer_t layer, ncnn_mp_call_t *call,
     ncnn_mp_layer_check_forward(ret, where);
 }
 
+// One step of a standalone built-in layer into ncnn, as the C++ seam runs it (cxx_seam.h).
+typedef enum {
+    NCNN_MP_STEP_LOAD_PARAM, NCNN_MP_STEP_LOAD_MODEL, NCNN_MP_STEP_CREATE_PIPELINE, NCNN_MP_STEP_DESTROY_PIPELINE,
+    NCNN_MP_STEP_FORWARD, NCNN_MP_STEP_FORWARD_INPLACE,
+} ncnn_mp_layer_step_kind_t;
+typedef struct {
+    ncnn_mp_layer_step_kind_t kind;
+    ncnn_layer_t layer;
+    void *with;           // the ParamDict, the C++ ModelBin (see Layer.load_model)
+    ncnn_option_t opt;
+    ncnn_mat_t *bottoms;  // (forward_inplace: the blobs)
+    ncnn_mat_t *tops;
+    int n, n_top;
+    bool multi;           // the list forms (forward_n, forward_inplace_n)
+    int ret;
+} ncnn_mp_layer_step_t;
+
+static void ncnn_mp_layer_step_call(void *arg) {
+    ncnn_mp_layer_step_t *s = arg;
+    ncnn_layer_t l = s->layer;
+    switch (s->kind) {
+        case NCNN_MP_STEP_LOAD_PARAM:
+            s->ret = l->load_param(l, s->with);
+            break;
+        case NCNN_MP_STEP_LOAD_MODEL:
+            s->ret = l->load_model(l, s->with);
+            break;
+        case NCNN_MP_STEP_CREATE_PIPELINE:
+            s->ret = l->create_pipeline(l, s->opt);
+            break;
+        case NCNN_MP_STEP_DESTROY_PIPELINE:
+            s->ret = l->destroy_pipeline(l, s->opt);
+            break;
+        case NCNN_MP_STEP_FORWARD:
+            s->ret = s->multi ? l->forward_n(l, s->bottoms, s->n, s->tops, s->n_top, s->opt)
+                : l->forward_1(l, s->bottoms[0], &s->tops[0], s->opt);
+            break;
+        default:
+            s->ret = s->multi ? l->forward_inplace_n(l, s->bottoms, s->n, s->opt)
+                : l->forward_inplace_1(l, s->bottoms[0], s->opt);
+            break;
+    }
+}
+
+// Runs the step through the C++ seam under `call` (begun by the caller: where the guard keeps
+// what the layer threw, GuardLayer::caught). What the seam caught around the layer (c_api.cpp's
+// glue allocating) is kept there the same way: the layer's refusal, raised by ncnn_mp_layer_refused.
+static int ncnn_mp_layer_step(ncnn_mp_layer_step_t *s, ncnn_mp_call_t *call) {
+    int caught = ncnn_mp_cxx_catch(ncnn_mp_layer_step_call, s);
+    if (caught != 0) {
+        call->refusal.rule = NCNN_MP_THREW;
+        call->refusal.expected = caught;
+        s->ret = NCNN_MP_SHAPE_REFUSED;
+    }
+    return s->ret;
+}
+
+// A step that runs no Python (load_param, create_pipeline, destroy_pipeline) under a call
+// record of its own; then ncnn_mp_layer_step_raise.
+static int ncnn_mp_layer_run(ncnn_mp_layer_step_t *s, ncnn_mp_call_t *call) {
+    ncnn_mp_call_begin(call);
+    int ret = ncnn_mp_layer_step(s, call);
+    ncnn_mp_call_stop(call);
+    return ret;
+}
+
+// After such a step: what the layer threw (or the guard refused), else ValueError for ncnn's code.
+static void ncnn_mp_layer_step_raise(ncnn_layer_t layer, ncnn_mp_call_t *call, int ret, const char *where) {
+    ncnn_mp_layer_refused(layer, call, ret, where);
+    ncnn_mp_layer_check_ret(ret, where);
+}
+
 // Runs one of the layer's own steps on a standalone layer. A Python custom layer
 // runs the Python method directly (no ncnn in between), so it never gets here.
 static ncnn_mp_layer_obj_t *ncnn_mp_get_builtin_layer(mp_obj_t obj, const char *where) {
@@ -136,7 +209,9 @@ static mp_obj_t ncnn_mp_Layer_load_param(mp_obj_t self_in, mp_obj_t pd) {
     if (self->pipeline_opt) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("load parameters before create_pipeline (or destroy_pipeline first)"));
     }
-    ncnn_mp_layer_check_ret(self->handle->load_param(self->handle, ncnn_mp_get_paramdict_handle(pd, where)), where);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_LOAD_PARAM, self->handle, ncnn_mp_get_paramdict_handle(pd, where), NULL, NULL, NULL, 0, 0, false, 0 };
+    ncnn_mp_call_t call;
+    ncnn_mp_layer_step_raise(self->handle, &call, ncnn_mp_layer_run(&s, &call), where);
     self->stage = 1;
     return mp_const_none;
 }
@@ -162,7 +237,8 @@ static mp_obj_t ncnn_mp_Layer_load_model(mp_obj_t self_in, mp_obj_t mb) {
     ncnn_modelbin_t h = ncnn_mp_modelbin_use(&use, mb, where);
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
-    int ret = self->handle->load_model(self->handle, (ncnn_modelbin_t)h->pthis);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_LOAD_MODEL, self->handle, h->pthis, NULL, NULL, NULL, 0, 0, false, 0 };
+    int ret = ncnn_mp_layer_step(&s, &call);
     ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     ncnn_mp_call_raise(&call);
@@ -191,7 +267,9 @@ static mp_obj_t ncnn_mp_Layer_create_pipeline(mp_obj_t self_in, mp_obj_t opt_in)
     if (self->stage < 1) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("call load_param (and load_model for a layer with weights) first"));
     }
-    ncnn_mp_layer_check_ret(self->handle->create_pipeline(self->handle, opt), where);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_CREATE_PIPELINE, self->handle, NULL, opt, NULL, NULL, 0, 0, false, 0 };
+    ncnn_mp_call_t call;
+    ncnn_mp_layer_step_raise(self->handle, &call, ncnn_mp_layer_run(&s, &call), where);
     self->pipeline_opt = ncnn_option_create();
     ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
     return mp_const_none;
@@ -206,10 +284,12 @@ static mp_obj_t ncnn_mp_Layer_destroy_pipeline(mp_obj_t self_in, mp_obj_t opt_in
     if (self->pipeline_opt == NULL) {
         return mp_const_none;
     }
-    int ret = self->handle->destroy_pipeline(self->handle, self->pipeline_opt);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_DESTROY_PIPELINE, self->handle, NULL, self->pipeline_opt, NULL, NULL, 0, 0, false, 0 };
+    ncnn_mp_call_t call;
+    int ret = ncnn_mp_layer_run(&s, &call);
     ncnn_option_destroy(self->pipeline_opt);
-    self->pipeline_opt = NULL;
-    ncnn_mp_layer_check_ret(ret, where);
+    self->pipeline_opt = NULL;  // (ended, or failed to end: either way not ended twice)
+    ncnn_mp_layer_step_raise(self->handle, &call, ret, where);
     return mp_const_none;
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Layer_destroy_pipeline_obj, Layer, destroy_pipeline, ncnn_mp_Layer_destroy_pipeline);
@@ -220,22 +300,29 @@ static void ncnn_mp_layer_ready(ncnn_mp_layer_obj_t *self, ncnn_option_t opt, co
     ncnn_mp_stack_check(0, where);
     if (self->stage < 1) {
         ncnn_paramdict_t pd = ncnn_paramdict_create();
-        int ret = self->handle->load_param(self->handle, pd);
+        ncnn_mp_layer_step_t s = { NCNN_MP_STEP_LOAD_PARAM, self->handle, pd, NULL, NULL, NULL, 0, 0, false, 0 };
+        ncnn_mp_call_t call;
+        int ret = ncnn_mp_layer_run(&s, &call);
         ncnn_paramdict_destroy(pd);
-        ncnn_mp_layer_check_ret(ret, where);
+        ncnn_mp_layer_step_raise(self->handle, &call, ret, where);
         self->stage = 1;
     }
     if (self->stage < 2) {
         ncnn_modelbin_t mb = ncnn_modelbin_create_from_mat_array(NULL, 0);
-        int ret = self->handle->load_model(self->handle, (ncnn_modelbin_t)mb->pthis);  // see Layer.load_model
+        ncnn_mp_layer_step_t s = { NCNN_MP_STEP_LOAD_MODEL, self->handle, mb->pthis, NULL, NULL, NULL, 0, 0, false, 0 };
+        ncnn_mp_call_t call;  // (mb->pthis: see Layer.load_model)
+        int ret = ncnn_mp_layer_run(&s, &call);
         ncnn_modelbin_destroy(mb);
+        ncnn_mp_layer_refused(self->handle, &call, ret, where);
         if (ret != 0) {
             ncnn_mp_raise_value(where, NCNN_MP_TEXT("the layer needs weights: call load_model first"));
         }
         self->stage = 2;
     }
     if (self->pipeline_opt == NULL) {
-        ncnn_mp_layer_check_ret(self->handle->create_pipeline(self->handle, opt), where);
+        ncnn_mp_layer_step_t s = { NCNN_MP_STEP_CREATE_PIPELINE, self->handle, NULL, opt, NULL, NULL, 0, 0, false, 0 };
+        ncnn_mp_call_t call;
+        ncnn_mp_layer_step_raise(self->handle, &call, ncnn_mp_layer_run(&s, &call), where);
         self->pipeline_opt = ncnn_option_create();
         ncnn_mp_option_copy_flags(self->pipeline_opt, opt);
     }
@@ -349,8 +436,8 @@ static mp_obj_t ncnn_mp_Layer_forward(size_t n_args, const mp_obj_t *args) {
     // A one_blob_only layer runs through its one-blob forward, as a Net runs it (the list
     // form reaches ncnn's multi-blob code: a Scale's forward_inplace of a list reads a second blob).
     bool one = ncnn_layer_get_one_blob_only(self->handle);
-    int ret = multi && !one ? self->handle->forward_n(self->handle, bottoms, (int)n, tops, n_top, r.opt)
-        : self->handle->forward_1(self->handle, bottoms[0], &tops[0], r.opt);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_FORWARD, self->handle, NULL, r.opt, bottoms, tops, (int)n, n_top, multi && !one, 0 };
+    int ret = ncnn_mp_layer_step(&s, &call);
     ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     if (ret != 0 || call.error != MP_OBJ_NULL) {
@@ -401,8 +488,8 @@ static mp_obj_t ncnn_mp_Layer_forward_inplace(mp_obj_t self_in, mp_obj_t mats, m
     ncnn_mp_call_t call;
     ncnn_mp_call_begin(&call);
     bool one = ncnn_layer_get_one_blob_only(self->handle);  // (as in forward)
-    int ret = multi && !one ? self->handle->forward_inplace_n(self->handle, handles, (int)n, r.opt)
-        : self->handle->forward_inplace_1(self->handle, handles[0], r.opt);
+    ncnn_mp_layer_step_t s = { NCNN_MP_STEP_FORWARD_INPLACE, self->handle, NULL, r.opt, handles, NULL, (int)n, 0, multi && !one, 0 };
+    int ret = ncnn_mp_layer_step(&s, &call);
     ncnn_mp_use_end(&use);
     ncnn_mp_call_stop(&call);
     m_del(ncnn_mat_t, handles, n ? n : 1);

@@ -5,16 +5,6 @@
 
 #if NCNN_MP_HAS_PIXELS
 
-// A call into ncnn's pixel and drawing code through the C++ seam (cxx_seam.h): what it
-// threw (desktop std::bad_alloc) becomes MemoryError naming `where`.
-static void ncnn_mp_pixels_seam(void (*fn)(void *), void *arg, const char *where) {
-    int caught = ncnn_mp_cxx_catch(fn, arg);
-    if (caught != 0) {
-        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn could not allocate what it needed%s"), where,
-            caught == NCNN_MP_CAUGHT_BAD_ALLOC ? "" : " (it threw a C++ exception)");
-    }
-}
-
 // Channels of ncnn's pixel formats (NCNN_MAT_PIXEL_RGB = 1 .. BGRA = 5).
 static int ncnn_mp_pixel_channels(int format) {
     static const int channels[] = { 0, 3, 3, 1, 4, 4 };
@@ -124,7 +114,7 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     ncnn_mp_check_alloc(pixels * 4 + (tw ? pixels : 0), where, "the Mat");
     ncnn_mp_from_call_t call = { kind, px, mp_obj_get_int(args[2]), w, h, stride, tw, th,
         { roi[0], roi[1], roi[2], roi[3] }, r.allocator ? r.allocator->handle : NULL, NULL };
-    ncnn_mp_pixels_seam(ncnn_mp_from_pixels_call, &call, where);
+    ncnn_mp_seam(ncnn_mp_from_pixels_call, &call, where);
     ncnn_mat_t m = call.m;
     if (m && ncnn_mat_get_dims(m) == 0) {
         ncnn_mat_destroy(m);
@@ -213,7 +203,7 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
         ncnn_mp_check_alloc((unsigned long long)ncnn_mat_get_w(m) * ncnn_mat_get_h(m) * cin, where, "the pixels");
     }
     ncnn_mp_to_call_t call = { m, px, type, resize, w, h, stride };
-    ncnn_mp_pixels_seam(ncnn_mp_to_pixels_call, &call, where);
+    ncnn_mp_seam(ncnn_mp_to_pixels_call, &call, where);
     return out;
 }
 
@@ -279,7 +269,7 @@ static mp_obj_t ncnn_mp_draw(size_t n_args, const mp_obj_t *args, ncnn_mp_shape_
         ncnn_mp_check_alloc((unsigned long long)v[2] * v[2] * 2, where, "the scaled font");
         call.text = mp_obj_str_get_str(args[4]);
     }
-    ncnn_mp_pixels_seam(ncnn_mp_draw_call, &call, where);
+    ncnn_mp_seam(ncnn_mp_draw_call, &call, where);
     return mp_const_none;
 }
 

@@ -108,6 +108,11 @@ NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name);
 // the WHAT: LAYER takes ..., its input has ... (w=.. h=.. c=..)".
 NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, const char *layer,
     const ncnn_mp_shape_refusal_t *r);
+// What the C++ seam caught (cxx_seam.h, NCNN_MP_CAUGHT_*) as the exception of its kind, naming
+// the call and who threw: `layer` ("layer 'up' (Interp)"), or NULL for ncnn outside a layer.
+NORETURN void ncnn_mp_raise_caught(const char *where, const char *layer, int caught);
+// ncnn_mp_cxx_catch(fn, arg), raising what it caught (ncnn_mp_raise_caught, no layer named).
+void ncnn_mp_seam(void (*fn)(void *arg), void *arg, const char *where);
 // A count of blobs as the refusals print it: "2", "2 to 3", "2 or more" (hi -1).
 void ncnn_mp_print_count(const mp_print_t *print, int lo, int hi);
 // Sizes MicroPython's message buffer past every real message (why: checks.c).

@@ -117,16 +117,16 @@ static void ncnn_mp_net_check_in_place(mp_obj_t src, const mp_buffer_info_t *inf
     }
     mp_buffer_info_t rw;
     if (mp_get_buffer(src, &rw, MP_BUFFER_WRITE)) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs a read-only buffer (bytes, a memoryview of bytes or flash, a ROMFS file): a writable %s can change or move under the net's layers (pass bytes(buf), or copy=True)"), where, mp_obj_get_type_str(src));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs a read-only buffer (bytes, a view of bytes or flash, a ROMFS file): a writable %s can change under the net (copy=True)"), where, mp_obj_get_type_str(src));
     }
     if (ncnn_mp_lent_holding(info->buf) != NULL) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("copy=False cannot keep weights in a blob ncnn lent a callback (it dies when the callback returns): copy=True"));
     }
     if ((uintptr_t)info->buf % 4 != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs the weights 4-byte aligned (ncnn reads them as floats where they lie); this buffer starts %u bytes past a multiple of 4 (pack models with ncnn_mp_tools.romfs_pack, or use copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs 4-byte aligned weights (ncnn reads floats where they lie), this buffer is %u bytes past (ncnn_mp_tools.romfs_pack; copy=True)"), where, (unsigned)((uintptr_t)info->buf % 4));
     }
     if (!ncnn_mp_memory_stays(src, info)) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs weights in memory that stays as it is while the net lives: bytes, a memoryview of bytes or flash, a ROMFS file; this %s lies in memory ncnn_mp cannot prove that of (a Mat's storage, a view into the middle of another object): copy=True"),
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: copy=False needs weights in memory that stays while the net lives (bytes, a view of bytes or flash, a ROMFS file), not in this %s: copy=True"),
             where, mp_obj_get_type_str(src));
     }
 }
@@ -224,7 +224,7 @@ static void ncnn_mp_load_source_close(ncnn_mp_load_source_t *s) {
 // How a load ended, for ncnn_mp_net_load_raise.
 typedef struct {
     int ret;        // ncnn's return code, or NCNN_MP_INT8_MISFIT
-    bool caught;    // ncnn threw (bad_alloc: a param's layer list too large)
+    int caught;     // what ncnn threw (cxx_seam.h: a param's layer list too large, a layer's step), or 0
     bool ran_out;   // a weight read asked for more than the .bin had
     char misfit[192];
 } ncnn_mp_load_outcome_t;
@@ -236,7 +236,7 @@ static void ncnn_mp_net_load_run(ncnn_mp_net_native_t *n, ncnn_mp_load_source_t 
         ncnn_mp_cxx_destroy_pipelines(n->handle);  // (ncnn would create them over the old ones)
     }
     ncnn_mp_load_call_t load = { n->handle, kind, s->path, s->dr, in_place ? &s->own : NULL, 0 };
-    out->caught = ncnn_mp_cxx_catch(ncnn_mp_net_load_call, &load) != 0;
+    out->caught = ncnn_mp_cxx_catch(ncnn_mp_net_load_call, &load);
     out->ret = out->caught ? NCNN_MP_OUT_OF_MEMORY : load.ret;
     // ncnn ignores some short reads (an int8 layer's scales): any one fails the load.
     out->ran_out = kind == NCNN_MP_LOAD_MODEL && s->counted != NULL && s->counted->counts.short_read;
@@ -278,8 +278,7 @@ static void ncnn_mp_net_load_raise(const ncnn_mp_load_outcome_t *out, ncnn_mp_lo
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the weights ran out: the .bin is shorter than the model needs (truncated, or another model's)"), where);
     }
     if (out->caught) {
-        mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory loading the %s"),
-            where, ncnn_mp_load_what[kind]);
+        ncnn_mp_raise_caught(where, NULL, out->caught);
     }
     if (out->ret == NCNN_MP_INT8_MISFIT) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s (docs/models.md: int8 between layers)"), where, out->misfit);
@@ -314,6 +313,9 @@ void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t
     call.weights = in_place ? src : MP_OBJ_NULL;
     ncnn_mp_load_outcome_t out;
     ncnn_mp_net_load_run(n, &s, kind, in_place, &out);
+    if (call.refusal.rule == NCNN_MP_THREW) {
+        out.caught = call.refusal.expected;  // (a layer's step threw: GuardLayer::caught)
+    }
     if (kind == NCNN_MP_LOAD_MODEL) {
         ncnn_mp_net_loaded_model(n, &s, out.ret == 0 && !out.ran_out && call.error == MP_OBJ_NULL, heap_before);
     } else {

@@ -8,6 +8,7 @@
 #include <ncnn/modelbin.h>
 #include <ncnn/net.h>
 
+#include "cxx_seam.h"
 #include "kernels.h"
 #include "shape_guard.h"
 #include "shape_math.h"
@@ -110,7 +111,9 @@ private:
 
 class GuardLayer : public ncnn::Layer {
 public:
-    GuardLayer(const ncnn::Net *net, ncnn::Layer *inner) : net_(net), inner_(inner) {
+    // checks: whether it checks its blobs (and weights) at all, or only catches what the
+    // layer throws (GuardedNet: every layer of a build that catches).
+    GuardLayer(const ncnn::Net *net, ncnn::Layer *inner, bool checks) : net_(net), inner_(inner), checks_(checks) {
         typeindex = inner->typeindex;
         userdata = &mark;
         copy_flags();
@@ -147,15 +150,18 @@ public:
         more_ = ncnn_mp_more_rule(typeindex, pd);
         table_short_ = typeindex == ncnn::LayerType::Embed && ncnn_mp_embed_table_short(pd);
         copy_setting();
-        int ret = inner_->load_param(pd);
+        int ret = caught([&] { return inner_->load_param(pd); });
         copy_flags();
         arity_ = ncnn_mp_arity_of(*inner_, pd);
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
         copy_setting();
+        if (!checks_) {
+            return caught([&] { return inner_->load_model(mb); });
+        }
         CheckingModelBin checked(mb, int8_reads ? input_scale_read_ : -1);
-        int ret = inner_->load_model(checked);
+        int ret = caught([&] { return inner_->load_model(checked); });
         copy_flags();
         input_scale = checked.picked;
         if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_) || table_short_)) {
@@ -168,34 +174,58 @@ public:
     }
     int create_pipeline(const ncnn::Option &opt) override {
         copy_setting();
-        int ret = inner_->create_pipeline(opt);
+        int ret = caught([&] { return inner_->create_pipeline(opt); });
         copy_flags();
         return ret;
     }
     int destroy_pipeline(const ncnn::Option &opt) override {
-        return inner_->destroy_pipeline(opt);
+        return caught([&] { return inner_->destroy_pipeline(opt); });
     }
 
     int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops, const ncnn::Option &opt) const override {
-        return refuses_count(static_cast<int>(bottoms.size()), static_cast<int>(tops.size())) ||
-               refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()), static_cast<int>(tops.size()))
-               ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottoms, tops, opt);
+        return checks_ && (refuses_count(static_cast<int>(bottoms.size()), static_cast<int>(tops.size())) ||
+               refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()), static_cast<int>(tops.size())))
+               ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward(bottoms, tops, opt); });
     }
     int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
-        return refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward(bottom, top, opt);
+        return checks_ && refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward(bottom, top, opt); });
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
         // (In a Net, ncnn hands the blobs back as the layer's tops, one for one: as many
         // tops as the param gives it are read from this vector.)
         int n = static_cast<int>(blobs.size()), n_top = tops.empty() ? n : static_cast<int>(tops.size());
-        return refuses_count(n, n_top) || refuses(blobs.empty() ? nullptr : &blobs[0], n)
-               ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blobs, opt);
+        return checks_ && (refuses_count(n, n_top) || refuses(blobs.empty() ? nullptr : &blobs[0], n))
+               ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward_inplace(blobs, opt); });
     }
     int forward_inplace(ncnn::Mat &blob, const ncnn::Option &opt) const override {
-        return refuses(&blob, 1) ? NCNN_MP_SHAPE_REFUSED : inner_->forward_inplace(blob, opt);
+        return checks_ && refuses(&blob, 1) ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward_inplace(blob, opt); });
     }
 
 private:
+    // Every call into the wrapped layer goes through the C++ seam (cxx_seam.h): what it
+    // throws (a failing `new`, a negative array size) becomes this layer's refusal, raised
+    // by the call that entered ncnn as the exception of its kind naming the layer, and ncnn
+    // gets an error code to unwind with instead of an exception through its frames.
+    template <typename Step>
+    int caught(const Step &step) const {
+        struct Call {
+            const Step *step;
+            int ret;
+        } call = { &step, 0 };
+        int kind = ncnn_mp_cxx_catch([](void *p) {
+            Call *c = static_cast<Call *>(p);
+            c->ret = (*c->step)();
+        }, &call);
+        if (kind == 0) {
+            return call.ret;
+        }
+        ncnn_mp_shape_refusal_t r = {};
+        r.rule = NCNN_MP_THREW;
+        r.expected = kind;
+        refused(r);
+        return NCNN_MP_SHAPE_REFUSED;
+    }
+
     // What ncnn sets on this layer and the wrapped one reads: its pipeline chooses kernels
     // by the shape hints, a featmask may matter to it. (None of the guarded kinds reads its
     // name, type or blob indexes: not copied, a wrapper costs no more heap than itself.
@@ -276,7 +306,9 @@ private:
         reads_ = READS_NOTHING;
         expected_ = 0;
         axis_ = -1;
-        extent_w_ = extent_h_ = pad_w_ = pad_h_ = tail_stride_w_ = tail_stride_h_ = 0;
+        padding_ = {};
+        pads_ = false;
+        front_ = behind_ = 0;
         image_ = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise ||
                  typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise;
         int n = pd.get(0, 0), kw = pd.get(1, 0), kh = pd.get(11, kw);
@@ -324,10 +356,10 @@ private:
                 reads_ = READS_C;
                 break;
             case ncnn::LayerType::Pooling:
-                // (a global or adaptive pooling takes any size; pad_mode 2 and 3 pad to fit)
-                if (pd.get(4, 0) == 0 && pd.get(7, 0) == 0 && (pd.get(5, 0) == 0 || pd.get(5, 0) == 1)) {
-                    read_pooling_kernel(pd);
-                }
+                read_pooling_kernel(pd);
+                break;
+            case ncnn::LayerType::Padding:
+                read_padding(pd);
                 break;
             case ncnn::LayerType::Concat:
                 axis_ = n;
@@ -347,44 +379,100 @@ private:
         }
     }
 
-    // A convolution's kernel as dilated, and its padding (a negative pad asks ncnn to pad
-    // to fit): an input smaller than the kernel leaves ncnn an output of negative size to
-    // make. A vector (dims 1) is one row: ncnn pads it sideways only.
+    // A convolution's kernel as dilated, and its padding as its parameters give it (explicit,
+    // or -233 / -234: SAME), for ncnn_mp_padding: an input smaller than the kernel leaves ncnn
+    // an output of negative size to make, a negative pad makes it write past one.
     void read_kernel(const ncnn::ParamDict &pd, int kw, int kh) {
-        int left = pd.get(4, 0), right = pd.get(15, left), top = pd.get(14, left), bottom = pd.get(16, top);
-        int dw = pd.get(2, 1), dh = pd.get(12, dw);
-        bool fits = left < 0 || right < 0 || top < 0 || bottom < 0 || kw <= 0 || kh <= 0 || dw <= 0 || dh <= 0;
-        extent_w_ = fits ? 0 : to_int(product(kw - 1, dw) + 1);
-        extent_h_ = fits ? 0 : to_int(product(kh - 1, dh) + 1);
-        pad_w_ = fits ? 0 : to_int(static_cast<long long>(left) + right);
-        pad_h_ = fits ? 0 : to_int(static_cast<long long>(top) + bottom);
+        int dw = pd.get(2, 1), dh = pd.get(12, dw), sw = pd.get(3, 1), left = pd.get(4, 0), top = pd.get(14, left);
+        if (kw <= 0 || kh <= 0 || dw <= 0 || dh <= 0) {
+            return;  // (ncnn computes nothing it could pad for)
+        }
+        padding_.kind = NCNN_MP_PAD_CONV;
+        padding_.kernel_w = to_int(product(kw - 1, dw) + 1);
+        padding_.kernel_h = to_int(product(kh - 1, dh) + 1);
+        padding_.stride_w = sw;
+        padding_.stride_h = pd.get(13, sw);
+        padding_.left = left;
+        padding_.right = pd.get(15, left);
+        padding_.top = top;
+        padding_.bottom = pd.get(16, top);
+        pads_ = true;
         kernel_w_ = kw;
         kernel_h_ = kh;
     }
 
-    // A Pooling's window, as read_kernel (its parameters have other keys, no dilation). In
-    // pad_mode 0 ncnn pads the tail up to a whole stride: a window wider than the input may
-    // fit then (Pooling::make_padding).
+    // A Pooling's window and padding by its pad_mode (its parameters have other keys, no
+    // dilation); a global or adaptive one takes any size and pads nothing.
     void read_pooling_kernel(const ncnn::ParamDict &pd) {
-        int kw = pd.get(1, 0), kh = pd.get(11, kw), sw = pd.get(2, 1), sh = pd.get(12, sw);
-        int left = pd.get(3, 0), right = pd.get(14, left), top = pd.get(13, left), bottom = pd.get(15, top);
-        if (kw > 0 && kh > 0 && sw > 0 && sh > 0 && left >= 0 && right >= 0 && top >= 0 && bottom >= 0) {
-            extent_w_ = kernel_w_ = kw;
-            extent_h_ = kernel_h_ = kh;
-            pad_w_ = to_int(static_cast<long long>(left) + right);
-            pad_h_ = to_int(static_cast<long long>(top) + bottom);
-            if (pd.get(5, 0) == 0) {
-                tail_stride_w_ = sw;
-                tail_stride_h_ = sh;
-            }
+        int kw = pd.get(1, 0), kh = pd.get(11, kw), sw = pd.get(2, 1), left = pd.get(3, 0), top = pd.get(13, left);
+        if (pd.get(4, 0) != 0 || pd.get(7, 0) != 0 || kw <= 0 || kh <= 0) {
+            return;
         }
+        padding_.kind = NCNN_MP_PAD_POOL;
+        padding_.pool_mode = pd.get(5, 0);
+        padding_.kernel_w = kernel_w_ = kw;
+        padding_.kernel_h = kernel_h_ = kh;
+        padding_.stride_w = sw;
+        padding_.stride_h = pd.get(12, sw);
+        padding_.left = left;
+        padding_.right = pd.get(14, left);
+        padding_.top = top;
+        padding_.bottom = pd.get(15, top);
+        pads_ = true;
     }
 
-    // An extent as ncnn pads it: padding, then (pad_mode 0 pooling) the tail to a whole stride.
-    static long long padded(int extent, int pad, int kernel, int tail_stride) {
-        long long v = static_cast<long long>(extent) + pad;
-        long long tail = tail_stride > 0 ? (v - kernel) % tail_stride : 0;
-        return tail != 0 ? v + tail_stride - tail : v;
+    // A Padding layer's own pads (and border type), and those it adds in depth: front and
+    // behind, along d (dims 4) or the channels (dims 3).
+    void read_padding(const ncnn::ParamDict &pd) {
+        padding_.kind = NCNN_MP_PAD_GIVEN;
+        padding_.top = pd.get(0, 0);
+        padding_.bottom = pd.get(1, 0);
+        padding_.left = pd.get(2, 0);
+        padding_.right = pd.get(3, 0);
+        padding_.border = pd.get(4, 0);
+        front_ = pd.get(7, 0);
+        behind_ = pd.get(8, 0);
+        pads_ = true;
+    }
+
+    // The padding rule (ncnn_mp_padding) on the input's shape; the refusal names the axis and pads.
+    bool refuses_padding(const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) const {
+        ncnn_mp_pads_t p;
+        bool vector = s.dims == 1;
+        ncnn_mp_pad_verdict_t v = ncnn_mp_padding(&padding_, s.w, vector ? 1 : s.h, vector, &p);
+        int h = vector ? 1 : s.h, axis = p.top < 0 || p.bottom < 0 || p.top > (1 << 30) || p.bottom > (1 << 30) ||
+                                     (v == NCNN_MP_PAD_REFLECT && (p.top >= h || p.bottom >= h)) ? 1 : 0;
+        int before = axis == 1 ? p.top : p.left, after = axis == 1 ? p.bottom : p.right, extent = axis == 1 ? h : s.w;
+        if (v == NCNN_MP_PAD_FITS && (front_ != 0 || behind_ != 0) && s.dims >= 3) {
+            // (ncnn's Padding does nothing at all when every pad is 0)
+            ncnn_mp_padding_t depth = {};
+            depth.kind = NCNN_MP_PAD_GIVEN;
+            depth.border = padding_.border;
+            depth.left = front_;
+            depth.right = behind_;
+            extent = s.dims == 4 ? s.d : s.c;
+            v = ncnn_mp_padding(&depth, extent, 1, true, &p);
+            axis = s.dims == 4 ? 2 : 3;
+            before = p.left;
+            after = p.right;
+        }
+        switch (v) {
+            case NCNN_MP_PAD_FITS:
+                return false;
+            case NCNN_MP_PAD_WINDOW:
+                r.rule = NCNN_MP_KERNEL;
+                r.expected = kernel_w_;
+                r.got = kernel_h_;
+                break;
+            default:  // (the rule names the axis (w, h, d, c) and its pads; a reflection, its extent)
+                r.rule = v == NCNN_MP_PAD_REFLECT ? NCNN_MP_REFLECT : NCNN_MP_PADDING;
+                r.axis = axis;
+                r.expected = before;
+                r.got = v == NCNN_MP_PAD_REFLECT ? extent : after;
+                r.input = v == NCNN_MP_PAD_REFLECT ? (before >= extent ? before : after) : 0;
+                break;
+        }
+        return refused(r);
     }
 
     bool refuses(const ncnn::Mat *blobs, int n, int n_top = 1) const {
@@ -392,7 +480,7 @@ private:
         if (ncnn_mp_more_refuses(more_, blobs, n, n_top, more)) {
             return refused(more);
         }
-        if ((reads_ == READS_NOTHING && !image_ && extent_w_ <= 1 && extent_h_ <= 1) || n == 0) {
+        if ((reads_ == READS_NOTHING && !image_ && !pads_) || n == 0) {
             return false;
         }
         ncnn_mp_shape_refusal_t r = {};
@@ -408,12 +496,8 @@ private:
             r.got = s.dims;
             return refused(r);
         }
-        if (padded(s.w, pad_w_, extent_w_, tail_stride_w_) < extent_w_ ||
-            (s.dims >= 2 ? padded(s.h, pad_h_, extent_h_, tail_stride_h_) : 1LL) < extent_h_) {
-            r.rule = NCNN_MP_KERNEL;
-            r.expected = kernel_w_;
-            r.got = kernel_h_;
-            return refused(r);
+        if (pads_ && !vector_path && refuses_padding(s, r)) {
+            return true;
         }
         r.expected = expected_;
         switch (reads_) {
@@ -491,6 +575,7 @@ private:
 
     const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
+    bool checks_;
     ncnn_mp_arity_t arity_ = {0, 0, 0, 0};
     ncnn_mp_more_rule_t more_ = {};
     bool int8_scales_ = false;
@@ -500,9 +585,10 @@ private:
     int expected_ = 0;
     int axis_ = -1;
     bool image_ = false;                // a 2D (de)convolution: dims 2 or 3 in
-    int extent_w_ = 0, extent_h_ = 0;  // a convolution's dilated kernel (0: fits any input)
-    int pad_w_ = 0, pad_h_ = 0, kernel_w_ = 0, kernel_h_ = 0;
-    int tail_stride_w_ = 0, tail_stride_h_ = 0;  // a pad_mode 0 Pooling's strides, else 0
+    bool pads_ = false;                // it pads (and slides a window): padding_ says how
+    ncnn_mp_padding_t padding_ = {};
+    int front_ = 0, behind_ = 0;       // a Padding layer's pads in depth
+    int kernel_w_ = 0, kernel_h_ = 0;  // (for the message: the kernel as the parameters give it)
 };
 
 char GuardLayer::mark;
@@ -524,6 +610,7 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Eltwise:
         case ncnn::LayerType::BinaryOp:
         case ncnn::LayerType::Pooling:
+        case ncnn::LayerType::Padding:
         case ncnn::LayerType::Convolution1D:
         case ncnn::LayerType::ConvolutionDepthWise1D:
         case ncnn::LayerType::Deconvolution1D:
@@ -556,7 +643,9 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Quantize:
         case ncnn::LayerType::Dequantize:
         case ncnn::LayerType::Requantize:
-        case ncnn::LayerType::RotaryEmbed:  // (these two for their blob counts: a malformed model's)
+        case ncnn::LayerType::Interp:
+        case ncnn::LayerType::Reshape:
+        case ncnn::LayerType::RotaryEmbed:  // (this and Noop for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
         case ncnn::LayerType::ReLU:  // (these four for their int8 role: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:
@@ -568,14 +657,21 @@ bool guarded(int typeindex) {
     }
 }
 
+// Whether the C++ seam catches what ncnn throws in this build (the desktop's: micropython.mk).
+#ifndef NCNN_MP_CXX_CATCHES
+#define NCNN_MP_CXX_CATCHES 0
+#endif
+
 // ncnn asks this first for every layer it loads (text or binary param): a layer type the
 // user registered in place of a built-in one comes from ncnn's registry as before, and
-// is not wrapped (its Python checks its own input).
+// is not wrapped (its Python checks its own input). Where ncnn throws (the desktop), every
+// other layer is wrapped too, unchecked, so that what it throws names it (GuardLayer::caught).
 class GuardedNet : public ncnn::Net {
 protected:
     ncnn::Layer *create_overwrite_builtin_layer(int typeindex) override {
         ncnn::Layer *layer = ncnn::Net::create_overwrite_builtin_layer(typeindex);
-        if (layer != nullptr || !guarded(typeindex)) {
+        bool checks = guarded(typeindex);
+        if (layer != nullptr || typeindex == ncnn::LayerType::Input || !(checks || NCNN_MP_CXX_CATCHES)) {
             return layer;
         }
         ncnn::Layer *inner = ncnn_mp_kernel_create(typeindex);  // (ncnn_mp's own kernels, kernels.h)
@@ -583,7 +679,7 @@ protected:
         if (inner == nullptr) {
             return nullptr;  // (not in this build: ncnn's own lookup fails the same way)
         }
-        return new GuardLayer(this, inner);
+        return new GuardLayer(this, inner, checks);
     }
 };
 
@@ -616,7 +712,7 @@ extern "C" void ncnn_mp_cxx_guard_layer(ncnn_layer_t layer) {
     // (c_api.cpp's layer calls go through pthis's virtual methods, and ncnn_layer_destroy
     // deletes it: the wrapper deletes the layer it wraps)
     ncnn::Layer *inner = static_cast<ncnn::Layer *>(layer->pthis);
-    layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner));
+    layer->pthis = static_cast<ncnn::Layer *>(new GuardLayer(nullptr, inner, true));
 }
 
 // Which blobs hold int8 (the tops of a layer that writes int8, and of a Split or a layer that

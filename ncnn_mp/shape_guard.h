@@ -45,6 +45,15 @@ typedef enum {
     NCNN_MP_GROUPS,    // expected: the groups the channels (got) must divide into
     NCNN_MP_STATE,     // a recurrent layer's state input: expected its width, got the rows (directions)
     NCNN_MP_SCALE,     // a Scale of two inputs: expected the scales needed, got those given (0, 0: a bias asked for)
+    NCNN_MP_PADDING,   // axis (0 w, 1 h, 2 d, 3 c) padded by expected before and got after: one is negative or past 2^30
+    NCNN_MP_REFLECT,   // a reflected pad (input) along axis as deep as the input's extent there (got) or deeper
+    NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
+    NCNN_MP_RESHAPE,   // Reshape: the shape it resolves (first) holds got values, not the input's expected, or
+                       // has an extent below 1 (axis 1: a -1 resolved through a division by zero)
+    NCNN_MP_ROWS,      // expected: the rows input (input) must have (at least, or as many), got: those it has
+    NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
+                       // elements, and the forward reads got of them
+    NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
 } ncnn_mp_shape_rule_t;
 
 // How many blobs a layer's forward reads (bottoms) and writes (tops): arity.cpp.
@@ -95,6 +104,41 @@ bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);
 // has no such blob. The blob by `name` where that is not NULL (NCNN_STRING), else `blob`.
 enum { NCNN_MP_INT8_INPUT_OK, NCNN_MP_INT8_INPUT_FLOAT, NCNN_MP_INT8_INPUT_SCALES, NCNN_MP_INT8_INPUT_MISSING };
 int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer);
+// Padding, one rule (shape_padding.cpp): the pads ncnn applies to an input of w x h (dims 1:
+// sideways only) for a layer's padding as its parameters give it, and whether they leave
+// what the layer reads. Every layer that pads asks it: the guard for ncnn's Convolution,
+// ConvolutionDepthWise, Pooling and Padding, ncnn_mp's kernels (kernels.h), Mat.copy_make_border.
+typedef enum {
+    NCNN_MP_PAD_GIVEN,  // the pads as given (a Padding layer, copy_make_border)
+    NCNN_MP_PAD_CONV,   // a convolution's: as given where one is positive, else -233 / -234 (SAME)
+    NCNN_MP_PAD_POOL,   // a Pooling's, by its pad_mode: 0 up to a whole stride, 1 as given, 2 / 3 SAME
+} ncnn_mp_pad_kind_t;
+typedef struct {
+    ncnn_mp_pad_kind_t kind;
+    int pool_mode;              // POOL: pad_mode
+    int border;                 // 0 constant, 1 replicate, 2 reflect (which reads the input pad deep)
+    int kernel_w, kernel_h;     // the (dilated) window the layer slides, 0: none
+    int stride_w, stride_h;
+    int top, bottom, left, right;  // as the parameters give them
+} ncnn_mp_padding_t;
+typedef struct {
+    int top, bottom, left, right;
+} ncnn_mp_pads_t;
+typedef enum {
+    NCNN_MP_PAD_FITS,
+    NCNN_MP_PAD_OUT_OF_RANGE,  // a pad is negative (ncnn's padding writes past its output: it copies
+                               // every input row whole) or past 2^30: *out says which
+    NCNN_MP_PAD_REFLECT,       // a reflected pad as deep as the input or deeper (it would read outside)
+    NCNN_MP_PAD_WINDOW,        // the window does not fit the padded input
+} ncnn_mp_pad_verdict_t;
+ncnn_mp_pad_verdict_t ncnn_mp_padding(const ncnn_mp_padding_t *p, int w, int h, bool vector, ncnn_mp_pads_t *out);
+
+// The parameter arrays the guard checks whole (shape_rules.cpp's table, one row each): the
+// type's name, the array's, and what it must cover. NULL past the last row.
+typedef struct {
+    const char *type, *array, *covers;
+} ncnn_mp_param_array_t;
+const ncnn_mp_param_array_t *ncnn_mp_param_array(int row);
 
 // Given by ncnn_mp's C side: keeps a refusal for the calling thread's call in progress
 // (an extract, a standalone Layer.forward), which raises it once ncnn has returned. Called
@@ -123,7 +167,8 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_WIDTH, NCNN_MP_MORE_NORM, NCNN_MP_MORE_GEMM, NCNN_MP_MORE_MATMUL, NCNN_MP_MORE_SDPA,
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
-    NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2,
+    NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
+    NCNN_MP_MORE_RESHAPE, NCNN_MP_MORE_ROTARY,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
@@ -149,6 +194,17 @@ struct ncnn_mp_more_rule_t {
             int dynamic, group, dilation_w, dilation_h, pad_w, pad_h;
             int window[3];
             bool bias, int8;
+        };
+        struct {  // GEMM, GEMM2: A transposed; a constant C's rows and columns where it has them (0: none, or
+                  // broadcast over them)
+            int trans_a, c_rows, c_cols;
+        };
+        struct {  // RESHAPE: the shape its parameters give (w, h, d, c: 0 the input's, -1 the rest), its dims
+            int shape[4], ndim;
+        };
+        struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales
+            int out_w, out_h;
+            float scale_w, scale_h;
         };
     };
 };

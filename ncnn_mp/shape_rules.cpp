@@ -14,6 +14,19 @@
 
 namespace {
 
+// The parameter arrays a wrapped layer's forward indexes by its input's extent, beyond a count
+// of channels or values (those: shape_guard.cpp's Reads), per type: each is checked whole
+// against what the forward reads of it (refusal NCNN_MP_ARRAY, naming the row). ncnn does not:
+// an Eltwise SUM with fewer coefficients than inputs read past them (garbage: 1.9e34), a Gemm's
+// constant C with fewer rows or columns than the output read past it (SIGSEGV).
+// tests/test_param_arrays.py reads this table and builds, for each row, a model one element short.
+enum ParamArrayRow { ELTWISE_COEFFS, GEMM_C_ROWS, GEMM_C_COLUMNS, PARAM_ARRAY_ROWS };
+const ncnn_mp_param_array_t param_arrays[PARAM_ARRAY_ROWS] = {
+    /* ELTWISE_COEFFS */ { "Eltwise", "coeffs (param 1; op_type 1, SUM)", "one per input" },
+    /* GEMM_C_ROWS */ { "Gemm", "constant C's rows (constantM, param 7; broadcast type 1 to 3)", "the output's rows (M)" },
+    /* GEMM_C_COLUMNS */ { "Gemm", "constant C's columns (constantN, param 8; broadcast type 3, 4)", "the output's columns (N)" },
+};
+
 bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected, int got, int input,
             const ncnn_mp_blob_shape_t &s) {
     r.rule = rule;
@@ -22,6 +35,133 @@ bool refuse(ncnn_mp_shape_refusal_t &r, ncnn_mp_shape_rule_t rule, int expected,
     r.input = input;
     r.shape = s;
     return true;
+}
+
+// A parameter array (row of the table) holding `has` elements, where the forward reads `reads`.
+bool refuse_array(ncnn_mp_shape_refusal_t &r, ParamArrayRow row, int has, int reads, int input,
+                  const ncnn_mp_blob_shape_t &s) {
+    refuse(r, NCNN_MP_ARRAY, has, reads, input, s);
+    r.axis = row;
+    return true;
+}
+
+// A Gemm's constant C against the output it is added to: M rows (A's, `a`: its h, or c, or w
+// transposed) and N columns (B's, `b`: its w, or h, or c transposed). NULL: that side is a
+// constant operand, of constantM rows or constantN columns, as C was loaded.
+bool gemm_c_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t *a, int a_input,
+                    const ncnn_mp_blob_shape_t *b, int b_input, bool b_transposed, ncnn_mp_shape_refusal_t &r) {
+    if (m.c_rows > 0 && a != nullptr) {
+        int rows = m.trans_a ? a->w : a->dims == 3 ? a->c : a->h;
+        if (rows > m.c_rows) {
+            return refuse_array(r, GEMM_C_ROWS, m.c_rows, rows, a_input, *a);
+        }
+    }
+    if (m.c_cols > 0 && b != nullptr) {
+        int cols = b_transposed ? (b->dims == 3 ? b->c : b->h) : b->w;
+        if (cols > m.c_cols) {
+            return refuse_array(r, GEMM_C_COLUMNS, m.c_cols, cols, b_input, *b);
+        }
+    }
+    return false;
+}
+
+// A Reshape's output shape replayed as ncnn's Reshape::forward resolves it (0: the input's
+// extent; -1: the input's values over the other extents, in ncnn's order, truncated): every
+// extent 1 or more and holding the input's values. ncnn divided by zero where a -1 resolved to
+// 0 (SIGFPE), and a reshape that keeps the channels set the Mat's w and h unchecked: a larger
+// plane read past each channel.
+bool reshape_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    if (m.ndim < 1 || m.ndim > 4) {
+        return false;  // (ncnn's load refuses it)
+    }
+    const long long in[4] = { s.w, s.dims >= 2 ? s.h : 1, s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1 };
+    const long long total = capped(capped(in[0] * in[1]) * capped(in[2] * in[3]));
+    // the axes ncnn uses for ndim (w, h, d, c): 1 w; 2 w h; 3 w h c; 4 w h d c
+    static const bool used[5][4] = { { false }, { true }, { true, true }, { true, true, false, true }, { true, true, true, true } };
+    long long e[4];
+    for (int k = 0; k < 4; k++) {
+        e[k] = !used[m.ndim][k] ? 1 : m.shape[k] == 0 ? in[k] : m.shape[k];
+    }
+    bool zero = false;  // (a division by zero ncnn would have made)
+    static const int order[4] = { 0, 1, 2, 3 };  // (ncnn resolves w, h, d, c in turn, each over the others as they stand)
+    for (int k : order) {
+        if (used[m.ndim][k] && m.shape[k] == -1) {
+            long long v = total;
+            for (int j = 0; j < 4; j++) {
+                if (j != k && used[m.ndim][j]) {
+                    zero = zero || e[j] == 0;
+                    v = e[j] == 0 ? 0 : v / e[j];
+                }
+            }
+            e[k] = v;
+        }
+    }
+    long long product = 1;
+    bool fits = !zero;
+    for (int k = 0; k < 4; k++) {
+        fits = fits && e[k] >= 1 && e[k] < NCNN_MP_CAP;
+        product = capped(product * capped(e[k]));
+    }
+    if (fits && product == total) {
+        return false;
+    }
+    refuse(r, NCNN_MP_RESHAPE, static_cast<int>(total), static_cast<int>(product), 0, s);
+    r.axis = zero;  // (resolved through a division by zero)
+    r.first.dims = m.ndim;
+    r.first.w = static_cast<int>(capped(e[0]));
+    r.first.h = static_cast<int>(capped(e[1]));
+    r.first.d = static_cast<int>(capped(e[2]));
+    r.first.c = static_cast<int>(capped(e[3]));
+    return true;
+}
+
+// An SDPA's mask and kv cache (sdpa.cpp). The mask (attn_mask, input 3) is added to each head's
+// scores: a row of past + current keys' length for each query row, per head where it has more
+// than one channel. The past key and value (kv_cache, the next two inputs) are copied whole,
+// channel by channel, into caches of the current key's and value's width and heads, and the
+// value's past is taken to be as long as the key's. ncnn reads and copies them unchecked.
+bool sdpa_extras_refuse(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &q, const ncnn_mp_blob_shape_t &k,
+                        const ncnn_mp_blob_shape_t &v, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+    int at = 3, qc = q.dims >= 3 ? q.c : 1, kc = k.dims >= 3 ? k.c : 1, past = 0;
+    const bool cache = m.extent != 0 && n >= at + (m.expected ? 3 : 2);
+    if (cache) {
+        ncnn_mp_blob_shape_t pk = unpacked(blobs[at + (m.expected ? 1 : 0)]), pv = unpacked(blobs[at + (m.expected ? 2 : 1)]);
+        int ki = at + (m.expected ? 1 : 0);
+        if (pk.dims != 0) {  // (an empty past: the first step)
+            if (pk.w != k.w) {
+                return refuse(r, NCNN_MP_WIDTH, k.w, pk.w, ki, pk);
+            }
+            if ((pk.dims >= 3 ? pk.c : 1) != kc) {
+                return refuse(r, NCNN_MP_CHANNELS, kc, pk.dims >= 3 ? pk.c : 1, ki, pk);
+            }
+            past = pk.dims >= 2 ? pk.h : 1;
+        }
+        if (pv.dims != 0 || pk.dims != 0) {
+            if (pv.w != v.w) {
+                return refuse(r, NCNN_MP_WIDTH, v.w, pv.w, ki + 1, pv);
+            }
+            if ((pv.dims >= 3 ? pv.c : 1) != kc) {
+                return refuse(r, NCNN_MP_CHANNELS, kc, pv.dims >= 3 ? pv.c : 1, ki + 1, pv);
+            }
+            if ((pv.dims >= 2 ? pv.h : 1) != past) {
+                return refuse(r, NCNN_MP_ROWS, past, pv.dims >= 2 ? pv.h : 1, ki + 1, pv);
+            }
+        }
+    }
+    if (m.expected && n > at) {
+        ncnn_mp_blob_shape_t mask = unpacked(blobs[at]);
+        int keys = past + (k.dims >= 2 ? k.h : 1), rows = mask.dims >= 2 ? mask.h : 1, mc = mask.dims >= 3 ? mask.c : 1;
+        if (mask.w < keys) {
+            return refuse(r, NCNN_MP_WIDTH, keys, mask.w, at, mask);
+        }
+        if (rows < (q.dims >= 2 ? q.h : 1)) {
+            return refuse(r, NCNN_MP_ROWS, q.dims >= 2 ? q.h : 1, rows, at, mask);
+        }
+        if (mc > 1 && mc < qc) {
+            return refuse(r, NCNN_MP_CHANNELS, qc, mc, at, mask);
+        }
+    }
+    return false;
 }
 
 // (every byte zero, whichever part of the union a kind uses)
@@ -110,6 +250,10 @@ bool dynamic_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n
 }
 
 }  // namespace
+
+extern "C" const ncnn_mp_param_array_t *ncnn_mp_param_array(int row) {
+    return row >= 0 && row < PARAM_ARRAY_ROWS ? &param_arrays[row] : nullptr;
+}
 
 ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) {
     namespace T = ncnn::LayerType;
@@ -214,19 +358,34 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.kind = NCNN_MP_MORE_GEMM;
                 m.expected = pd.get(9, 0);                                 // constantK
                 m.transposed = constant_b ? pd.get(2, 0) != 0 : pd.get(3, 0) == 0;  // K along h/c, not w
+                m.extent = constant_b;  // (the input is A, else B)
             } else if (!constant_a) {  // both inputs: A's K is B's (as MatMul)
                 m.kind = NCNN_MP_MORE_GEMM2;
-                m.group = pd.get(2, 0);  // transA
                 m.transposed = pd.get(3, 0) != 0;
             }
+            // A constant C (6=1) of broadcast type 10=1 (M), 2 (Mx1), 3 (MxN), 4 (1xN), loaded as
+            // constantM rows and constantN columns (gemm.cpp), is read over the output's M x N.
+            int type_c = pd.get(6, 0) != 0 ? pd.get(10, 0) : 0;
+            m.trans_a = pd.get(2, 0);
+            m.c_rows = type_c >= 1 && type_c <= 3 ? pd.get(7, 0) : 0;
+            m.c_cols = type_c == 3 || type_c == 4 ? pd.get(8, 0) : 0;
             break;
         }
+        case T::Eltwise:  // SUM with coefficients: one per input
+            if (pd.get(0, 0) == 1) {
+                ncnn::Mat coeffs = pd.get(1, ncnn::Mat());
+                m.kind = coeffs.empty() ? NCNN_MP_MORE_NOTHING : NCNN_MP_MORE_COEFFS;
+                m.expected = coeffs.empty() ? 0 : coeffs.w;
+            }
+            break;
         case T::MatMul:
             m.kind = NCNN_MP_MORE_MATMUL;
             m.transposed = pd.get(0, 0) != 0;
             break;
         case T::SDPA:
             m.kind = NCNN_MP_MORE_SDPA;
+            m.expected = pd.get(5, 0) != 0;  // attn_mask: a fourth input
+            m.extent = pd.get(7, 0) != 0;    // kv_cache: past key and value as the next two
             break;
         case T::Proposal:
             m.kind = NCNN_MP_MORE_PROPOSAL;
@@ -266,6 +425,28 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             for (int i = 0; i < m.list_n; i++) {
                 m.list[i] = pd.get(i, i == 0 || (typeindex == T::Requantize && i == 1) ? 1 : 0);  // (defaults: 1 scale, 0 biases)
             }
+            break;
+        case T::Interp:  // (one input: the output size from its parameters; else a reference blob's, or an expression's)
+            if (pd.get(5, 0) == 0) {
+                m.kind = NCNN_MP_MORE_INTERP;
+                m.scale_h = pd.get(1, 1.f);
+                m.scale_w = pd.get(2, 1.f);
+                m.out_h = pd.get(3, 0);
+                m.out_w = pd.get(4, 0);
+            }
+            break;
+        case T::Reshape:  // (its shape from its parameters: not from an expression, a reference blob, batches)
+            if (pd.type(6) == 0 && pd.type(12) == 0 && pd.type(13) == 0) {
+                m.kind = NCNN_MP_MORE_RESHAPE;
+                m.shape[0] = pd.get(0, -233);
+                m.shape[1] = pd.get(1, -233);
+                m.shape[2] = pd.get(11, -233);
+                m.shape[3] = pd.get(2, -233);
+                m.ndim = m.shape[0] == -233 ? 0 : m.shape[1] == -233 ? 1 : m.shape[3] == -233 ? 2 : m.shape[2] == -233 ? 3 : 4;
+            }
+            break;
+        case T::RotaryEmbed:  // (the cos and sin tables against the input: no parameter fixes them)
+            m.kind = NCNN_MP_MORE_ROTARY;
             break;
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
@@ -370,17 +551,26 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
         }
         case NCNN_MP_MORE_GEMM: {
             int k = !m.transposed || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
-            return k != m.expected && refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
+            if (k != m.expected) {
+                return refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
+            }
+            bool a = m.extent != 0;  // (else the input is B: transB is !m.transposed)
+            return gemm_c_refuses(m, a ? &s : nullptr, 0, a ? nullptr : &s, 0, !a && !m.transposed, r);
         }
         case NCNN_MP_MORE_GEMM2: {
             if (n < 2) {
                 return false;
             }
             ncnn_mp_blob_shape_t b = unpacked(blobs[1]);
-            int ka = m.group == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+            int ka = m.trans_a == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
             int kb = m.transposed || b.dims == 1 ? b.w : b.dims == 2 ? b.h : b.c;
-            return ka != kb && refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
+            if (ka != kb) {
+                return refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
+            }
+            return gemm_c_refuses(m, &s, 0, &b, 1, m.transposed, r);
         }
+        case NCNN_MP_MORE_COEFFS:
+            return n > m.expected && refuse_array(r, ELTWISE_COEFFS, m.expected, n, 0, s);
         case NCNN_MP_MORE_MATMUL: {  // A's w is B's K (B's h, or w transposed), reading B's rows
             if (n < 2) {
                 return false;
@@ -423,6 +613,47 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
                     return refuse(r, NCNN_MP_SLICES, static_cast<int>(capped(at + piece)), static_cast<int>(extent), 0, s);
                 }
                 at += piece;
+            }
+            return false;
+        }
+        case NCNN_MP_MORE_INTERP: {
+            // ncnn's Interp::forward: output_width and output_height where both are given, else
+            // the input's w and h (1 and 1 for a vector) times the scales, truncated. A size
+            // below 1 (a negative or NaN scale) made ncnn allocate an array of negative length
+            // (std::bad_array_new_length on the desktop) or a Mat of a wrapped size. A matrix
+            // (dims 2) is resized along w only.
+            if (n != 1) {
+                return false;
+            }
+            double w = s.dims == 1 ? 1 : s.w, h = s.dims == 1 ? 1 : s.h;
+            bool given = m.out_w != 0 && m.out_h != 0;
+            double ow = given ? m.out_w : w * static_cast<double>(m.scale_w), oh = given ? m.out_h : h * static_cast<double>(m.scale_h);
+            bool fits = ow >= 1 && ow < NCNN_MP_CAP && (s.dims == 2 || (oh >= 1 && oh < NCNN_MP_CAP));
+            // (a size as ncnn truncates it; one that is not a number, or past 2^31 either way, as -1)
+            return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
+                                   oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);
+        }
+        case NCNN_MP_MORE_RESHAPE:
+            return reshape_refuses(m, s, r);
+        case NCNN_MP_MORE_ROTARY: {
+            // x (w embed_dim, h seqlen, c heads), then the cos and sin tables: row i of each is read
+            // for every position i < seqlen, embed_dim / 2 values of it, or embed_dim where the cos
+            // table is that wide (then both halves have their own: rotaryembed.cpp). ncnn reads
+            // them unchecked.
+            if (n < 3) {
+                return false;
+            }
+            int half = s.w / 2, rows = s.dims >= 2 ? s.h : 1;
+            ncnn_mp_blob_shape_t cos = unpacked(blobs[1]);
+            int width = cos.w == s.w ? s.w : half;
+            for (int i = 1; i < 3; i++) {
+                ncnn_mp_blob_shape_t t = i == 1 ? cos : unpacked(blobs[i]);
+                if (t.w < width) {
+                    return refuse(r, NCNN_MP_WIDTH, width, t.w, i, t);
+                }
+                if ((t.dims >= 2 ? t.h : 1) < rows) {
+                    return refuse(r, NCNN_MP_ROWS, rows, t.dims >= 2 ? t.h : 1, i, t);
+                }
             }
             return false;
         }
@@ -558,7 +789,10 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             if (k.w < s.w) {
                 return refuse(r, NCNN_MP_WIDTH, s.w, k.w, 1, k);
             }
-            return (v.h < k.h || vc < kc) && refuse(r, NCNN_MP_MATCH_KV, k.h, v.h, 2, v);
+            if (v.h < k.h || vc < kc) {
+                return refuse(r, NCNN_MP_MATCH_KV, k.h, v.h, 2, v);
+            }
+            return sdpa_extras_refuse(m, s, k, v, blobs, n, r);
         }
         default:
             return false;

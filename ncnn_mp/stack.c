@@ -105,7 +105,7 @@ void ncnn_mp_stack_check(int depth, const char *where) {
         // Unix port keeps below Python's limit in a thread (8 KiB), in whole pages.
         size_t fits = (mp_stack_usage() + need + 8 * 1024 + 4095) / 4096 * 4096;
         (void)fits;  // (no error reporting: unused)
-        mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: ncnn needs about %u KiB of C stack here (%d layers deep) and this thread has %u KiB left: give the thread more (_thread.stack_size(%u) before starting it)"),
+        mp_raise_msg_varg(&mp_type_RuntimeError, NCNN_MP_FORMAT("%s: ncnn needs about %u KiB of C stack here (%d layers deep) and this thread has %u KiB left: give it more (_thread.stack_size(%u))"),
             where, (unsigned)((need + 1023) / 1024), depth, (unsigned)(room / 1024), (unsigned)fits);
     }
 }

@@ -101,12 +101,34 @@ def _scan_python(scores: "Sequence[float]", offset: int, rows: int, cols: int, s
     return found
 
 
+def _words(scores: "Sequence[float]") -> bool:
+    """Whether the viper loops may read scores: a memoryview of float32 (they index it with
+    ptr32, one 32-bit word an element). Anything else takes the plain loop."""
+    return (isinstance(scores, memoryview) and len(scores) > 0 and isinstance(scores[0], float)
+            and len(bytes(scores[:1])) == 4)
+
+
+def _ints(*values: object) -> bool:
+    return all(type(v) is int for v in values)
+
+
+def _scan_fits(n: int, offset: int, rows: int, cols: int, step: int) -> bool:
+    """Whether every score _scan_words reads lies in the n given: it reads cols words at
+    offset, offset + step, ... for each row, unchecked. (Where not, the plain loop runs and
+    raises IndexError as Python indexing does, or wraps a negative index as Python does.)"""
+    if not _ints(offset, rows, cols, step) or rows < 0 or cols < 1 or step < 0 or offset < 0:
+        return False
+    return rows == 0 or offset + (rows - 1) * step + cols <= n
+
+
 def candidates(scores: "Sequence[float]", offset: int, rows: int, cols: int, step: int, threshold: float,
                fast: bool = True) -> "list[tuple[int, int, float]]":
     """(row, column, score) of every row whose best score reaches threshold: `rows` rows of
     `cols` scores, the first at `offset`, each `step` elements after the one before.
-    fast=False takes the plain loop (to compare the two)."""
-    if fast and FAST and threshold > 0 and isinstance(scores, memoryview):
+    fast=False takes the plain loop (to compare the two); the fast one runs only where every
+    index it reads is checked to lie in scores first, and gives the same answer."""
+    if (fast and FAST and type(threshold) in (int, float) and threshold > 0 and _words(scores)
+            and _scan_fits(len(scores), offset, rows, cols, step)):
         out = array.array("I", bytes(8 * rows))
         params = array.array("I", [offset, rows, cols, step, struct.unpack("<I", struct.pack("<f", threshold))[0]])
         n = _scan_words(scores, out, params)
@@ -117,12 +139,13 @@ def candidates(scores: "Sequence[float]", offset: int, rows: int, cols: int, ste
 
 
 def top_k(scores: "Sequence[float]", k: int, fast: bool = True) -> "list[int]":
-    """The indexes of the k best scores, best first (equal scores: the lower index first)."""
-    if fast and FAST and isinstance(scores, memoryview):
-        out = array.array("I", bytes(4 * k))
-        n = _top_words(scores, len(scores), out, k)
-        if n == min(k, len(scores)):  # (fewer: negative scores, which the words cannot order)
-            return list(out[:n])
+    """The indexes of the k best scores, best first (equal scores: the lower index first).
+    The fast path reads the float32 words of a memoryview, at most min(k, len) passes."""
+    if fast and FAST and type(k) is int and k >= 0 and _words(scores):
+        n = min(k, len(scores))
+        out = array.array("I", bytes(4 * n))
+        if _top_words(scores, len(scores), out, n) == n:  # (fewer: negative scores, which the words cannot order)
+            return list(out)
     return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]  # (MicroPython's sort is not stable)
 
 

@@ -115,6 +115,29 @@ def test_ci_budget_has_every_round_two_attack() -> None:
     assert want <= seen, want - seen
 
 
+def test_ci_budget_has_every_round_three_attack() -> None:
+    """The CI budget's "r3" steps (issue 31): every layer that pads, with pads of every sign and
+    SAME, on odd sides; every camera format into a Mat, resized, and back, with strides and
+    buffers short, exact and long."""
+    stub = api_fuzz.read_stub()
+    seen: set[tuple[str, ...]] = set()
+    pads: set[int] = set()
+    for sid in range(SEQUENCES):
+        for step in api_fuzz.make_sequence(stub, SEED, sid):
+            if step[0] != "r3":
+                continue
+            if step[1] == "pad":
+                seen.add(("pad", step[2]))
+                pads.update(v for k, v in step[3] if k not in (0, 1, 2, 5, 6, 7, 11) or step[2] == "Padding")
+            else:
+                seen.update({("camera", step[2]), ("op", step[8]), ("stride", step[6]), ("buffer", step[7])})
+    want = {("pad", k) for k in api_fuzz.R3_PAD_LAYERS} | {("camera", k) for k in api_fuzz.R3_CAMERA}
+    want |= {("op", k) for k in api_fuzz.R3_CAMERA_OPS} | {("stride", k) for k in ("exact", "short", "long", "zero")}
+    want |= {("buffer", k) for k in ("exact", "short", "long")}
+    assert want <= seen, want - seen
+    assert {-234, -233, -60, -1, 0, 1, 40} <= pads, sorted(pads)
+
+
 def test_ci_budget_loads_weights_in_place_every_way() -> None:
     """The CI budget's "wip" steps load from every kind of buffer, in place and copying, check
     extracts, weights_info() and the Mats a Python layer kept once the buffer was dropped and

@@ -207,6 +207,8 @@ def do(s):
         do_wip(s)
     elif op == "r2":
         do_r2(s)
+    elif op == "r3":
+        do_r3(s)
     elif op == "prd":
         do_prd(s)
 
@@ -1694,6 +1696,61 @@ def r2_inner_product(n_in):
     pd.set(2, 2 * n_in)
     layer.load_param(pd)
     return layer
+
+
+# "r3" steps (api_fuzz.round_three): a result or the exception of a user's mistake, never a
+# crash (what valgrind and the sanitizers see is judged by the run's exit).
+R3_MISTAKES = (ValueError, TypeError, MemoryError, IndexError, NotImplementedError)
+
+
+def r3_outcome(what, f):
+    try:
+        f()
+    except R3_MISTAKES:
+        pass
+    except Exception as e:
+        fail("r3 %s: %s %s" % (what, type(e).__name__, e))
+
+
+def do_r3(s):
+    opt = ncnn_mp.Option()
+    if s[1] == "pad":  # ["r3", "pad", type, [[key, value], ...], shape]
+        def run():
+            layer = ncnn_mp.Layer(s[2])
+            pd = ncnn_mp.ParamDict()
+            for k, v in s[3]:
+                pd.set(k, v)
+            layer.load_param(pd)
+            layer.load_model(ncnn_mp.ModelBin(from_datareader=ncnn_mp.DataReader(zeros=True)))
+            x = ncnn_mp.Mat(*s[4])
+            x.fill(0.5)
+            layer.forward(x, opt)
+        r3_outcome("pad %s %s %s" % (s[2], s[3], s[4]), run)
+        return
+    # ["r3", "camera", format, target, w, h, stride kind, buffer kind, op, side]
+    M = ncnn_mp.Mat
+    if not hasattr(M, s[2]) or not hasattr(M, "from_pixels"):
+        return  # (a firmware without camera frames)
+    fmt, w, h = getattr(M, s[2]), s[4], s[5]
+    target = getattr(M, s[3]) if s[3] else 0
+    yuv420 = s[2] in ("PIXEL_NV12", "PIXEL_NV21")
+    row = w if yuv420 else 2 * w
+    stride = {"exact": row, "short": row - 1, "long": row + 3, "zero": 0}[s[6]]
+    rows = h + (h + 1) // 2 if yuv420 else h
+    size = max(stride, row) * rows
+    size = {"exact": size, "short": max(0, size - 1), "long": size + 5}[s[7]]
+    pixels = bytearray(i * 7 & 255 for i in range(size))
+    ftype = fmt | (target << 16) if target else fmt
+    if s[8] == "from_pixels":
+        r3_outcome("camera %s" % s[2:], lambda: M.from_pixels(pixels, ftype, w, h, stride))
+    elif s[8] == "from_pixels_resize":
+        r3_outcome("camera %s" % s[2:], lambda: M.from_pixels_resize(pixels, ftype, w, h, s[9], s[9] + 1, stride))
+    else:
+        def back():
+            m = M(w, h, 3)
+            m.fill(0.25)
+            m.to_pixels(ftype, pixels, stride)
+        r3_outcome("camera %s" % s[2:], back)
 
 
 def do_r2(s):

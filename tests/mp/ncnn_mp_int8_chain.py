@@ -204,3 +204,14 @@ net.load_model(int8_conv(CIN, C, True))
 (b,) = run(net, {"data": data(4, 4, CIN)}, ["b"])
 print("after the refusals:", b.w, b.h, b.c, min(b[q * b.cstep + i] for q in range(b.c) for i in range(16)) == 0)
 net.close()
+
+# ncnn_mp's int8 max Pooling takes its pads from the padding rule (ncnn_mp/shape_padding.cpp):
+# a SAME Pooling (5=2) of window 1x2 at stride 6 on 12x1 "pads" w by -2 and -3 while it pads h,
+# which it took as it came and wrote before its workspace (heap corruption). Refused now,
+# naming the layer and the pads; the same Net runs an input that fits.
+lines = ["Input data 0 1 data", conv_line("c0", "data", "a", CIN, C, True), "Pooling p 1 1 a b 0=0 1=1 11=2 2=6 5=2"]
+net = net_of(lines, int8_conv(CIN, C, True))
+check("int8 max Pooling SAME on 12x1", lambda: run(net, {"data": data(12, 1, CIN)}, ["b"]))
+(b,) = run(net, {"data": data(12, 3, CIN)}, ["b"])
+print("int8 max Pooling SAME on 12x3:", b.w, b.h, b.c, b.elemsize)
+net.close()

@@ -1,0 +1,72 @@
+# An Interp whose parameters give an output of no size (a negative or NaN scale, a negative
+# output_width) made ncnn allocate an array of negative length: std::bad_array_new_length on
+# the desktop, which ended the process (terminate, SIGABRT) from extract and from a standalone
+# Layer.forward; a Mat of a wrapped size elsewhere. The shape guard refuses it now, naming the
+# layer, in a Net and standalone; the Net, its Extractor and the layer work on afterwards.
+import ncnn_mp
+from mptest import check, packed, require
+
+require("NCNN_STRING")
+try:
+    ncnn_mp.Layer("Interp")
+except ValueError:
+    print("SKIP: this firmware's ncnn leaves out Interp")
+    raise SystemExit
+
+opt = ncnn_mp.Option()
+opt.num_threads = 1
+
+
+def image(w, h, c=1):
+    m = ncnn_mp.Mat(w, h, c)
+    m.fill(1.5)
+    return m
+
+
+def interp(**params):
+    """A standalone bilinear Interp; params by ncnn's keys (1, 2: scales; 3, 4: output h, w)."""
+    lay = ncnn_mp.Layer("Interp")
+    pd = ncnn_mp.ParamDict()
+    pd.set_int(0, 2)
+    for k, v in params.items():
+        key = int(k[1:])
+        pd.set_float(key, v) if isinstance(v, float) else pd.set_int(key, v)
+    lay.load_param(pd)
+    return lay
+
+
+def shape(m):
+    return (m.dims, m.w, m.h, m.c)
+
+
+print("-- standalone")
+for label, params, x in (
+        ("scales -2", {"k1": -2.0, "k2": -2.0}, image(4, 4)),
+        ("scale w -0.5", {"k1": 2.0, "k2": -0.5}, image(4, 4, 2)),
+        ("scale h nan", {"k1": float("nan"), "k2": 2.0}, image(4, 4)),
+        ("scale 0.1 of 4 (0)", {"k1": 0.1, "k2": 0.1}, image(4, 4)),
+        ("output -3x5", {"k3": 5, "k4": -3}, image(4, 4)),
+        ("matrix, scale w -1", {"k2": -1.0}, image(4, 3, 1).reshape(4, 3)),
+        ("vector, output 2x-2", {"k3": -2, "k4": 2}, ncnn_mp.Mat(3))):
+    lay = interp(**params)
+    check(label, lambda: lay.forward(x, opt))
+print("matrix, scale h -1 (not resized along h):", shape(interp(k1=-1.0, k2=2.0).forward(image(4, 3, 1).reshape(4, 3), opt)))
+print("scales 2:", shape(interp(k1=2.0, k2=2.0).forward(image(4, 4), opt)))
+
+print("-- in a Net")
+net = ncnn_mp.Net()
+net.opt = opt
+net.load_param(b"""7767517
+4 5
+Input data 0 1 data 0=4 1=4 2=1
+Split split 1 2 data a b
+Interp up 1 1 a up 0=2 1=-2.0 2=-2.0
+ReLU relu 1 1 b relu
+""")
+net.load_model(b"")
+with net.create_extractor() as ex:
+    ex.input("data", image(4, 4))
+    check("extract up", lambda: ex.extract("up"))
+    print("then relu, same extractor:", packed(ex.extract("relu"))[:3])
+    check("extract up again", lambda: ex.extract("up"))
+print("done")
