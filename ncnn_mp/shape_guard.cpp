@@ -647,9 +647,8 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Reshape:
         case ncnn::LayerType::RotaryEmbed:  // (this and Noop for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
-        case ncnn::LayerType::ReLU:  // (these four for their int8 role: GuardLayer::read_int8_role)
+        case ncnn::LayerType::ReLU:  // (these three for their int8 role too: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:
-        case ncnn::LayerType::Interp:
         case ncnn::LayerType::Sigmoid:
             return true;
         default:
