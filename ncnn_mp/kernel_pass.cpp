@@ -40,12 +40,14 @@ public:
     }
     ~PassLayer() override {
         delete native_;
-        delete naive_;
+        if (naive_ != native_) {
+            delete naive_;
+        }
     }
 
     int load_param(const ncnn::ParamDict &pd) override {
         int ret = native_->load_param(pd);
-        if (ret == 0 && naive_ != nullptr) {
+        if (ret == 0 && naive_ != nullptr && naive_ != native_) {
             ret = naive_->load_param(pd);
         }
         copy_flags();
@@ -72,11 +74,11 @@ public:
     int create_pipeline(const ncnn::Option &opt) override {
         int ret = native_->create_pipeline(opt);
         copy_flags();
-        return ret == 0 && naive_ != nullptr ? naive_->create_pipeline(opt) : ret;
+        return ret == 0 && naive_ != nullptr && naive_ != native_ ? naive_->create_pipeline(opt) : ret;
     }
     int destroy_pipeline(const ncnn::Option &opt) override {
         int ret = native_->destroy_pipeline(opt);
-        int ret2 = naive_ != nullptr ? naive_->destroy_pipeline(opt) : 0;
+        int ret2 = naive_ != nullptr && naive_ != native_ ? naive_->destroy_pipeline(opt) : 0;
         return ret != 0 ? ret : ret2;
     }
 
@@ -381,7 +383,8 @@ private:
     }
 
     ncnn::Layer *native_;  // this build's own layer (x86 on the desktop), for float blobs
-    ncnn::Layer *naive_;   // ncnn's generic layer, for int8 blobs: Concat, Slice, ShuffleChannel
+    ncnn::Layer *naive_;   // ncnn's generic layer, for int8 blobs: Concat, Slice, ShuffleChannel, Crop
+                           // (native_ itself where the build's own is the generic one: the boards)
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
     bool max_ = false;
@@ -409,7 +412,15 @@ ncnn::Layer *pass_layer_create(int typeindex) {
     ncnn::Layer *naive = copies && native != nullptr ? ncnn::create_layer_naive(typeindex) : nullptr;
     if (native == nullptr || (copies && naive == nullptr)) {
         delete native;
+        delete naive;
         return nullptr;  // (not in this build: ncnn's own lookup fails the same way)
+    }
+    // Where the build's own layer is the generic one (the boards' ncnn has no layer code of its
+    // CPU's), one object serves both: the same class, told by its virtual table, as there is no
+    // RTTI on the boards. A board's heap keeps a layer object (100 to 200 bytes) less a layer.
+    if (naive != nullptr && *reinterpret_cast<void **>(native) == *reinterpret_cast<void **>(naive)) {
+        delete naive;
+        naive = native;
     }
     return new PassLayer(typeindex, native, naive);
 }
