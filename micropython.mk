@@ -101,6 +101,7 @@ ifeq ($(notdir $(CURDIR)),unix)
 $(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_catch.o: CXXFLAGS += -fexceptions
 CFLAGS_USERMOD += -funwind-tables
 # ... and the shape guard wraps every layer of a Net, so that what one throws names it.
+CFLAGS_USERMOD += -DNCNN_MP_CXX_CATCHES=1
 CXXFLAGS_USERMOD += -DNCNN_MP_CXX_CATCHES=1
 # The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
 # safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.

@@ -10,7 +10,7 @@
 // allocates are the guard (docs/internals.md "C++ at the edges").
 #include "cxx_seam.h"
 
-#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#if NCNN_MP_CXX_CATCHES && (defined(__cpp_exceptions) || defined(__EXCEPTIONS))
 #include <new>
 #include <stdexcept>
 
@@ -28,9 +28,4 @@ extern "C" int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg) {
         return NCNN_MP_CAUGHT_OTHER;
     }
 }
-#else
-extern "C" int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg) {
-    fn(arg);
-    return 0;
-}
-#endif
+#endif  // (else cxx_seam.h calls straight through)

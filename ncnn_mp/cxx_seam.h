@@ -14,6 +14,12 @@
 #include <stddef.h>
 #include <ncnn/c_api.h>
 
+// Whether this build's ncnn throws and the seam catches (the desktop's: micropython.mk), or
+// neither (the boards: ncnn built without exceptions).
+#ifndef NCNN_MP_CXX_CATCHES
+#define NCNN_MP_CXX_CATCHES 0
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -127,7 +133,17 @@ void ncnn_mp_pixels_int8_row(const float *v, int n, const ncnn_mp_int8_step_t *s
 #define NCNN_MP_CAUGHT_BAD_SIZE (-3)   // std::bad_array_new_length or std::length_error: a size
                                        // ncnn computed from parameters or an input is negative
                                        // or beyond any array (ValueError)
+#if NCNN_MP_CXX_CATCHES
 int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg);
+#else
+// (Where ncnn is built without exceptions (the boards) nothing is thrown: the call goes straight
+// through, inlined, so that the seam adds no frame to the stack of a board's extract, where the
+// collector scans for stale words.)
+static inline int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg) {
+    fn(arg);
+    return 0;
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -670,11 +670,6 @@ bool guarded(int typeindex) {
     }
 }
 
-// Whether the C++ seam catches what ncnn throws in this build (the desktop's: micropython.mk).
-#ifndef NCNN_MP_CXX_CATCHES
-#define NCNN_MP_CXX_CATCHES 0
-#endif
-
 // ncnn asks this first for every layer it loads (text or binary param): a layer type the
 // user registered in place of a built-in one comes from ncnn's registry as before, and
 // is not wrapped (its Python checks its own input). Where ncnn throws (the desktop), every

@@ -75,20 +75,28 @@ print("C memory did not grow", MEMORY_IS_TOOLS or judged("C memory growth", rss_
 # layers deep exceed the board's 16 KiB Python stack limit, or ASan's larger frames the
 # Unix port's, a RuntimeError there.)
 TYPES = 30 if ON_MCU or getenv("NCNN_MP_SANITIZED") else 300
-lines = ["Input data 0 1 data 0=2"]
-big = ncnn_mp.Net()
-prev = "data"
-for i in range(TYPES):
-    cls = type("T%d" % i, (Inc,), {})
-    big.register_custom_layer("T%d" % i, cls)
-    lines.append("T%d l%d 1 1 %s b%d" % (i, i, prev, i))
-    prev = "b%d" % i
-big.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), len(lines), "\n".join(lines)))
-big.load_model(b"")
-ex = big.create_extractor()
-ex.input("data", m)
-print("chained types", ex.extract(prev)[0] == TYPES, ncnn_mp.live_custom_layers() == TYPES + 4)
-del big, ex
+
+
+def chained():
+    # (in a function: its Net, Extractor and result die with its frame, and no temporary of
+    # the module's frame keeps them; the collector scans the C stack conservatively, and a
+    # stale word to this net would keep all TYPES of its layers)
+    lines = ["Input data 0 1 data 0=2"]
+    big = ncnn_mp.Net()
+    prev = "data"
+    for i in range(TYPES):
+        big.register_custom_layer("T%d" % i, type("T%d" % i, (Inc,), {}))
+        lines.append("T%d l%d 1 1 %s b%d" % (i, i, prev, i))
+        prev = "b%d" % i
+    big.load_param_mem("7767517\n%d %d\n%s\n" % (len(lines), len(lines), "\n".join(lines)))
+    big.load_model(b"")
+    with big.create_extractor() as ex:
+        ex.input("data", m)
+        out = ex.extract(prev)[0]
+    return out == TYPES, ncnn_mp.live_custom_layers() == TYPES + 4
+
+
+print("chained types", *chained())
 net.clear()
 # The GC scans the C stack conservatively: a stale word may keep the last net alive. The
 # chain ran ncnn's recursion TYPES layers deep, deeper than scrub() reaches on a board, and
