@@ -1,5 +1,5 @@
 // Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), one
-// that counts what it hands out, or an arena of fixed size (cxx_allocator.cpp).
+// that counts what it hands out (cxx_allocator.cpp), or an arena of fixed size (cxx_arena.cpp).
 #include <stdlib.h>
 
 #include "ncnn_mp.h"
@@ -10,7 +10,7 @@ typedef struct _ncnn_mp_allocator_obj_t {
     ncnn_mp_allocator_native_t *native;  // counted; NULL after close()
     bool unlocked;
     bool counting;  // Allocator(counting=True): cxx_allocator.cpp's counting allocator
-    bool arena;     // Allocator(arena=size): cxx_allocator.cpp's arena
+    bool arena;     // Allocator(arena=...): cxx_arena.cpp's arena
 } ncnn_mp_allocator_obj_t;
 
 ncnn_mp_allocator_native_t *ncnn_mp_allocator_native_ref(ncnn_mp_allocator_native_t *a) {

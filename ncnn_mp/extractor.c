@@ -687,7 +687,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
             ncnn_mp_raise_blob_missing(key, where);
         }
         if (ret == NCNN_MP_OUT_OF_MEMORY) {
-            mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory for the blobs (error -100): a smaller input, fewer blobs kept (opt.lightmode), or a larger arena (an arena's peak says what one extract took)"), where);
+            mp_raise_msg_varg(&mp_type_MemoryError, NCNN_MP_FORMAT("%s: ncnn ran out of memory for the blobs (error -100): a smaller input, fewer blobs kept (opt.lightmode), or a larger arena"), where);
         }
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: a layer on the way to the blob failed (error %d; ncnn's log on stderr says why)"), where, ret);
     }
