@@ -187,12 +187,15 @@ def _report(where: str, results: list[dict[str, Any]]) -> bool:
 def _report_arena(results: list[tuple[dict[str, Any], dict[str, Any]]], plans: Path | None) -> None:
     """The arena runs: what the extract needs of an arena as planned, and the board's RAM budget."""
     for first_fit, r in results:
-        name = Path(r["model"]).name
+        name = first_fit["name"]
+        if first_fit["plan"] is None:
+            print(f"  {name}: the extract took nothing of an arena (no outputs to extract?): nothing to plan")
+            continue
         print(f"  {name}: the extract in an arena: {_kib(first_fit['blob_peak'])} first fit, {_kib(r['blob_peak'])} "
               f"as planned ({r['unplanned']} blocks off the plan)")
         if plans is not None:
             plans.mkdir(parents=True, exist_ok=True)
-            out = plans / (Path(r["model"]).stem + ".plan")
+            out = plans / (Path(name).stem.removesuffix(".param") + ".plan")
             out.write_bytes(bytes.fromhex(first_fit["plan"]))
             print(f"    the plan: {out} ({out.stat().st_size:,} bytes; on the board: "
                   f"Allocator(arena=open('/rom/{out.name}', 'rb').read()) before the load)")
@@ -221,7 +224,8 @@ def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files:
             if "failed" not in fit or "MemoryError" not in fit["failed"]:
                 break
             size *= 2
-        if "failed" in fit:
+        fit["name"] = model.get("name", Path(model["param"]).name)
+        if "failed" in fit or fit["plan"] is None:
             out.append((fit, fit))
             continue
         (planned,) = probe(profile_name, firmware, dict(config, models=[model], arena=fit["plan"]), files,
@@ -274,7 +278,7 @@ def preflight(profile_name: str, argv: list[str]) -> int:
                  f"give its binary form: python3 -m ncnn_mp_tools.param_to_bin {param} {param}.bin")
         names = (f"m{n}.param", f"m{n}.bin")
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
-        models.append({"param": str(param), "bin": str(weights), "binary_param": binary,
+        models.append({"param": str(param), "bin": str(weights), "binary_param": binary, "name": param.name,
                        "inputs": model_inputs(param, shapes), "outputs": [], "rom": names})
     config = {"opt": {"num_threads": 1}, "copy": False, "models": models, "frame": frame and frame.upper()}
     if frame and any(c not in ((1,) if frame == "gray" else (3,)) for m in models for _, (_, _, c) in m["inputs"]):

@@ -128,8 +128,8 @@ def test_preflight_from_a_camera_frame_in_an_arena(tmp_path: Path) -> None:
     assert planned <= fit, out
     plan = REPO / "build" / "plans" / "qemu" / (param.stem + ".plan")
     assert plan.exists() and plan.read_bytes()[:4] == b"NMPA", out
-    assert "RAM budget: weights copied" in out and " instructions for the frame's conversion" in out, out
+    assert "RAM budget: weights copied" in out and re.search(r"instructions for the extract, [0-9,]+ for the frame's conversion", out), out
     bad = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "bayer")
-    assert bad.returncode == 2 and "FRAME=bayer is not a camera frame format" in bad.stderr, bad.stderr
+    assert bad.returncode == 1 and "FRAME=bayer is not a camera frame format" in bad.stderr, bad.stderr
     rgb = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "rgb565")
-    assert rgb.returncode == 2 and "a rgb565 frame makes 3 channels" in rgb.stderr, rgb.stderr
+    assert rgb.returncode == 1 and "a rgb565 frame makes 3 channels" in rgb.stderr, rgb.stderr

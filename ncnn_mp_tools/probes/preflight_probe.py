@@ -86,7 +86,8 @@ def probe(model):
         "blob_peak": counting.peak,
         "arena": None if arena is None else arena.size,
         "unplanned": None if arena is None else arena.unplanned,
-        "plan": arena.plan().hex() if isinstance(given, int) else None,  # (a planned arena records nothing)
+        # (a planned arena records nothing; an arena nothing was taken from has nothing to plan)
+        "plan": arena.plan().hex() if isinstance(given, int) and arena.peak else None,
         "input_int8_scales": scales,
         "c_heap_arena": None if c_before is None or arena is None else c_arena - c_before,
         "c_heap_load": None if c_before is None else c_loaded - c_before,
