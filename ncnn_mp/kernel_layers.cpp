@@ -270,8 +270,10 @@ private:
         if (reads > weight_data_size_ || (!depthwise && num_output_ % group != 0)) {
             return -1;
         }
-        // The padded input's extent (input_rows: a 1-D blob is padded sideways only).
+        // The padded input's extent (input_rows: a 1-D blob is padded sideways only), and the
+        // dilated kernel's.
         const int w = bottom.w + p.left + p.right, h = input_rows(bottom, p);
+        const int extent_w = dilation_w_ * (kernel_w_ - 1) + 1, extent_h = dilation_h_ * (kernel_h_ - 1) + 1;
         ConvShape s;
         s.kernel_w = kernel_w_;
         s.kernel_h = kernel_h_;
@@ -279,8 +281,8 @@ private:
         s.dilation_h = dilation_h_;
         s.stride_w = stride_w_;
         s.stride_h = stride_h_;
-        s.outw = (w - (dilation_w_ * (kernel_w_ - 1) + 1)) / stride_w_ + 1;
-        s.outh = (h - (dilation_h_ * (kernel_h_ - 1) + 1)) / stride_h_ + 1;
+        s.outw = (w - extent_w) / stride_w_ + 1;
+        s.outh = (h - extent_h) / stride_h_ + 1;
         s.maxk = maxk;
         if (s.outw <= 0 || s.outh <= 0) {
             return -100;
@@ -326,7 +328,6 @@ private:
         }
         // A band of output rows at a time, from the padded input rows it reads: where the input
         // must be copied (padded, or quantized), only a band's rows are, into one workspace.
-        const int extent_h = dilation_h_ * (kernel_h_ - 1) + 1;
         const int band = band_rows(bottom, p, int8, w, channels, s);
         ncnn::Mat input_ws;  // (one input scale for every channel: ncnn's depthwise repeats it per group)
         for (int oy = 0; oy < s.outh; oy += band) {

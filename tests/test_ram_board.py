@@ -25,6 +25,7 @@ from conftest import REPO, MicroPython, QemuBoard, _firmware, _script_env
 from ncnn_mp_tools.preflight import probe
 from ncnn_mp_tools.romfs_pack import pack
 from real_models import retinaface_models
+from test_camera import RGB565_BE, expand
 from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, RETINA_OUTPUTS, close_to, faces, wheel_outputs
 
 SIDE = 96  # what fits: at 128x128 the arena (144.6 KiB) and the load (115 KiB) need more than 320 KiB
@@ -33,14 +34,13 @@ SCRIPT = REPO / "tests" / "ram_board.py"
 
 def rgb565_frame(rgb: np.ndarray) -> tuple[bytes, np.ndarray]:
     """The photo resized to SIDE x SIDE by ncnn (as the wheel resizes), as an RGB565 frame,
-    big-endian, and the 8-bit RGB the frame holds (5 and 6 bits widened as mat_camera.c does)."""
+    big-endian, and the 8-bit RGB the frame holds (test_camera.expand: widened as mat_camera.c does)."""
     h, w = rgb.shape[:2]
     m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, w, h, SIDE, SIDE)
     px = np.clip(np.array(m), 0, 255).astype(np.int64).transpose(1, 2, 0)  # (h, w, 3)
-    r, g, b = px[..., 0] >> 3, px[..., 1] >> 2, px[..., 2] >> 3
-    frame = (r << 11 | g << 5 | b).astype(">u2").tobytes()
-    widened = np.stack([r << 3 | r >> 2, g << 2 | g >> 4, b << 3 | b >> 2]).astype(np.float32)
-    return frame, widened
+    frame = ((px[..., 0] >> 3) << 11 | (px[..., 1] >> 2) << 5 | px[..., 2] >> 3).astype(">u2").tobytes()
+    rgba, _ = expand(frame, RGB565_BE, SIDE, SIDE, 2 * SIDE)
+    return frame, np.ascontiguousarray(np.moveaxis(rgba[..., :3], -1, 0), dtype=np.float32)
 
 
 def faces_of(output: str) -> list[list[float]]:
