@@ -242,6 +242,8 @@ def wheel_outputs(model: Model, x: F32) -> list[F32]:
     """The model's outputs in the CPython ncnn wheel (1 thread, fp32, no packing), flattened."""
     import ncnn
 
+    from ncnn_mp_tools.quantize_int8 import wheel_mat
+
     net = ncnn.Net()
     net.opt.num_threads = 1
     for option in EXACT_OPTIONS:
@@ -249,7 +251,7 @@ def wheel_outputs(model: Model, x: F32) -> list[F32]:
     net.load_param(str(model.param))
     net.load_model(str(model.weights))
     ex = net.create_extractor()
-    ex.input(model.input, ncnn.Mat(np.ascontiguousarray(x)).clone())  # (a Mat of an array borrows it)
+    ex.input(model.input, wheel_mat(ncnn, x))
     outs = []
     for name in model.outputs:
         ret, mat = ex.extract(name)

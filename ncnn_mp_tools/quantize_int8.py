@@ -733,7 +733,9 @@ def _kl_threshold(hist: npt.NDArray[np.float64], levels: int = 128) -> int:
     return best
 
 
-def _input_mat(ncnn: Any, sample: F32) -> Any:
+def wheel_mat(ncnn: Any, sample: F32) -> Any:
+    """The array as a Mat of the CPython ncnn wheel (float32, 1 to 4 dimensions), holding a
+    copy of its own: every input the tools and tests give the wheel goes through here."""
     arr = np.ascontiguousarray(sample, dtype=np.float32)
     if arr.ndim not in (1, 2, 3, 4):
         raise QuantizeError(f"a calibration sample has {arr.ndim} dimensions (1 to 4: w, h w, c h w, c d h w)")
@@ -767,7 +769,7 @@ def calibrate(param: str | Path, weights: str | Path, samples: Sequence[F32], bl
 
     def run(sample: F32) -> dict[str, F32]:
         ex = net.create_extractor()
-        ex.input(input_name, _input_mat(ncnn, sample))
+        ex.input(input_name, wheel_mat(ncnn, sample))
         got = {}
         for name in names:
             ret, mat = ex.extract(name)

@@ -30,6 +30,7 @@ import pytest
 
 from ncnn_mp_lib import detection, nanodet, retinaface  # (frozen into the boards too)
 from conftest import REPO, QemuBoard, _firmware, shared_models
+from ncnn_mp_tools import quantize_int8 as qz
 from ncnn_mp_tools.romfs_pack import pack
 from real_models import (NANODET_SIDE, SIZE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
                          nanodet_model,
@@ -54,7 +55,7 @@ def wheel_outputs(param: Path, weights: Path, in_name: str, outs: list[str], x: 
     net.opt.num_threads = 1
     assert net.load_param(str(param)) == 0 and net.load_model(str(weights)) == 0
     ex = net.create_extractor()
-    ex.input(in_name, ncnn.Mat(np.ascontiguousarray(x)).clone())
+    ex.input(in_name, qz.wheel_mat(ncnn, x))
     result = {}
     for name in outs:
         ret, m = ex.extract(name)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import MicroPython, shared_models
+from ncnn_mp_tools.quantize_int8 import wheel_mat
 
 TOLERANCE = 1e-4  # the wheel runs the same ncnn code in float32
 SKLEARN_TOLERANCE = 1e-3  # scikit-learn computes in float64; ncnn in float32 with -Ofast
@@ -50,7 +51,7 @@ def run_wheel(param: Path, model: Path, in_name: str, out_name: str, images: np.
     outs = []
     for img in images:
         ex = net.create_extractor()
-        ex.input(in_name, ncnn.Mat(np.ascontiguousarray(img[None, :, :], dtype=np.float32)).clone())
+        ex.input(in_name, wheel_mat(ncnn, img[None, :, :]))
         ret, out = ex.extract(out_name)
         assert ret == 0
         outs.append(np.array(out).reshape(-1))

@@ -41,7 +41,7 @@ def run_net(param: Path, weights: Path, in_name: str, out_name: str, inputs: Seq
     outs = []
     for x in inputs:
         ex = net.create_extractor()
-        ex.input(in_name, ncnn.Mat(np.ascontiguousarray(x, dtype=np.float32)).clone())
+        ex.input(in_name, qz.wheel_mat(ncnn, x))
         ret, out = ex.extract(out_name)
         assert ret == 0
         outs.append(np.array(out, dtype=np.float32).reshape(-1))
@@ -284,7 +284,7 @@ def worst_layer_difference(model8: qz.Model, param: Path, weights: Path, inputs:
     worst = 0.0
     for x in inputs:
         ex = net.create_extractor()
-        ex.input("data", ncnn.Mat(np.ascontiguousarray(x)).clone())
+        ex.input("data", qz.wheel_mat(ncnn, x))
         for layer in qz.int8_layers(model8):
             blobs = []
             for name in (layer.bottoms[0], layer.tops[0]):
