@@ -35,6 +35,7 @@ target_sources(usermod_ncnn_mp INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/use.c
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_load.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_graph.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_extract.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_allocator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_arena.cpp
     ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_guard.cpp

@@ -49,6 +49,7 @@ SRC_USERMOD_C += \
 SRC_USERMOD_CXX += \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_load.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_graph.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/cxx_extract.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_allocator.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/cxx_arena.cpp \
 	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \

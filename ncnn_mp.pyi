@@ -525,6 +525,8 @@ class Net:
         left in use: copies, conversions, repacked kernels); None where unknown."""
     def input_int8_scale(self, blob: str | int) -> float | None:
         """The scale the int8 layers reading input blob quantize it with (an int8 input must be made with it); None where one reads float32."""
+    def output_int8_scale(self, blob: str | int) -> float | None:
+        """The scale of an int8 output (quantize_int8 --int8-outputs): its values are q / scale (signed bytes); None for a float32 output."""
     def stack_needed(self) -> int:
         """Bytes of C stack an extract of this net asks of its thread (128 per layer of the
         longest chain plus a kernel reserve): give a thread that runs it at least this much

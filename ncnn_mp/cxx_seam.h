@@ -46,6 +46,15 @@ int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r)
 // calls create_pipeline on every layer it loads without ending the last one first, which
 // leaks what each layer made (an x86 InnerProduct's Flatten, a Convolution's activation).
 void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net);
+// After a model load: frees the layers' shape hint lists that hold no hints (cxx_load.cpp).
+void ncnn_mp_cxx_drop_empty_shape_hints(ncnn_net_t net);
+
+// ---- Extraction (cxx_extract.cpp) ----
+
+// ncnn's Extractor::extract of blob `index` (by `name` where given, NCNN_STRING) into a new
+// Mat *out (also on failure, as c_api.h's does): with int8, an int8 output as its int8 values
+// (unpacked), not cast to floats. ncnn's return code.
+int ncnn_mp_cxx_extract(ncnn_extractor_t ex, int index, const char *name, bool int8, ncnn_mat_t *out);
 
 // ---- A Net's graph (cxx_graph.cpp) ----
 

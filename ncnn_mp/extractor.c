@@ -629,19 +629,14 @@ typedef struct {
     ncnn_extractor_t ex;
     const char *name;  // or NULL: by index
     int index;
+    bool int8;  // an int8 output (Net.output_int8_scale): its int8 values
     ncnn_mat_t out;
     int ret;
 } ncnn_mp_extract_call_t;
 
 static void ncnn_mp_extract_call(void *arg) {
     ncnn_mp_extract_call_t *x = arg;
-    #if NCNN_STRING
-    if (x->name != NULL) {
-        x->ret = ncnn_extractor_extract(x->ex, x->name, &x->out);
-        return;
-    }
-    #endif
-    x->ret = ncnn_extractor_extract_index(x->ex, x->index, &x->out);
+    x->ret = ncnn_mp_cxx_extract(x->ex, x->index, x->name, x->int8, &x->out);
 }
 
 // Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
@@ -663,7 +658,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     // allocator: it keeps this Extractor (and so its inputs) alive, and holds the allocator
     // (wrapped while the Extractor is in use: set_option cannot swap it meanwhile).
     ncnn_mp_result_t r = { NULL, e->allocators[NCNN_MP_BLOB_ALLOCATOR], self_in };
-    ncnn_mp_extract_call_t x = { e->handle, index < 0 ? mp_obj_str_get_str(key) : NULL, index, NULL, 0 };
+    const char *name = index < 0 ? mp_obj_str_get_str(key) : NULL;
+    float int8_scale = ncnn_mp_cxx_int8_output(e->net->handle, index, name);
+    ncnn_mp_extract_call_t x = { e->handle, name, index, int8_scale > 0.f, NULL, 0 };
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_leave_gil(&call);
     int caught = ncnn_mp_cxx_catch(ncnn_mp_extract_call, &x);
@@ -697,6 +694,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
         r.allocator = ncnn_mp_mat_data_allocator(out, self->inputs[2 + 2 * i], r.allocator);
     }
     mp_obj_t result = ncnn_mp_result_wrap(&r, out, where);  // (it destroys `out` if it raises)
+    if (int8_scale > 0.f && ncnn_mat_get_elemsize(out) == 1u) {
+        ((ncnn_mp_mat_obj_t *)MP_OBJ_TO_PTR(result))->int8_scale = int8_scale;  // (as from_pixels_int8 marks one)
+    }
     ncnn_mp_extractor_done(&use);
     return result;
 }

@@ -25,6 +25,66 @@ using namespace ncnn_mp_kernels;
 
 namespace {
 
+// A loaded array (weights, bias, scales, activation parameters) held as its data and
+// reference, 20 bytes where an ncnn::Mat takes 52 on a 32-bit board: a kernel layer keeps six.
+// Given a Mat (mb.load's, a param's), it shares the Mat's storage as a Mat copy would (none
+// when the data lies in place), and lets it go as the Mat would.
+class Held {
+public:
+    Held() = default;
+    Held(const Held &) = delete;
+    Held &operator=(const Held &) = delete;
+    ~Held() {
+        release();
+    }
+    Held &operator=(const ncnn::Mat &m) {
+        ncnn::Mat kept = m;  // (a reference more, taken as ncnn takes one)
+        release();
+        data_ = kept.data;
+        refcount_ = kept.refcount;
+        allocator_ = kept.allocator;
+        w_ = kept.dims == 0 ? 0 : kept.w;
+        elemsize_ = static_cast<unsigned char>(kept.elemsize);
+        kept.data = nullptr;  // (now this one's: not let go with `kept`)
+        kept.refcount = nullptr;
+        return *this;
+    }
+    bool empty() const {
+        return data_ == nullptr || w_ == 0;
+    }
+    int w() const {
+        return w_;
+    }
+    size_t elemsize() const {
+        return elemsize_;
+    }
+    ncnn::Allocator *allocator() const {
+        return allocator_;
+    }
+    template <typename T>
+    operator const T *() const {
+        return static_cast<const T *>(data_);
+    }
+    float operator[](size_t i) const {
+        return static_cast<const float *>(data_)[i];
+    }
+
+private:
+    void release() {
+        ncnn::Mat m;  // (the Mat this was, let go as ncnn lets a Mat go)
+        m.data = data_;
+        m.refcount = refcount_;
+        m.allocator = allocator_;
+        data_ = nullptr;
+        refcount_ = nullptr;
+    }
+    void *data_ = nullptr;
+    int *refcount_ = nullptr;
+    ncnn::Allocator *allocator_ = nullptr;
+    int w_ = 0;
+    unsigned char elemsize_ = 0;
+};
+
 class KernelLayer : public ncnn::Layer {
 public:
     explicit KernelLayer(int type) {
@@ -84,7 +144,7 @@ public:
         if (bottom.elempack != 1 || bottom.dims < 1 || bottom.dims > 3) {
             return -1;
         }
-        bool int8 = weight_.elemsize == 1;
+        bool int8 = weight_.elemsize() == 1;
         if ((int8 && !opt.use_int8_inference) || (int8_scale_term_ && !int8_ready_) ||
             (!int8 && bottom.elemsize != 4u)) {  // (an int8 blob into fp32 weights: read as floats)
             return -1;
@@ -111,15 +171,16 @@ private:
         weight_data_size_ = pd.get(ip ? 2 : 6, 0);
         int8_scale_term_ = pd.get(8, 0);
         activation_type_ = pd.get(9, 0);
-        activation_params_ = pd.get(10, ncnn::Mat());
-        if (pd.type(10) == 5 && !activation_params_.empty()) {  // integers in a text param
-            ncnn::Mat converted(activation_params_.w);
-            const int *p = activation_params_;
-            for (int i = 0; i < activation_params_.w && !converted.empty(); i++) {
+        ncnn::Mat params = pd.get(10, ncnn::Mat());
+        if (pd.type(10) == 5 && !params.empty()) {  // integers in a text param
+            ncnn::Mat converted(params.w);
+            const int *p = params;
+            for (int i = 0; i < params.w && !converted.empty(); i++) {
                 converted[i] = static_cast<float>(p[i]);
             }
-            activation_params_ = converted;
+            params = converted;
         }
+        activation_params_ = params;
         if (ip) {
             return;
         }
@@ -161,8 +222,8 @@ private:
         if (int8_scale_term_) {
             weight_scales_ = mb.load(num_output_, 1);
             bottom_scales_ = mb.load(1, 1);
-            int8_ready_ = weight_scales_.w >= num_output_ && !bottom_scales_.empty();
-            if (weight_.elemsize == 4u && int8_ready_) {
+            int8_ready_ = weight_scales_.w() >= num_output_ && !bottom_scales_.empty();
+            if (weight_.elemsize() == 4u && int8_ready_) {
                 ret = quantize_rows(num_output_, weight_scales_);
             }
         }
@@ -192,9 +253,9 @@ private:
             if (int8_scale_term_ > 100 && scales > 0) {
                 top_scales_ = mb.load(1, 1);
             }
-            int8_ready_ = scales > 0 && weight_scales_.w >= scales && !bottom_scales_.empty() &&
+            int8_ready_ = scales > 0 && weight_scales_.w() >= scales && !bottom_scales_.empty() &&
                           (int8_scale_term_ <= 100 || !top_scales_.empty());
-            if (weight_.elemsize == 4u && int8_ready_) {
+            if (weight_.elemsize() == 4u && int8_ready_) {
                 ret = quantize_rows(depthwise ? group_ : num_output_, weight_scales_);
             }
         }
@@ -208,8 +269,8 @@ private:
     // row r with scales[r] (or scales[0] for all). Done here, not through quantize_to_int8:
     // ncnn quantizes a depthwise layer's groups into unaligned ranges of one Mat, where its
     // x86 Quantize stores 8 bytes at a time (UBSan: a misaligned store).
-    int quantize_rows(int rows, const ncnn::Mat &scales) {
-        ncnn::Mat q(weight_data_size_, static_cast<size_t>(1u), weight_.allocator);
+    int quantize_rows(int rows, const Held &scales) {
+        ncnn::Mat q(weight_data_size_, static_cast<size_t>(1u), weight_.allocator());
         if (q.empty()) {
             return -100;
         }
@@ -217,7 +278,7 @@ private:
         const float *w = weight_;
         signed char *out = static_cast<signed char *>(q.data);
         for (int r = 0; r < rows; r++) {
-            float scale = scales.w == 1 ? scales[0] : scales[r];
+            float scale = scales.w() == 1 ? scales[0] : scales[r];
             for (int i = 0; i < per_row; i++) {
                 out[r * per_row + i] = float2int8(mul_ff(w[r * per_row + i], scale));
             }
@@ -415,7 +476,7 @@ private:
         if (typeindex != ncnn::LayerType::ConvolutionDepthWise) {
             return weight_scales_[p];
         }
-        return weight_scales_[weight_scales_.w == 1 ? 0 : p / (num_output_ / group)];
+        return weight_scales_[weight_scales_.w() == 1 ? 0 : p / (num_output_ / group)];
     }
 
     // Per output channel, the fixed-point requantization of an int8 output (kernels.h's
@@ -539,7 +600,7 @@ private:
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, group_ = 1;
     float pad_value_ = 0.f;
     bool int8_ready_ = false;  // int8 weights have every scale the forward reads
-    ncnn::Mat activation_params_, weight_, bias_, weight_scales_, bottom_scales_, top_scales_;
+    Held activation_params_, weight_, bias_, weight_scales_, bottom_scales_, top_scales_;
 };
 
 }  // namespace

@@ -1,12 +1,14 @@
 // The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max Pooling,
-// Concat, Slice, ShuffleChannel, Crop and Interp pass an int8 activation on in its own scale;
-// BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8 --chain) compute
-// int8 from int8, requantized; a Sigmoid with its input's scale (param 20) reads int8 and
-// writes floats through a table. Each is ncnn's own layer for float input and this wrapper's
-// int8 forward for int8 input: ReLU, max Pooling, Interp and BinaryOp here (ncnn's generic
-// ones read every blob as floats: past the end of an int8 one), Concat, Slice,
-// ShuffleChannel and Crop through ncnn's generic layer (which copies elements of any size;
-// the x86 ones read int8 as floats or refuse it).
+// Concat, Slice, ShuffleChannel, Crop, Interp, Reshape and Permute pass an int8 activation on
+// in its own scale; BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8
+// --chain) compute int8 from int8, requantized; a Sigmoid with its input's scale (param 20)
+// reads int8 and writes floats through a table, and a Reshape or Permute given its input's
+// scale (param 20) writes the values as floats, q / scale (a network's output: dequantized
+// where it leaves the int8 chain). Each is ncnn's own layer for float input and this
+// wrapper's int8 forward for int8 input: ReLU, max Pooling, Interp, BinaryOp and Permute here
+// (ncnn's generic ones read every blob as floats: past the end of an int8 one), Concat,
+// Slice, ShuffleChannel, Crop and Reshape through ncnn's generic layer (which copies elements
+// of any size; the x86 ones read int8 as floats or refuse it).
 //
 // Which layers may read an int8 blob is decided once, when the param loads
 // (shape_guard.cpp, ncnn_mp_cxx_int8_misfit): a ReLU with a slope, an average or adaptive
@@ -121,7 +123,20 @@ public:
         if (NCNN_MP_LAYER_Sigmoid && typeindex == ncnn::LayerType::Sigmoid) {
             return sigmoid_int8(b, top, opt);
         }
-        return naive_ != nullptr ? naive_->forward(b, top, opt) : -1;
+        if (NCNN_MP_LAYER_Permute && typeindex == ncnn::LayerType::Permute) {
+            return permute_int8(b, top, opt);
+        }
+        if (naive_ == nullptr) {
+            return -1;
+        }
+        if (!(scale_a_ > 0.f)) {
+            return naive_->forward(b, top, opt);
+        }
+        ncnn::Option o = opt;  // (a Reshape whose output leaves the chain: int8, then floats)
+        o.blob_allocator = opt.workspace_allocator;
+        ncnn::Mat t;
+        int ret = naive_->forward(b, t, o);
+        return ret != 0 ? ret : dequantize(t, top, opt);
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
         return native_->forward_inplace(blobs, opt);
@@ -137,8 +152,9 @@ private:
     void copy_flags() {
         ncnn_mp_copy_flags(*this, *native_);
         support_int8_storage = true;
-        if (typeindex == ncnn::LayerType::Sigmoid && scale_a_ > 0.f) {
-            support_inplace = false;  // (an int8 Sigmoid writes a float blob of its own)
+        if ((typeindex == ncnn::LayerType::Sigmoid || typeindex == ncnn::LayerType::Reshape ||
+             typeindex == ncnn::LayerType::Permute) && scale_a_ > 0.f) {
+            support_inplace = false;  // (int8 in, a float blob of its own out)
         }
     }
 
@@ -168,7 +184,10 @@ private:
     }
 
     // ncnn's max Pooling (pooling.cpp: global, or padded as its make_padding pads, with
-    // -128 where ncnn pads an int8 blob) on int8 values: the max of int8 values is exact.
+    // -128 where ncnn pads an int8 blob) on int8 values: the max of int8 values is exact. The
+    // windows are clipped to the input instead of the input copied padded (a stem's pooling
+    // at 128x96 would copy 79 KiB): padding's -128 never exceeds a value, and a window of
+    // padding only gives -128, as ncnn's does.
     int max_pool_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
         if (!max_) {
             return -1;
@@ -194,14 +213,9 @@ private:
         if (padding(bottom.w, bottom.h, pads) != 0) {
             return -1;
         }
-        ncnn::Mat ws;
-        Planes<signed char> in = {};
-        int ret = input_int8(bottom, NULL, 1, pads, ws, in, opt);
-        if (ret != 0) {
-            return ret;
-        }
-        const int outw = (in.w - kernel_w_) / stride_w_ + 1, outh = (in.h - kernel_h_) / stride_h_ + 1;
-        if (outw <= 0 || outh <= 0) {
+        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
+        const int outw = (padded_w - kernel_w_) / stride_w_ + 1, outh = (padded_h - kernel_h_) / stride_h_ + 1;
+        if (padded_w < kernel_w_ || padded_h < kernel_h_ || outw <= 0 || outh <= 0) {
             return -100;
         }
         top.create(outw, outh, channels, static_cast<size_t>(1u), opt.blob_allocator);
@@ -209,15 +223,20 @@ private:
             return -100;
         }
         for (int q = 0; q < channels; q++) {
-            const signed char *plane = in.data + q * in.cstep;
+            const signed char *plane = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
             signed char *out = static_cast<signed char *>(top.data) + q * top.cstep;
             for (int i = 0; i < outh; i++) {
+                // (the window's rows and columns in the input: those of the padded one, less the pads)
+                const int y0 = i * stride_h_ - pads.top, y1 = y0 + kernel_h_;
+                const int ya = y0 < 0 ? 0 : y0, yb = y1 > bottom.h ? bottom.h : y1;
                 for (int j = 0; j < outw; j++) {
-                    const signed char *win = plane + i * stride_h_ * in.w + j * stride_w_;
+                    const int x0 = j * stride_w_ - pads.left, x1 = x0 + kernel_w_;
+                    const int xa = x0 < 0 ? 0 : x0, xb = x1 > bottom.w ? bottom.w : x1;
                     signed char m = -128;
-                    for (int y = 0; y < kernel_h_; y++) {
-                        for (int x = 0; x < kernel_w_; x++) {
-                            m = win[y * in.w + x] > m ? win[y * in.w + x] : m;
+                    for (int y = ya; y < yb; y++) {
+                        const signed char *row = plane + y * bottom.w;
+                        for (int x = xa; x < xb; x++) {
+                            m = row[x] > m ? row[x] : m;
                         }
                     }
                     *out++ = m;
@@ -286,20 +305,25 @@ private:
     // through a table of its 255 values, each ncnn's sigmoid (kernels.h activate, type 4) of
     // the value q / scale_a: 255 expf calls a forward instead of one an element (newlib's expf
     // in soft float costs about 1,260 instructions on the Cortex-M3).
+    // With an output scale (param 21: an int8 network output), the table holds int8 values
+    // instead, ncnn's float2int8(sigmoid(q / scale_a) * scale_b): a quarter of the output.
     int sigmoid_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
         if (!(scale_a_ > 0.f)) {
             return -1;
         }
+        const bool int8_out = scale_b_ > 0.f;
         float table[255];
+        signed char table8[255];
         for (int q = -127; q <= 127; q++) {
             table[q + 127] = activate(static_cast<float>(q) / scale_a_, 4, NULL);
+            table8[q + 127] = float2int8(mul_ff(table[q + 127], scale_b_));
         }
-        const size_t four = 4u;
+        const size_t elemsize = int8_out ? 1u : 4u;
         switch (bottom.dims) {
-            case 1: top.create(bottom.w, four, opt.blob_allocator); break;
-            case 2: top.create(bottom.w, bottom.h, four, opt.blob_allocator); break;
-            case 3: top.create(bottom.w, bottom.h, bottom.c, four, opt.blob_allocator); break;
-            default: top.create(bottom.w, bottom.h, bottom.d, bottom.c, four, opt.blob_allocator); break;
+            case 1: top.create(bottom.w, elemsize, opt.blob_allocator); break;
+            case 2: top.create(bottom.w, bottom.h, elemsize, opt.blob_allocator); break;
+            case 3: top.create(bottom.w, bottom.h, bottom.c, elemsize, opt.blob_allocator); break;
+            default: top.create(bottom.w, bottom.h, bottom.d, bottom.c, elemsize, opt.blob_allocator); break;
         }
         if (top.empty()) {
             return -100;
@@ -308,9 +332,118 @@ private:
         const int size = bottom.w * (bottom.dims >= 2 ? bottom.h : 1) * (bottom.dims == 4 ? bottom.d : 1);
         for (int q = 0; q < channels; q++) {
             const signed char *src = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
+            if (int8_out) {
+                signed char *dst = static_cast<signed char *>(top.data) + q * top.cstep;
+                for (int i = 0; i < size; i++) {
+                    dst[i] = table8[(src[i] < -127 ? -127 : src[i]) + 127];
+                }
+                continue;
+            }
             float *dst = static_cast<float *>(top.data) + q * top.cstep;
             for (int i = 0; i < size; i++) {
                 dst[i] = table[(src[i] < -127 ? -127 : src[i]) + 127];
+            }
+        }
+        return 0;
+    }
+
+    // ncnn's Permute of an int8 blob, any order of ncnn's: which input axis each output axis
+    // is, found by permuting a float blob of the input's rank whose sides differ (2, 3, 4, 5)
+    // through the build's own Permute (so its order table is ncnn's), then the bytes gathered
+    // along them; with scale_a_ (param 20) each written as the float q / scale_a_.
+    int permute_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        const int dims = bottom.dims;
+        if (dims < 1 || dims > 4) {
+            return -1;
+        }
+        int axis[4] = { 0, 1, 2, 3 };
+        if (dims >= 2) {  // (a vector: ncnn's Permute hands it on as it is)
+            float data[128];  // (2x3x4x5 with its channels 16-byte aligned: 120 floats)
+            memset(data, 0, sizeof(data));
+            ncnn::Mat probe = dims == 2 ? ncnn::Mat(2, 3, data) : dims == 3 ? ncnn::Mat(2, 3, 4, data)
+                                                                             : ncnn::Mat(2, 3, 4, 5, data);
+            ncnn::Option o = opt;
+            o.blob_allocator = opt.workspace_allocator;
+            o.use_packing_layout = false;
+            ncnn::Mat out;
+            int ret = native_->forward(probe, out, o);
+            if (ret != 0) {
+                return ret;
+            }
+            const int sides[4] = { out.w, out.h, dims == 4 ? out.d : out.c, out.c };
+            if (out.dims != dims || out.elempack != 1) {
+                return -1;
+            }
+            for (int k = 0; k < dims; k++) {
+                axis[k] = sides[k] - 2;
+                if (axis[k] < 0 || axis[k] >= dims) {
+                    return -1;
+                }
+            }
+        }
+        // The input's sides and element strides along w, h, (d,) c; the output's along its axes.
+        const int size[4] = { bottom.w, bottom.h, dims == 4 ? bottom.d : bottom.c, bottom.c };
+        const size_t plane = static_cast<size_t>(bottom.w) * bottom.h;
+        const size_t stride[4] = { 1, static_cast<size_t>(bottom.w), dims == 4 ? plane : bottom.cstep, bottom.cstep };
+        int n[4] = { 1, 1, 1, 1 };
+        size_t step[4] = { 0, 0, 0, 0 };
+        for (int k = 0; k < dims; k++) {
+            n[k] = size[axis[k]];
+            step[k] = stride[axis[k]];
+        }
+        const size_t elemsize = scale_a_ > 0.f ? 4u : 1u;
+        switch (dims) {
+            case 1: top.create(n[0], elemsize, opt.blob_allocator); break;
+            case 2: top.create(n[0], n[1], elemsize, opt.blob_allocator); break;
+            case 3: top.create(n[0], n[1], n[2], elemsize, opt.blob_allocator); break;
+            default: top.create(n[0], n[1], n[2], n[3], elemsize, opt.blob_allocator); break;
+        }
+        if (top.empty()) {
+            return -100;
+        }
+        // (output channel, depth, row, column: its axes dims-1 .. 0, absent ones of side 1)
+        const int channels = dims >= 3 ? n[dims - 1] : 1, depth = dims == 4 ? n[2] : 1, rows = dims >= 2 ? n[1] : 1;
+        const size_t step_c = dims >= 3 ? step[dims - 1] : 0, step_d = dims == 4 ? step[2] : 0;
+        const size_t step_h = dims >= 2 ? step[1] : 0;
+        const signed char *src = static_cast<const signed char *>(bottom.data);
+        for (int q = 0; q < channels; q++) {
+            size_t at = 0;
+            for (int z = 0; z < depth; z++) {
+                for (int y = 0; y < rows; y++) {
+                    const signed char *p = src + q * step_c + z * step_d + y * step_h;
+                    for (int x = 0; x < n[0]; x++, at++) {
+                        signed char v = p[x * step[0]];
+                        if (elemsize == 1u) {
+                            static_cast<signed char *>(top.data)[q * top.cstep + at] = v;
+                        } else {
+                            static_cast<float *>(top.data)[q * top.cstep + at] = static_cast<float>(v) / scale_a_;
+                        }
+                    }
+                }
+            }
+        }
+        return 0;
+    }
+
+    // An int8 blob's values as floats, q / scale_a_ (param 20), in a blob of the same shape.
+    int dequantize(const ncnn::Mat &in, ncnn::Mat &top, const ncnn::Option &opt) const {
+        const size_t four = 4u;
+        switch (in.dims) {
+            case 1: top.create(in.w, four, opt.blob_allocator); break;
+            case 2: top.create(in.w, in.h, four, opt.blob_allocator); break;
+            case 3: top.create(in.w, in.h, in.c, four, opt.blob_allocator); break;
+            default: top.create(in.w, in.h, in.d, in.c, four, opt.blob_allocator); break;
+        }
+        if (top.empty() || in.elemsize != 1u) {
+            return top.empty() ? -100 : -1;
+        }
+        const int channels = in.dims >= 3 ? in.c : 1;
+        const int size = in.w * (in.dims >= 2 ? in.h : 1) * (in.dims == 4 ? in.d : 1);
+        for (int q = 0; q < channels; q++) {
+            const signed char *src = static_cast<const signed char *>(in.data) + q * in.cstep;
+            float *dst = static_cast<float *>(top.data) + q * top.cstep;
+            for (int i = 0; i < size; i++) {
+                dst[i] = static_cast<float>(src[i]) / scale_a_;
             }
         }
         return 0;
@@ -383,13 +516,14 @@ private:
     }
 
     ncnn::Layer *native_;  // this build's own layer (x86 on the desktop), for float blobs
-    ncnn::Layer *naive_;   // ncnn's generic layer, for int8 blobs: Concat, Slice, ShuffleChannel, Crop
+    ncnn::Layer *naive_;   // ncnn's generic layer, for int8 blobs: Concat, Slice, ShuffleChannel, Crop, Reshape
                            // (native_ itself where the build's own is the generic one: the boards)
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
     bool max_ = false;
     int op_type_ = 0;                                  // BinaryOp's operation
-    float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none)
+    float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none); scale_a_
+                                                       // also an int8 Sigmoid's, Reshape's or Permute's input's
 };
 
 }  // namespace
@@ -398,11 +532,13 @@ namespace ncnn_mp_kernels {
 
 ncnn::Layer *pass_layer_create(int typeindex) {
     bool copies = (NCNN_MP_LAYER_Concat && typeindex == ncnn::LayerType::Concat) ||
+                  (NCNN_MP_LAYER_Reshape && typeindex == ncnn::LayerType::Reshape) ||
                   (NCNN_MP_LAYER_Slice && typeindex == ncnn::LayerType::Slice) ||
                   (NCNN_MP_LAYER_ShuffleChannel && typeindex == ncnn::LayerType::ShuffleChannel) ||
                   (NCNN_MP_LAYER_Crop && typeindex == ncnn::LayerType::Crop);
     if (!copies && !(NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU) &&
         !(NCNN_MP_LAYER_Sigmoid && typeindex == ncnn::LayerType::Sigmoid) &&
+        !(NCNN_MP_LAYER_Permute && typeindex == ncnn::LayerType::Permute) &&
         !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) &&
         !(NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) &&
         !(NCNN_MP_LAYER_BinaryOp && typeindex == ncnn::LayerType::BinaryOp)) {

@@ -73,6 +73,12 @@
 #ifndef NCNN_MP_LAYER_Sigmoid
 #define NCNN_MP_LAYER_Sigmoid NCNN_MP_LAYER_DEFAULT
 #endif
+#ifndef NCNN_MP_LAYER_Reshape
+#define NCNN_MP_LAYER_Reshape NCNN_MP_LAYER_DEFAULT
+#endif
+#ifndef NCNN_MP_LAYER_Permute
+#define NCNN_MP_LAYER_Permute NCNN_MP_LAYER_DEFAULT
+#endif
 
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a

@@ -200,6 +200,26 @@ static mp_obj_t ncnn_mp_Net_input_int8_scale(mp_obj_t self_in, mp_obj_t key) {
 }
 static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_input_int8_scale_obj, Net, input_int8_scale, ncnn_mp_Net_input_int8_scale);
 
+// Net.output_int8_scale(blob: str | int) -> float | None   the scale of an int8 output (a
+// model quantized with int8 outputs: quantize_int8 --int8-outputs), whose values are q / scale;
+// None where the output is float32.
+static mp_obj_t ncnn_mp_Net_output_int8_scale(mp_obj_t self_in, mp_obj_t key) {
+    const char *where = "Net.output_int8_scale";
+    int index = ncnn_mp_blob_key(key, where);
+    ncnn_mp_net_use_t use;
+    ncnn_mp_net_native_t *n = ncnn_mp_net_use(&use, self_in, false, where);
+    if (n->stage != NCNN_MP_NET_READY) {
+        ncnn_mp_raise_value(where, NCNN_MP_TEXT("no weights loaded since the last load_param or clear"));
+    }
+    float scale = ncnn_mp_cxx_int8_output(n->handle, index, index < 0 ? mp_obj_str_get_str(key) : NULL);
+    ncnn_mp_net_done(&use);
+    if (scale < 0.f) {
+        ncnn_mp_raise_blob_missing(key, where);
+    }
+    return scale > 0.f ? mp_obj_new_float(scale) : mp_const_none;
+}
+static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Net_output_int8_scale_obj, Net, output_int8_scale, ncnn_mp_Net_output_int8_scale);
+
 // Net.stack_needed() -> int   the C stack ncnn_mp asks of a thread before an extract of
 // this net (stack.c): size a thread's stack with it.
 static mp_obj_t ncnn_mp_Net_stack_needed(mp_obj_t self_in) {
@@ -476,6 +496,7 @@ static const mp_rom_map_elem_t ncnn_mp_Net_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_weights_info), MP_ROM_PTR(&ncnn_mp_Net_weights_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_stack_needed), MP_ROM_PTR(&ncnn_mp_Net_stack_needed_obj) },
     { MP_ROM_QSTR(MP_QSTR_input_int8_scale), MP_ROM_PTR(&ncnn_mp_Net_input_int8_scale_obj) },
+    { MP_ROM_QSTR(MP_QSTR_output_int8_scale), MP_ROM_PTR(&ncnn_mp_Net_output_int8_scale_obj) },
     #if NCNN_MP_HAS_GRAPH_INFO
     { MP_ROM_QSTR(MP_QSTR_layers), MP_ROM_PTR(&ncnn_mp_Net_layers_obj) },
     { MP_ROM_QSTR(MP_QSTR_blobs), MP_ROM_PTR(&ncnn_mp_Net_blobs_obj) },

@@ -134,6 +134,9 @@ public:
     // An int8 reader's input scale (ncnn's bottom_blob_int8_scales[0]), 0 if none: what an
     // int8 input given to it must have been quantized with (ncnn_mp_cxx_int8_input).
     float input_scale = 0.f;
+    // The scale of the int8 output of a layer that ends an int8 chain at a network output
+    // (a Sigmoid, Reshape or Permute's param 21: quantize_int8 --int8-outputs), 0 if none.
+    float output_scale = 0.f;
 
     // (standalone layers: whether a forward's counts fit; *out, what does)
     bool arity_fits(int n, int n_top, ncnn_mp_arity_t *out) const {
@@ -283,8 +286,18 @@ private:
             case ncnn::LayerType::Interp:  // (one bottom: no dynamic size)
                 int8_passes = pd.get(0, 0) >= 1 && pd.get(0, 0) <= 3 && pd.get(5, 0) == 0 && pd.get(9, std::string()).empty();
                 break;
-            case ncnn::LayerType::Sigmoid:  // int8 in (its scale: param 20), floats out
+            case ncnn::LayerType::Sigmoid:  // int8 in (its scale: param 20), floats out, or int8 (param 21)
                 int8_reads = pd.get(20, 0.f) > 0.f;
+                int8_writes = int8_reads && pd.get(21, 0.f) > 0.f;
+                output_scale = int8_writes ? pd.get(21, 0.f) : 0.f;
+                break;
+            case ncnn::LayerType::Reshape:  // (sized by its parameters) int8 on, or with its scale
+            case ncnn::LayerType::Permute:  // (param 20) int8 in, floats out: a chain's end
+                if (typeindex == ncnn::LayerType::Permute || pd.get(6, std::string()).empty()) {
+                    int8_reads = pd.get(20, 0.f) > 0.f;
+                    int8_passes = !int8_reads;
+                    output_scale = int8_passes ? pd.get(21, 0.f) : 0.f;  // (an int8 output's)
+                }
                 break;
             case ncnn::LayerType::BinaryOp:  // add or mul of two int8 blobs, with their scales
                 int8_op = pd.get(22, 0.f) > 0.f && pd.get(20, 0.f) > 0.f && pd.get(21, 0.f) > 0.f &&
@@ -661,9 +674,10 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Reshape:
         case ncnn::LayerType::RotaryEmbed:  // (this and Noop for their blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
-        case ncnn::LayerType::ReLU:  // (these three for their int8 role too: GuardLayer::read_int8_role)
+        case ncnn::LayerType::ReLU:  // (these four for their int8 role too: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:
         case ncnn::LayerType::Sigmoid:
+        case ncnn::LayerType::Permute:
             return true;
         default:
             return false;
@@ -826,6 +840,29 @@ extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name
         *scale = g->input_scale;
     }
     return *scale != 0.f ? NCNN_MP_INT8_INPUT_OK : NCNN_MP_INT8_INPUT_FLOAT;
+}
+
+// The scale of int8 output blob `blob` (by name where name is given): its producer's
+// output_scale, 0 for a float output (or a blob that is no int8 chain's end); -1: no such blob.
+extern "C" float ncnn_mp_cxx_int8_output(ncnn_net_t net, int blob, const char *name) {
+    const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
+    const std::vector<ncnn::Blob> &blobs = n->blobs();
+#if NCNN_STRING
+    if (name != nullptr) {
+        blob = -1;
+        for (size_t i = 0; i < blobs.size() && blob < 0; i++) {
+            blob = blobs[i].name == name ? static_cast<int>(i) : -1;
+        }
+    }
+#else
+    (void)name;
+#endif
+    if (blob < 0 || blob >= static_cast<int>(blobs.size())) {
+        return -1.f;
+    }
+    int p = blobs[blob].producer;
+    const GuardLayer *g = p >= 0 && p < static_cast<int>(n->layers().size()) ? GuardLayer::of(n->layers()[p]) : nullptr;
+    return g != nullptr ? g->output_scale : 0.f;
 }
 
 extern "C" bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_t *out) {

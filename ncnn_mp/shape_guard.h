@@ -92,8 +92,9 @@ bool ncnn_mp_cxx_arity_fits(ncnn_layer_t layer, int n, int n_top, ncnn_mp_arity_
 // its index and that int8 (for 3: float) blob's; false if none.
 // Which layers read int8 (docs/kernels.md "int8 between layers"): int8 Convolution,
 // ConvolutionDepthWise and InnerProduct, Split, a user's custom layer; with NCNN_MP_KERNELS
-// also Concat, Slice, ShuffleChannel, ReLU without a slope, max Pooling, Crop and Interp,
-// which pass it on, and BinaryOp add and mul with int8 scales.
+// also Concat, Slice, ShuffleChannel, ReLU without a slope, max Pooling, Crop, Interp,
+// Reshape and Permute, which pass it on (a Reshape or Permute with its input's scale, param
+// 20, and a Sigmoid with it read int8 into floats), and BinaryOp add and mul with int8 scales.
 bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);
 
 // Whether blob `blob` may be given as an int8 Mat (a camera frame quantized straight to the
@@ -104,6 +105,10 @@ bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, int *why);
 // has no such blob. The blob by `name` where that is not NULL (NCNN_STRING), else `blob`.
 enum { NCNN_MP_INT8_INPUT_OK, NCNN_MP_INT8_INPUT_FLOAT, NCNN_MP_INT8_INPUT_SCALES, NCNN_MP_INT8_INPUT_MISSING };
 int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer);
+
+// The scale of an int8 network output (quantize_int8 --int8-outputs: the layer that writes
+// it carries it as param 21), 0 for a float one, -1 for no such blob (by `name` if given).
+float ncnn_mp_cxx_int8_output(ncnn_net_t net, int blob, const char *name);
 // Padding, one rule (shape_padding.cpp): the pads ncnn applies to an input of w x h (dims 1:
 // sideways only) for a layer's padding as its parameters give it, and whether they leave
 // what the layer reads. Every layer that pads asks it: the guard for ncnn's Convolution,

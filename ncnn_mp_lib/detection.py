@@ -86,6 +86,26 @@ except (ImportError, AttributeError):  # CPython, or a firmware without viper
     FAST = False
 
 
+class Quantized:
+    """An int8 network output (Net.output_int8_scale: a model quantized with int8 outputs) as
+    the floats it stands for, q / scale: a sequence the decoders read as they read a float
+    output's memoryview, a quarter of its RAM. data: the signed bytes (memoryview(mat) of an
+    int8 Mat, which reads them unsigned, or a sequence of signed ints)."""
+
+    def __init__(self, data: "Sequence[int]", scale: float) -> None:
+        if not (type(scale) in (int, float) and scale > 0):
+            raise ValueError("Quantized: scale must be a positive number (Net.output_int8_scale)")
+        self.data = data
+        self.scale = float(scale)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, i: int) -> float:
+        v = self.data[i]
+        return (v - 256 if v > 127 else v) / self.scale
+
+
 def _scan_python(scores: "Sequence[float]", offset: int, rows: int, cols: int, step: int,
                  threshold: float) -> "list[tuple[int, int]]":
     found = []

@@ -574,7 +574,55 @@ def passes_int8(layer: Layer) -> bool:
     if layer.type == "Interp":  # (nearest, bilinear or bicubic, sized by its parameters: one bottom)
         return 1 <= layer.get_int(0, 0) <= 3 and layer.get_int(5, 0) == 0 and not layer.value(9) \
             and len(layer.bottoms) == 1
-    return False
+    return moves_only(layer)
+
+
+def moves_only(layer: Layer) -> bool:
+    """A layer that only moves its input's elements (a Reshape sized by its parameters, a
+    Permute): int8 passes it in its scale, and given that scale as param 20 it writes the
+    values as floats instead (kernel_pass.cpp: where an int8 chain reaches a network output)."""
+    return layer.type in ("Reshape", "Permute") and len(layer.bottoms) == 1 and len(layer.tops) == 1 \
+        and not layer.value(6)
+
+
+def sink_tables(model: Model) -> Model:
+    """The model with each one-input Sigmoid (reads_int8_to_float) whose output only Reshapes
+    and Permutes move (each blob read once) placed after them: a function of each element
+    commutes with moving the elements, so every output is the same, bit for bit, and an int8
+    chain reaches the Sigmoid's table through them (a detector's class scores: Sigmoid,
+    Reshape, Permute) instead of its float output being moved twice as large. The moved
+    blobs get new names; the last keeps its own."""
+    layers = [replace(layer, bottoms=list(layer.bottoms), tops=list(layer.tops)) for layer in model.layers]
+    names = {b for layer in layers for b in layer.bottoms + layer.tops}
+
+    def readers(blob: str) -> list[Layer]:
+        return [layer for layer in layers if blob in layer.bottoms]
+
+    def fresh(blob: str) -> str:
+        name, n = blob + "_q", 1
+        while name in names:
+            n += 1
+            name = f"{blob}_q{n}"
+        names.add(name)
+        return name
+
+    for table in [layer for layer in layers if reads_int8_to_float(layer) and len(layer.tops) == 1]:
+        path: list[Layer] = []
+        blob = table.tops[0]
+        while len(readers(blob)) == 1 and moves_only(readers(blob)[0]):
+            path.append(readers(blob)[0])
+            blob = path[-1].tops[0]
+        if not path:
+            continue
+        path[0].bottoms = [table.bottoms[0]]
+        for i, layer in enumerate(path):
+            layer.tops = [fresh(layer.tops[0])]
+            if i + 1 < len(path):
+                path[i + 1].bottoms = list(layer.tops)
+        table.bottoms, table.tops = list(path[-1].tops), [blob]
+        layers.remove(table)
+        layers.insert(layers.index(path[-1]) + 1, table)
+    return Model(layers, model.blob_count)
 
 
 def int8_op(layer: Layer) -> bool:
@@ -588,6 +636,17 @@ def reads_int8_to_float(layer: Layer) -> bool:
     """A layer ncnn_mp runs on an int8 blob into floats through a table of the 255 values (a
     Sigmoid: kernel_pass.cpp), given its input's scale as param 20."""
     return layer.type == "Sigmoid" and len(layer.bottoms) == 1
+
+
+PROBABILITY_SCALE = 127.0  # a Sigmoid's int8 output (--int8-outputs): q = round(p * 127)
+
+
+def _ends(model: Model) -> set[str]:
+    """The layers that end an int8 chain at a network output: moves_only ones whose output
+    nothing reads, given the chain's scale as param 20 (int8 in, floats out); with int8
+    outputs, they pass the int8 on instead, its scale as param 21."""
+    read = {b for layer in model.layers for b in layer.bottoms}
+    return {layer.name for layer in model.layers if moves_only(layer) and layer.tops[0] not in read}
 
 
 def _joined(layer: Layer) -> list[str]:
@@ -605,17 +664,17 @@ class Chain:
     consumers: list[str]
 
 
-def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
+def chains(model: Model, chosen: Iterable[str], int8_outputs: bool = False) -> list[Chain]:
     """The groups of blobs that can stay int8 between int8 layers: written only by int8
     Convolution / ConvolutionDepthWise layers (ncnn requantizes only those) or int8 BinaryOps
     (int8_op), read only by int8 layers, none of them an output of the network (a blob nothing
-    reads). A BinaryOp is int8 where its inputs and its output all are: found as the greatest
+    reads) but where a Reshape or Permute ends the chain there (_ends: it writes the floats). A BinaryOp is int8 where its inputs and its output all are: found as the greatest
     such set (every candidate first, then those whose blobs do not qualify dropped, again)."""
     convs = set(chosen)  # (once: `chosen` may be a generator)
     ops = {layer.name for layer in model.layers if int8_op(layer)}
-    tables = {layer.name for layer in model.layers if reads_int8_to_float(layer)}
+    tables = {layer.name for layer in model.layers if reads_int8_to_float(layer)} | _ends(model)
     while True:
-        groups, find = _groups(model, convs | ops, convs | ops | tables)
+        groups, find = _groups(model, convs | ops, convs | ops | tables, int8_outputs)
         int8_blobs = {find(b) for g in groups for b in g.blobs}
         kept = {layer.name for layer in model.layers if layer.name in ops and
                 all(find(b) in int8_blobs for b in layer.bottoms + layer.tops)}
@@ -624,7 +683,8 @@ def chains(model: Model, chosen: Iterable[str]) -> list[Chain]:
         ops = kept
 
 
-def _groups(model: Model, writers: set[str], readers: set[str]) -> tuple[list[Chain], Callable[[str], str]]:
+def _groups(model: Model, writers: set[str], readers: set[str],
+            int8_outputs: bool = False) -> tuple[list[Chain], Callable[[str], str]]:
     parent: dict[str, str] = {}
 
     def find(b: str) -> str:
@@ -633,8 +693,13 @@ def _groups(model: Model, writers: set[str], readers: set[str]) -> tuple[list[Ch
             b = parent[b]
         return b
 
+    ends = _ends(model)  # (they read the chain and write floats: not joined; with int8 outputs, joined)
+
+    def joins(layer: Layer) -> bool:
+        return passes_int8(layer) and (int8_outputs or layer.name not in ends)
+
     for layer in model.layers:
-        if passes_int8(layer):
+        if joins(layer):
             for b in _joined(layer)[1:] + layer.tops:
                 parent[find(b)] = find(layer.bottoms[0])
     read = {b for layer in model.layers for b in layer.bottoms}
@@ -643,7 +708,7 @@ def _groups(model: Model, writers: set[str], readers: set[str]) -> tuple[list[Ch
         for b in layer.tops:
             groups.setdefault(find(b), Chain([], [], [])).blobs.append(b)
     for layer in model.layers:
-        if passes_int8(layer):
+        if joins(layer):
             continue
         for b in dict.fromkeys(find(t) for t in layer.tops):
             groups[b].producers.append(layer.name)
@@ -651,32 +716,35 @@ def _groups(model: Model, writers: set[str], readers: set[str]) -> tuple[list[Ch
             if b in groups:
                 groups[b].consumers.append(layer.name)
     by_name = {layer.name: layer for layer in model.layers}
+    outputs = {t for name in ends for t in by_name[name].tops} if int8_outputs else set()
     out = []
     for g in groups.values():
         writers_ok = bool(g.producers) and all(
             p in writers and by_name[p].type != "InnerProduct" for p in g.producers)
-        if writers_ok and g.consumers and all(c in readers for c in g.consumers) and all(b in read for b in g.blobs):
+        ends_at_output = any(b in outputs for b in g.blobs)
+        if writers_ok and (g.consumers or ends_at_output) and all(c in readers for c in g.consumers) and \
+                all(b in read or b in outputs for b in g.blobs):
             out.append(g)
     return out, find
 
 
 def quantize(model: Model, bottom_scales: Mapping[str, float], skip: Iterable[str] = (),
              top_scales: Mapping[str, float] | None = None,
-             op_scales: Mapping[str, tuple[float, ...]] | None = None) -> Model:
+             op_scales: Mapping[str, Mapping[str, float]] | None = None) -> Model:
     """The int8 model: every quantizable layer not in `skip` gets int8 weights, weight
     scales and its bottom scale (bottom_scales, by canonical blob name); a layer named in
     `top_scales` also its output scale (int8_scale_term + 100: its output requantized to
     int8 with that scale, for the int8 layers after it). A BinaryOp named in `op_scales`
     (int8_op) gets its inputs' and output's scales as params 20, 21, 22; a Sigmoid
-    (reads_int8_to_float) its input's as param 20."""
+    (reads_int8_to_float) or a chain's end at an output (_ends) its input's as param 20."""
     chosen = {layer.name for layer in int8_layers(model, skip)}
     top_scales = top_scales or {}
     op_scales = op_scales or {}
     out = []
     for layer in model.layers:
         if layer.name in op_scales:
-            keep = [(k, v) for k, v in layer.params if k not in ("20", "21", "22")]
-            given = [(k, f"{v:.9e}") for k, v in zip(("20", "21", "22"), op_scales[layer.name])]  # (floats: an e)
+            keep = [(k, v) for k, v in layer.params if k not in op_scales[layer.name]]
+            given = [(k, f"{v:.9e}") for k, v in op_scales[layer.name].items()]  # (floats: an e)
             out.append(replace(layer, loads=list(layer.loads), params=keep + given))
             continue
         if layer.name not in chosen:
@@ -831,10 +899,17 @@ class Summary:
 def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Path, bin_out: str | Path,
                    samples: Sequence[F32], method: str = "maxabs", input_name: str | None = None,
                    skip: Iterable[str] = (), layouts: Mapping[str, Layout] | None = None,
-                   chain: bool = False) -> Summary:
+                   chain: bool = False, int8_outputs: bool = False) -> Summary:
     """fp32 model in, int8 model out (see the module docstring); chain: int8 between int8
-    layers where chains() finds it."""
+    layers where chains() finds it; int8_outputs (with chain): the chains that reach a
+    network output through a Reshape or Permute keep it int8 (Net.output_int8_scale), and a
+    Sigmoid there writes int8 probabilities (q / 127): a quarter of the outputs' RAM."""
+    if int8_outputs and not chain:
+        raise QuantizeError("int8 outputs come with int8 between layers: give --chain too")
     model = read_model(param_in, bin_in, layouts)
+    calibrated = {b for layer in model.layers for b in layer.tops}  # (the blobs the fp32 model has)
+    if chain:
+        model = sink_tables(model)
     skip = list(skip)
     missing = set(skip) - {layer.name for layer in model.layers}
     if missing:
@@ -844,23 +919,37 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
         raise QuantizeError("the model has no layer ncnn can run in int8 (Convolution, "
                             "ConvolutionDepthWise, InnerProduct)")
     blobs = [canonical_blob(model, layer.bottoms[0]) for layer in chosen]
-    groups = chains(model, (layer.name for layer in chosen)) if chain else []
-    scales = calibrate(param_in, bin_in, samples, blobs + [b for g in groups for b in g.blobs], input_name, method)
+    groups = chains(model, (layer.name for layer in chosen), int8_outputs) if chain else []
+    scales = calibrate(param_in, bin_in, samples, blobs + [b for g in groups for b in g.blobs if b in calibrated],
+                       input_name, method)
     # A chain's blobs share one scale, its widest range: each int8 layer writing into it
-    # requantizes with that scale, and each reading it takes it as its input scale.
+    # requantizes with that scale, and each reading it takes it as its input scale. (Blobs
+    # sink_tables renamed hold the values of a blob before them in the chain: not measured.)
     top_scales: dict[str, float] = {}
     for g in groups:
-        shared = min(scales[b] for b in g.blobs)
+        shared = min(scales[b] for b in g.blobs if b in scales)
         for b in g.blobs:
             scales[b] = shared
         top_scales.update(dict.fromkeys(g.producers, shared))
     by_name = {layer.name: layer for layer in model.layers}
-    op_scales: dict[str, tuple[float, ...]] = {
-        name: (scales[by_name[name].bottoms[0]], scales[by_name[name].bottoms[1]], top_scales.pop(name))
+    op_scales: dict[str, dict[str, float]] = {
+        name: {"20": scales[by_name[name].bottoms[0]], "21": scales[by_name[name].bottoms[1]],
+               "22": top_scales.pop(name)}
         for name in list(top_scales) if int8_op(by_name[name])}
-    # a Sigmoid reading an int8 group: its scale (param 20; the table's values are q / scale)
-    op_scales.update({name: (scales[by_name[name].bottoms[0]],) for g in groups for name in g.consumers
-                      if reads_int8_to_float(by_name[name])})
+    # a Sigmoid reading an int8 group: its scale (param 20; the table's values are q / scale);
+    # a Reshape or Permute ending one at an output alike (its values q / scale)
+    # (with int8 outputs, a Sigmoid writing one int8 in scale 127 (21), and the layers ending a
+    # chain there their output's scale (21): Net.output_int8_scale reads it)
+    ends, read = _ends(model), {b for layer in model.layers for b in layer.bottoms}
+    for g in groups:
+        for name in g.consumers:
+            layer = by_name[name]
+            if reads_int8_to_float(layer) or name in ends:
+                op_scales[name] = {"20": scales[layer.bottoms[0]]}
+            if int8_outputs and reads_int8_to_float(layer) and layer.tops[0] not in read:
+                op_scales[name]["21"] = PROBABILITY_SCALE
+        if int8_outputs:
+            op_scales.update({name: {"21": scales[g.blobs[0]]} for name in ends if by_name[name].tops[0] in g.blobs})
     out = quantize(model, scales, skip, top_scales, op_scales)
     write_model(out, param_out, bin_out)
     summary = Summary(bin_bytes=(Path(bin_in).stat().st_size, Path(bin_out).stat().st_size))
@@ -872,12 +961,17 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
             summary.int8.append(f"int8  {layer.where()}: input {canonical_blob(model, layer.bottoms[0])!r} "
                                 f"scale {bottom:.6g}, weight scales {float(ws.min()):.4g}..{float(ws.max()):.4g}"
                                 + (f", output int8 with scale {top_scales[layer.name]:.6g}" if chained else ""))
-        elif layer.name in op_scales and len(op_scales[layer.name]) == 3:
-            sa, sb, so = op_scales[layer.name]
+        elif layer.name in op_scales and "22" in op_scales[layer.name]:
+            sa, sb, so = (op_scales[layer.name][k] for k in ("20", "21", "22"))
             summary.int8.append(f"int8  {layer.where()}: input scales {sa:.6g}, {sb:.6g}, output int8 with scale {so:.6g}")
+        elif layer.name in op_scales and "20" not in op_scales[layer.name]:
+            summary.int8.append(f"int8  {layer.where()}: int8 output, scale {op_scales[layer.name]['21']:.6g} "
+                                "(Net.output_int8_scale)")
         elif layer.name in op_scales:
-            summary.int8.append(f"int8  {layer.where()}: input scale {op_scales[layer.name][0]:.6g}, a table of "
-                                "its 255 values, float out")
+            given = op_scales[layer.name]
+            how = "a table of its 255 values" if reads_int8_to_float(layer) else "the values q / scale"
+            out_as = f"int8 output, scale {given['21']:.6g}" if "21" in given else "float out"
+            summary.int8.append(f"int8  {layer.where()}: input scale {given['20']:.6g}, {how}, {out_as}")
         elif layer.loads:
             why = "skipped" if layer.name in skip else (quantizable(layer) or "")
             summary.kept.append(f"fp32  {layer.where()}: {why}")
@@ -911,6 +1005,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--skip", action="append", default=[], metavar="LAYER", help="keep this layer fp32")
     ap.add_argument("--chain", action="store_true",
                     help="int8 between int8 layers (needs ncnn_mp's kernels: NCNN_MP_KERNELS=1)")
+    ap.add_argument("--int8-outputs", action="store_true",
+                    help="with --chain: outputs an int8 chain reaches stay int8 (Net.output_int8_scale)")
     ap.add_argument("--fp16", action="store_true", help="store weights as fp16 instead (no calibration)")
     ap.add_argument("--fp32", action="store_true",
                     help="store weights as fp32 (widen fp16 weights so that they can stay in flash)")
@@ -929,7 +1025,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise QuantizeError("int8 needs --calib samples.npy (or give --fp16)")
             samples = np.load(args.calib).astype(np.float32)
             summary = quantize_files(args.param_in, args.bin_in, args.param_out, args.bin_out, list(samples),
-                                     args.method, args.input, args.skip, layouts, args.chain)
+                                     args.method, args.input, args.skip, layouts, args.chain, args.int8_outputs)
     except (QuantizeError, OSError) as e:
         print(f"quantize_int8: {e}", file=sys.stderr)
         return 1

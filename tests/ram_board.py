@@ -3,13 +3,16 @@
 # with an ESP32's RAM, as its program would run it. The arena first, from the plan made on the
 # qemu board (CONFIG["plan"]; none: ncnn's own allocator, the desktop reference), then the model
 # with its weights in place in flash, then the camera frame (RGB565, big-endian, in RAM as a
-# camera driver's buffer is) straight to the model's int8 input in the arena, the outputs
-# extracted in the order the plan saw, the faces decoded (ncnn_mp_lib/retinaface.py), and what
-# the board's RAM held.
+# camera driver's buffer is) straight to the model's int8 input in the arena (given to the
+# extractor alone: it is freed once the first layer has read it), the outputs extracted in the
+# order the plan saw (int8 ones read as q / scale: Net.output_int8_scale), decoded by
+# ncnn_mp_lib (CONFIG["detector"]: "retinaface" faces or "nanodet" objects), and what the
+# board's RAM held.
 import gc
 
 import ncnn_mp
-from ncnn_mp_lib import retinaface
+from ncnn_mp_lib import nanodet, retinaface
+from ncnn_mp_lib.detection import Quantized
 
 try:
     import qemu_board  # a QEMU board: ncnn's C heap
@@ -25,6 +28,12 @@ def rom(name):
         return f.read()
 
 
+def scores(net, name, m):
+    """An output as the decoders read it: its floats, or an int8 one's values q / scale."""
+    scale = net.output_int8_scale(name)
+    return memoryview(m) if scale is None else Quantized(memoryview(m), scale)
+
+
 arena = ncnn_mp.Allocator(arena=rom(CONFIG["plan"])) if CONFIG["plan"] else None
 net = ncnn_mp.Net()
 net.opt.num_threads = 1
@@ -35,17 +44,31 @@ net.load_param(ncnn_mp.DataReader(from_memory=rom(CONFIG["model"] + ".param")))
 net.load_model(rom(CONFIG["model"] + ".bin"), copy=False)
 w, h = CONFIG["size"]
 frame = bytearray(rom("frame.rgb565"))
-scale = net.input_int8_scale("data")
-x = ncnn_mp.Mat.from_pixels_int8(frame, ncnn_mp.Mat.PIXEL_RGB565_BE, w, h, w, h, scale, None, None, 0, arena)
+nano = CONFIG["detector"] == "nanodet"
+blob = nanodet.INPUT if nano else "data"
+scale = net.input_int8_scale(blob)
 with net.create_extractor() as ex:
-    ex.input("data", x)
+    if nano:  # (BGR, normalized, as the model was trained)
+        ex.input(blob, ncnn_mp.Mat.from_pixels_int8(frame, ncnn_mp.Mat.PIXEL_RGB565_BE | ncnn_mp.Mat.PIXEL_BGR << 16,
+                                                    w, h, w, h, scale, nanodet.MEAN, nanodet.NORM, 0, arena))
+    else:
+        ex.input(blob, ncnn_mp.Mat.from_pixels_int8(frame, ncnn_mp.Mat.PIXEL_RGB565_BE, w, h, w, h, scale,
+                                                    None, None, 0, arena))
     outs = {name: ex.extract(name) for name in net.output_names()}
-by_stride = {}
-for stride in retinaface.STRIDES:
-    cls, bbox, landmark = (outs[name] for name in retinaface.output_names(stride))
-    by_stride[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
-for f in retinaface.detect(by_stride):
-    print("face %.5f %.3f %.3f %.3f %.3f" % tuple(f[:5]))
+if nano:
+    by_stride = {}
+    for stride in nanodet.STRIDES:
+        cls, dis = nanodet.OUTPUTS[stride]
+        by_stride[stride] = (w // stride, outs[cls].h, scores(net, cls, outs[cls]), scores(net, dis, outs[dis]))
+    for o in nanodet.detect(by_stride):
+        print("object %.5f %.3f %.3f %.3f %.3f %d" % tuple(o))
+else:
+    by_stride = {}
+    for stride in retinaface.STRIDES:
+        cls, bbox, landmark = (outs[name] for name in retinaface.output_names(stride))
+        by_stride[stride] = (cls.w, cls.h, cls.cstep, memoryview(cls), memoryview(bbox), memoryview(landmark))
+    for f in retinaface.detect(by_stride):
+        print("face %.5f %.3f %.3f %.3f %.3f" % tuple(f[:5]))
 if arena:
     print("arena", arena.size, arena.peak, arena.unplanned)
 if qemu_board:

@@ -70,6 +70,20 @@ def nanodet_int8(folder: Path, fp32: tuple[Path, Path]) -> dict[str, tuple[Path,
     return out
 
 
+def nanodet_int8_outputs(folder: Path, fp32: tuple[Path, Path]) -> tuple[Path, Path]:
+    """NanoDet-m with int8 between its layers and int8 outputs (quantize_int8 --chain
+    --int8-outputs: the heads' Sigmoids write int8 probabilities, the distances stay int8),
+    calibrated as nanodet_int8: what a board with little RAM runs."""
+    import skimage.data
+
+    photos = [skimage.data.chelsea(), skimage.data.astronaut(), skimage.data.rocket(),
+              np.stack([skimage.data.camera()] * 3, -1)]
+    samples = [nanodet_input(p, NANODET_SIDE) for p in photos]
+    out = (folder / "nanodet8o.param", folder / "nanodet8o.bin")
+    qz.quantize_files(*fp32, *out, samples=samples, input_name=nanodet.INPUT, chain=True, int8_outputs=True)
+    return out
+
+
 def nanodet_input(rgb: npt.NDArray[np.uint8], side: int) -> F32:
     """NanoDet's input as examples/nanodet_detect.py makes it: letterboxed to `side`, padded
     to multiples of 32, BGR, normalised."""

@@ -1,14 +1,18 @@
 """A detector in an ESP32's RAM (profile qemu-320k: 320 KiB for .data and .bss with a 48 KiB
 MicroPython heap, ncnn's heap and a 32 KiB stack; docs/boards.md).
 
-RetinaFace mnet.25 with int8 between its layers (quantize_int8 --chain), weights in place in
-flash, takes an RGB565 frame of scikit-image's astronaut (a camera framing her head: the photo's
-256x256 around the face, as a 96x96 frame, big-endian as ESP32 camera drivers give it, in RAM)
-straight to its int8 input (Mat.from_pixels_int8), and every blob and
-workspace comes from an arena laid out by the plan `make preflight FRAME=` makes on the 4 MiB
-qemu board (the same code: the plan holds, no block strays from it). It finds the face the
-desktop finds from the same frame (the kernels on the memcheck firmware: the same numbers), and
-the fp32 model in the wheel finds from the same pixels. tests/ram_board.py is the board's side."""
+Each detector, with int8 between its layers (quantize_int8 --chain), weights in place in flash,
+takes an RGB565 frame of a photo (big-endian, as ESP32 camera drivers give it, in RAM) straight
+to its int8 input (Mat.from_pixels_int8), and every blob and workspace comes from an arena laid
+out by the plan `make preflight FRAME=` makes on the 4 MiB qemu board (the same code: the plan
+holds, no block strays from it). It finds what the desktop finds from the same frame (the
+kernels on the memcheck firmware: the same numbers), and what the fp32 model in the wheel finds
+from the same pixels:
+- RetinaFace mnet.25 on scikit-image's astronaut, a camera framing her head (the photo's
+  256x256 around the face, as a 96x96 frame): her face.
+- NanoDet-m with int8 outputs (--int8-outputs) on scikit-image's coffee (the whole photo, as
+  a 96x64 frame): the cup.
+tests/ram_board.py is the board's side."""
 
 from __future__ import annotations
 
@@ -22,29 +26,35 @@ import pytest
 from ci.firmware import build_firmware
 from ci.qemu import run_script
 from conftest import REPO, MicroPython, QemuBoard, _firmware, _script_env
+from ncnn_mp_lib import nanodet
 from ncnn_mp_tools.preflight import probe
 from ncnn_mp_tools.romfs_pack import pack
-from real_models import retinaface_models
+from real_models import nanodet_int8_outputs, nanodet_model, retinaface_models
 from test_camera import RGB565_BE, expand
-from test_mcu_models import CHAIN_IOU, CHAIN_SCORE, RETINA_OUTPUTS, close_to, faces, wheel_outputs
+from test_mcu_models import (CHAIN_IOU, CHAIN_SCORE, RETINA_OUTPUTS, close_to, faces, objects,
+                             wheel_outputs)
 
-SIDE = 96  # what fits: at 128x128 the arena (144.6 KiB) and the load (115 KiB) need more than 320 KiB
+SIDE = 96  # RetinaFace's: at 128x128 the arena (144.6 KiB) and the load (115 KiB) need more than 320 KiB
+NANODET_SIZE = (96, 64)  # NanoDet's (the coffee letterboxed at 96: no padding); at 128x96 its
+# stem's 72 KiB convolution output and the 144 KiB load need more (make preflight; docs/models.md)
 SCRIPT = REPO / "tests" / "ram_board.py"
+CUP = 41
 
 
-def rgb565_frame(rgb: np.ndarray) -> tuple[bytes, np.ndarray]:
-    """The photo resized to SIDE x SIDE by ncnn (as the wheel resizes), as an RGB565 frame,
-    big-endian, and the 8-bit RGB the frame holds (test_camera.expand: widened as mat_camera.c does)."""
-    h, w = rgb.shape[:2]
-    m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, w, h, SIDE, SIDE)
+def rgb565_frame(rgb: np.ndarray, w: int, h: int) -> tuple[bytes, np.ndarray]:
+    """The photo resized to w x h by ncnn (as the wheel resizes), as an RGB565 frame,
+    big-endian, and the 8-bit RGB the frame holds (test_camera.expand: widened as mat_camera.c
+    does), (3, h, w) float32."""
+    ph, pw = rgb.shape[:2]
+    m = ncnn.Mat.from_pixels_resize(np.ascontiguousarray(rgb), ncnn.Mat.PixelType.PIXEL_RGB, pw, ph, w, h)
     px = np.clip(np.array(m), 0, 255).astype(np.int64).transpose(1, 2, 0)  # (h, w, 3)
     frame = ((px[..., 0] >> 3) << 11 | (px[..., 1] >> 2) << 5 | px[..., 2] >> 3).astype(">u2").tobytes()
-    rgba, _ = expand(frame, RGB565_BE, SIDE, SIDE, 2 * SIDE)
+    rgba, _ = expand(frame, RGB565_BE, w, h, 2 * w)
     return frame, np.ascontiguousarray(np.moveaxis(rgba[..., :3], -1, 0), dtype=np.float32)
 
 
-def faces_of(output: str) -> list[list[float]]:
-    return [[float(v) for v in line.split()[1:]] for line in output.splitlines() if line.startswith("face ")]
+def found(output: str, what: str) -> list[list[float]]:
+    return [[float(v) for v in line.split()[1:]] for line in output.splitlines() if line.startswith(what + " ")]
 
 
 def figures(output: str, what: str) -> list[int]:
@@ -52,48 +62,75 @@ def figures(output: str, what: str) -> list[int]:
     return [int(v) for v in line.split()[1:]]
 
 
-@pytest.mark.mcu
-def test_retinaface_from_a_camera_frame_in_320_kib(tmp_path: Path) -> None:
-    import skimage.data
-
-    models = retinaface_models(tmp_path)
-    param, weights = models["int8c"]
-    frame, widened = rgb565_frame(skimage.data.astronaut()[20:276, 96:352])
+def on_the_board(tmp_path: Path, param: Path, weights: Path, frame: bytes, size: tuple[int, int],
+                 detector: str, input_name: str, what: str) -> tuple[list[list[float]], list[list[float]]]:
+    """The detector's finds (`what` lines) from the frame on the desktop (the memcheck
+    firmware's kernels, ncnn's allocator) and on the 320 KiB board (the arena as planned on
+    the qemu board); asserts the board's equal the desktop's and its RAM held."""
+    w, h = size
     files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes(), "frame.rgb565": frame}
     # The plan, as make preflight FRAME=rgb565_be makes it on the 4 MiB board of the same code.
     model = {"param": "/rom/m.param", "bin": "/rom/m.bin", "binary_param": False, "outputs": [],
-             "inputs": [("data", (SIDE, SIDE, 3))], "rom": ("m.param", "m.bin")}
+             "inputs": [(input_name, (w, h, 3))], "rom": ("m.param", "m.bin")}
     config = {"opt": {"num_threads": 1}, "copy": False, "models": [model], "frame": "RGB565_BE",
               "arena": 1024 * 1024}
     (measured,) = probe("qemu", build_firmware("qemu"), config, files, timeout=900)
     assert "failed" not in measured, measured
     files["m.plan"] = bytes.fromhex(measured["plan"])
 
-    # The desktop: the same script, ncnn's own allocator, on the desktop firmware with the kernels.
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
+    head = f"CONFIG = {{'model': 'm', 'size': [{w}, {h}], 'detector': '{detector}', "
     desktop = MicroPython(_firmware("memcheck"), _script_env()).check(
-        f"CONFIG = {{'plan': None, 'model': 'm', 'size': [{SIDE}, {SIDE}], 'root': '{tmp_path}'}}\n"
-        + SCRIPT.read_text(), timeout=900)
-    want = faces_of(desktop)
-    assert want, f"the desktop finds no face in the astronaut's {SIDE}x{SIDE} frame:\n{desktop}"
-    # ... and the fp32 model in the wheel, on the pixels the frame holds
-    outs = wheel_outputs(*models["fp32"], "data", RETINA_OUTPUTS, widened)
-    close_to(want, faces(outs, SIDE), CHAIN_IOU, CHAIN_SCORE, "int8 from the frame against fp32")
+        head + f"'plan': None, 'root': '{tmp_path}'}}\n" + SCRIPT.read_text(), timeout=900)
+    want = found(desktop, what)
+    assert want, f"the desktop finds nothing in the {w}x{h} frame:\n{desktop}"
 
-    # The board with an ESP32's RAM.
     board = QemuBoard("qemu-320k")
     with tempfile.TemporaryDirectory() as t:
         image = Path(t) / "romfs.img"
         image.write_bytes(pack(files))
-        source = f"CONFIG = {{'plan': 'm.plan', 'model': 'm', 'size': [{SIDE}, {SIDE}]}}\n" + SCRIPT.read_text()
+        source = head + "'plan': 'm.plan'}\n" + SCRIPT.read_text()
         r = run_script(board.profile, board.binary, source.encode(), timeout=900, romfs=image)
     assert r.returncode == 0, r.output
     print(r.output)
-    got = faces_of(r.output)
+    got = found(r.output, what)
     close_to(got, want, 0.999, 1e-4, "the 320 KiB board against the desktop")
-    size, peak, unplanned = figures(r.output, "arena")
-    assert unplanned == 0 and peak <= size, r.output
+    arena, peak, unplanned = figures(r.output, "arena")
+    assert unplanned == 0 and peak <= arena, r.output
     in_use, high_water, heap = figures(r.output, "c_heap")
     assert high_water <= heap, r.output
-    print(f"faces {got}; arena {size:,} B (peak {peak:,}), C heap high-water {high_water:,} of {heap:,} B")
+    print(f"{what}s {got}; arena {arena:,} B (peak {peak:,}), C heap high-water {high_water:,} of {heap:,} B")
+    return got, want
+
+
+@pytest.mark.mcu
+def test_retinaface_from_a_camera_frame_in_320_kib(tmp_path: Path) -> None:
+    import skimage.data
+
+    models = retinaface_models(tmp_path)
+    frame, widened = rgb565_frame(skimage.data.astronaut()[20:276, 96:352], SIDE, SIDE)
+    _, want = on_the_board(tmp_path, *models["int8c"], frame, (SIDE, SIDE), "retinaface", "data", "face")
+    # ... and the fp32 model in the wheel, on the pixels the frame holds
+    outs = wheel_outputs(*models["fp32"], "data", RETINA_OUTPUTS, widened)
+    close_to(want, faces(outs, SIDE), CHAIN_IOU, CHAIN_SCORE, "int8 from the frame against fp32")
+
+
+@pytest.mark.mcu
+def test_nanodet_from_a_camera_frame_in_320_kib(tmp_path: Path) -> None:
+    import skimage.data
+
+    fp32 = nanodet_model(tmp_path)
+    param, weights = nanodet_int8_outputs(tmp_path, fp32)
+    w, h = NANODET_SIZE
+    coffee = skimage.data.coffee()
+    assert nanodet.letterbox(coffee.shape[1], coffee.shape[0], w)[:4] == (w, h, 0, 0)  # (the frame is the letterbox)
+    frame, widened = rgb565_frame(coffee, w, h)
+    got, want = on_the_board(tmp_path, param, weights, frame, (w, h), "nanodet", nanodet.INPUT, "object")
+    assert CUP in [int(o[5]) for o in got], got
+    # ... and the fp32 model in the wheel, on the pixels the frame holds (BGR, normalized)
+    bgr = widened[::-1]
+    x = ((bgr - np.array(nanodet.MEAN, np.float32)[:, None, None]) * np.array(nanodet.NORM, np.float32)[:, None, None])
+    outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
+    close_to(want, objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x.astype(np.float32)), w),
+             CHAIN_IOU, CHAIN_SCORE, "int8 from the frame against fp32")

@@ -4,7 +4,8 @@
 # from inputs of the given shapes, and prints what it measured as one Python literal a model.
 # CONFIG["frame"] (a pixel format's name, e.g. "RGB565"): each input made from a camera frame of
 # its size as a board's program makes it, Mat.from_pixels_int8 where the model's first layers
-# read int8, else from_pixels_resize. CONFIG["arena"] (a size, or a plan as hex): the run as a
+# read int8, else from_pixels_resize, counted with the blobs (and freed once the first layers
+# have read it, as a one-line ex.input(...) leaves it). CONFIG["arena"] (a size, or a plan as hex): the run as a
 # board runs it in an arena reserved at boot (Allocator(arena=...)) for the inputs, blobs and
 # workspace, so that the C heap's high-water is the board's, and the arena's plan of what it
 # handed out (Allocator.plan()); else a counting Allocator measures the peak.
@@ -61,7 +62,7 @@ def probe(model):
     t_frame = qemu_board.time_ns() if qemu_board else 0
     for (blob, (w, h, c)), frame in zip(model["inputs"], frames):
         if frame is not None:
-            m, scale = frame_input(net, blob, frame, w, h, arena)
+            m, scale = frame_input(net, blob, frame, w, h, counting)
             scales.append((blob, scale))
         else:
             m = ncnn_mp.Mat(w, h, c)
@@ -73,6 +74,7 @@ def probe(model):
     with net.create_extractor() as ex:
         for blob, m in inputs:
             ex.input(blob, m)
+        inputs = m = None  # (held by the extractor alone, as ex.input(name, Mat.from_pixels_int8(...)) leaves it)
         for blob in outputs:
             out = ex.extract(blob)
             shapes.append((blob, out.w, out.h, out.d, out.c))

@@ -3,7 +3,8 @@
 #   micropython run_net.py PARAM BIN INPUT W H C IN.f32 OUTDIR OUT...
 # IN.f32 holds N inputs of W x H x C float32 (channel by channel); each output blob of each
 # input is written to OUTDIR/<n>_<name>.f32 as float32, channel by channel without ncnn's
-# channel padding, after a line "shape <name> w h c".
+# channel padding, after a line "shape <name> w h c" (an int8 output: its values q / scale,
+# Net.output_int8_scale, as the user's decoder reads them).
 import sys
 from array import array
 
@@ -33,8 +34,18 @@ while True:
             m = ex.extract(name)
             print("shape", name, m.w, m.h, m.c)
             v = memoryview(m)
+            scale = net.output_int8_scale(name)
             with open("%s/%d_%s.f32" % (outdir, n, name), "wb") as f:
                 for q in range(m.c):
-                    f.write(bytes(v[q * m.cstep:q * m.cstep + m.w * m.h]))
+                    part = v[q * m.cstep:q * m.cstep + m.w * m.h]
+                    if scale is None:
+                        f.write(bytes(part))
+                        continue
+                    out = array("f", bytes(4096))  # (signed bytes, which memoryview reads unsigned)
+                    for at in range(0, len(part), 1024):
+                        piece = part[at:at + 1024]
+                        for i in range(len(piece)):
+                            out[i] = (piece[i] - 256 if piece[i] > 127 else piece[i]) / scale
+                        f.write(bytes(out)[:4 * len(piece)])
     n += 1
 net.close()

@@ -1,10 +1,11 @@
 # int8 between layers (docs/models.md "int8 between layers"; quantize_int8.py --chain): a Convolution
-# with int8_scale_term > 100 writes int8, which ReLU, max Pooling, Concat, Slice and
-# ShuffleChannel pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass layer's int8
-# output is compared with ncnn's own layer run on the same values as floats (a second Net),
-# and an int8 Convolution reading it with that Convolution on the floats. A param that hands
-# an int8 blob to a layer that cannot read it is refused at load, naming both, and the Net
-# loads the next param as if nothing happened.
+# with int8_scale_term > 100 writes int8, which ReLU, max Pooling, Concat, Slice, ShuffleChannel,
+# Crop, Interp, Reshape and Permute pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass
+# layer's int8 output is compared with ncnn's own layer run on the same values as floats (a
+# second Net), and an int8 Convolution reading it with that Convolution on the floats. Where a
+# chain ends at a network output, the floats q / scale or (int8 outputs) the int8 values with
+# their scale. A param that hands an int8 blob to a layer that cannot read it is refused at
+# load, naming both, and the Net loads the next param as if nothing happened.
 import struct
 
 import ncnn_mp
@@ -215,3 +216,67 @@ check("int8 max Pooling SAME on 12x1", lambda: run(net, {"data": data(12, 1, CIN
 (b,) = run(net, {"data": data(12, 3, CIN)}, ["b"])
 print("int8 max Pooling SAME on 12x3:", b.w, b.h, b.c, b.elemsize)
 net.close()
+
+# Reshape and Permute pass int8 on (a detector's heads: Slice, Reshape, Permute): against ncnn's
+# own layers on the same values as floats, every order of ncnn's Permute on 2-D, 3-D and 4-D
+# blobs (ncnn_mp's finds each order's axes by permuting a small float blob through ncnn's).
+pass_case("Reshape to 2-D", "Reshape r 1 1 a b 0=-1 1=%d" % C, ["a"], ["b"], reader=False)
+for order in range(6):
+    pass_case("Permute 3-D order %d" % order, "Permute p 1 1 a b 0=%d" % order, ["a"], ["b"], reader=order == 1)
+
+
+def moved_case(label, lines, shape_lines):
+    """lines after the int8 producer `a`: int8 on to `b`; against ncnn's layers (shape_lines,
+    reading `a`'s values as floats) writing `b` from them."""
+    head = ["Input data 0 1 data", conv_line("c1", "data", "a", CIN, C, True)]
+    chained = net_of(head + lines, int8_conv(CIN, C, True))
+    a, b = run(chained, {"data": data(5, 4, CIN)}, ["a", "b"])
+    plain = net_of(["Input a 0 1 a"] + shape_lines)
+    (want,) = run(plain, {"a": a}, ["b"])
+    print(label, same(b, want), b.dims, b.w, b.h, b.d, b.c)
+    chained.close()
+    plain.close()
+    return a, b
+
+
+for order in range(2):
+    line = ["Reshape r 1 1 a r1 0=-1 1=%d" % C, "Permute p 1 1 r1 b 0=%d" % order]
+    moved_case("Permute 2-D order %d" % order, line, line)
+for order in range(24):
+    line = ["Reshape r 1 1 a r1 0=5 1=2 11=2 2=%d" % C, "Permute p 1 1 r1 b 0=%d" % order]
+    moved_case("Permute 4-D order %d" % order, line, line)
+
+# Where the chain ends at a network output: a Reshape or Permute with its input's scale (param
+# 20) writes the values as floats q / TS (exact: TS is a power of two), ...
+for kind, line in (("Reshape", "Reshape r 1 1 a b 0=-1 1=%d 20=%.1f" % (C, TS)),
+                   ("Permute", "Permute p 1 1 a b 0=2 20=%.1f" % TS)):
+    lines = ["Input data 0 1 data", conv_line("c1", "data", "a", CIN, C, True), line]
+    chained = net_of(lines, int8_conv(CIN, C, True))
+    a, b = run(chained, {"data": data(5, 4, CIN)}, ["a", "b"])
+    plain = net_of(["Input a 0 1 a", line.replace(" 20=%.1f" % TS, "")])
+    (want,) = run(plain, {"a": scaled(a, 1 / TS)}, ["b"])
+    print(kind, "int8 to float, q / scale:", same(b, want), b.elemsize, chained.output_int8_scale("b"))
+    chained.close()
+    plain.close()
+
+# ... or, with int8 outputs (quantize_int8 --int8-outputs), hands it on int8 with its scale as
+# param 21: extract gives the int8 Mat itself (ncnn's extract would cast it to unscaled floats)
+# and Net.output_int8_scale the scale; a Sigmoid with an output scale (21) writes int8
+# probabilities through a table, each float2int8(sigmoid(q / TS) * 127).
+lines = ["Input data 0 1 data", conv_line("c1", "data", "a", CIN, C, True), "Split sp 1 2 a a1 a2",
+         "Permute p 1 1 a1 b 0=1 21=%.1f" % TS, "Sigmoid s 1 1 a2 p 20=%.1f 21=127.0" % TS]
+chained = net_of(lines, int8_conv(CIN, C, True))
+a, b, p = run(chained, {"data": data(5, 4, CIN)}, ["a", "b", "p"])
+print("int8 outputs:", b.elemsize, p.elemsize, chained.output_int8_scale("b"), chained.output_int8_scale("p"),
+      chained.output_int8_scale("a"))
+signed = [v - 256 if v > 127 else v for v in memoryview(b)]
+print("Permute int8 output, q as computed:", signed[:b.w * b.h] == [a[k % b.w * a.w + k // b.w] for k in range(b.w * b.h)])
+plain = net_of(["Input a 0 1 a", "Sigmoid s 1 1 a b"])
+(want,) = run(plain, {"a": scaled(a, 1 / TS)}, ["b"])
+pv = memoryview(p)
+got = [pv[q * p.cstep + i] for q in range(p.c) for i in range(p.w * p.h)]
+worst = max(abs(got[q * p.w * p.h + i] - want[q * want.cstep + i] * 127) for q in range(p.c) for i in range(p.w * p.h))
+print("Sigmoid int8 to int8 within half a step:", worst <= 0.5 + 1e-4, 0 <= min(got) < max(got) <= 127)
+check("output_int8_scale of a blob the net lacks", lambda: chained.output_int8_scale("nothing"))
+chained.close()
+plain.close()
