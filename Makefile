@@ -52,7 +52,8 @@ compare:
 model:
 	@NCNN_MP_MODELS= $(TOOL) model --profile $(PROFILE) $(MODEL) $(if $(IMAGES),--images $(IMAGES)) \
 		$(if $(SHAPE),--shape $(SHAPE)) $(if $(OUT),--out $(OUT)) $(if $(PIXELS),--pixels $(PIXELS)) \
-		$(if $(MEAN),--mean $(MEAN)) $(if $(NORM),--norm $(NORM)) $(if $(filter 0,$(CHAIN)),--no-chain)
+		$(if $(MEAN),--mean $(MEAN)) $(if $(NORM),--norm $(NORM)) $(if $(filter 0,$(CHAIN)),--no-chain) \
+		$(if $(filter 1,$(INT8_OUTPUTS)),--int8-outputs)
 bench-layers:
 	@$(TOOL) bench-layers --profile $(PROFILE)
 bench-binding:

@@ -55,7 +55,7 @@ COMMANDS = (
             '[DEVICE_MODELS="d.param d.bin"] [SIZED=1]',
             "the model on PROFILE's firmware (sized to it as preflight's) vs the CPython wheel, every blob: "
             "the first layer that drifts"),
-    Command("model", "MODEL=net.onnx IMAGES=dir [SHAPE=1,3,H,W] [OUT=dir] [PIXELS=rgb] [MEAN=0] [NORM=1/255] [CHAIN=0]",
+    Command("model", "MODEL=net.onnx IMAGES=dir [SHAPE=1,3,H,W] [OUT=dir] [PIXELS=rgb] [MEAN=0] [NORM=1/255] [CHAIN=0] [INT8_OUTPUTS=1]",
             "a model from ONNX (or ncnn's files) to PROFILE's board: fp32 and int8 ncnn files checked against "
             "onnxruntime, preflight, a ROMFS image, the firmware sized to it"),
     Command("bench-layers", "", "what a custom layer written in Python costs (Markdown tables)"),

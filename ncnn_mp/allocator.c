@@ -132,7 +132,9 @@ static mp_obj_t ncnn_mp_Allocator_make_new(const mp_obj_type_t *type, size_t n_a
     ncnn_allocator_t handle = native == NULL ? NULL
         #if NCNN_MP_HAS_COUNTING_ALLOCATOR
         : self->counting ? ncnn_mp_cxx_counting_allocator_create()
-        : self->arena ? ncnn_mp_cxx_arena_allocator_create(spare, plan.buf, plan.len)
+        // (a plan in the board's flash is read there: a plan's 8 bytes a block stay out of RAM)
+        : self->arena ? ncnn_mp_cxx_arena_allocator_create(spare, plan.buf, plan.len,
+            plan.buf != NULL && ncnn_mp_port_read_only(plan.buf, plan.len))
         #endif
         : self->unlocked ? ncnn_allocator_create_unlocked_pool_allocator()
         : ncnn_allocator_create_pool_allocator();

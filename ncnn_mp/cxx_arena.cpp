@@ -17,6 +17,10 @@
 // size, header included, whether it is in use, and its record), first fit, neighbours merged
 // when freed; past `top` the spare part is free. ncnn's kernels may read up to
 // NCNN_MALLOC_OVERREAD bytes past a block: the arena has that much more at its end.
+//
+// Besides the arena, a planned one keeps a list of the blocks alive at once (as many as the
+// plan says were, 12 bytes each) and reads its plan where it lies (flash, a bytes object the
+// Allocator keeps) unless told to copy it (a buffer that can change: allocator.c).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +33,8 @@
 namespace {
 
 const uint32_t PLAN_MAGIC = 0x41504D4E;  // "NMPA", little-endian
-const int PLAN_VERSION = 1;
-const size_t PLAN_HEADER = 16;  // magic, version, blocks, planned size: uint32 each
+const int PLAN_VERSION = 2;
+const size_t PLAN_HEADER = 20;  // magic, version, blocks, planned size, most blocks alive at once: uint32 each
 const int RECORD_MAX = 8192;    // blocks one plan can hold
 
 struct Planned {
@@ -45,23 +49,27 @@ struct Record {
 
 class ArenaAllocator : public ncnn::Allocator {
 public:
-    ArenaAllocator(size_t spare, const Planned *plan, int n, size_t plan_size)
-        : plan_size_(align(plan_size)), spare_(spare & ~static_cast<size_t>(NCNN_MALLOC_ALIGN - 1)), n_(n) {
+    // plan: the n blocks (Planned, maybe unaligned), read there (in_place) or copied; alive:
+    // the most of them alive at once.
+    ArenaAllocator(size_t spare, const unsigned char *plan, int n, size_t plan_size, int alive, bool in_place)
+        : plan_size_(align(plan_size)), spare_(spare & ~static_cast<size_t>(NCNN_MALLOC_ALIGN - 1)), n_(n),
+          live_cap_(alive) {
         size_t total = plan_size_ + spare_;
         raw_ = static_cast<unsigned char *>(malloc(total + NCNN_MALLOC_ALIGN + NCNN_MALLOC_OVERREAD));
-        plan_ = n > 0 ? static_cast<Planned *>(malloc(sizeof(Planned) * n)) : nullptr;
-        live_ = n > 0 ? static_cast<Live *>(malloc(sizeof(Live) * n)) : nullptr;
-        if (raw_ != nullptr && (n == 0 || (plan_ != nullptr && live_ != nullptr))) {
+        copy_ = n > 0 && !in_place ? static_cast<unsigned char *>(malloc(sizeof(Planned) * n)) : nullptr;
+        live_ = n > 0 ? static_cast<Live *>(malloc(sizeof(Live) * (alive > 0 ? alive : 1))) : nullptr;
+        if (raw_ != nullptr && (n == 0 || ((in_place || copy_ != nullptr) && live_ != nullptr))) {
             base_ = ncnn::alignPtr(raw_, NCNN_MALLOC_ALIGN);
             spare_base_ = base_ + plan_size_;
-            if (n > 0) {
-                memcpy(plan_, plan, sizeof(Planned) * n);
+            if (copy_ != nullptr) {
+                memcpy(copy_, plan, sizeof(Planned) * n);
             }
+            plan_ = copy_ != nullptr ? copy_ : plan;
         }
     }
     ~ArenaAllocator() override {
         free(raw_);
-        free(plan_);
+        free(copy_);
         free(live_);
         free(records_);
     }
@@ -189,7 +197,16 @@ private:
             placed[order[k]].offset = offset;
             total = offset + size > total ? offset + size : total;
         }
-        const uint32_t header[4] = { PLAN_MAGIC, PLAN_VERSION, static_cast<uint32_t>(n), total };
+        // the most blocks alive at once: at some block's making, those made by then and not freed
+        uint32_t alive = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t count = 0;
+            for (int j = 0; j < n; j++) {
+                count += r[j].made <= r[i].made && r[i].made < r[j].freed;
+            }
+            alive = count > alive ? count : alive;
+        }
+        const uint32_t header[5] = { PLAN_MAGIC, PLAN_VERSION, static_cast<uint32_t>(n), total, alive };
         memcpy(out, header, PLAN_HEADER);
         memcpy(out + PLAN_HEADER, placed, sizeof(Planned) * n);
         free(order);
@@ -246,10 +263,15 @@ private:
 
     // Allocation cursor_ of the plan, if it asks for this size and its place is free now.
     unsigned char *planned(size_t size, int rec) {
-        if (cursor_ >= n_ || plan_[cursor_].size != size || lives_ >= n_) {
+        Planned b;
+        if (cursor_ >= n_ || lives_ >= live_cap_) {
             return nullptr;
         }
-        size_t offset = plan_[cursor_].offset, end = offset + align(size);
+        memcpy(&b, plan_ + sizeof(Planned) * cursor_, sizeof(b));  // (where it lies: maybe unaligned)
+        if (b.size != size) {
+            return nullptr;
+        }
+        size_t offset = b.offset, end = offset + align(size);
         if (end > plan_size_) {
             return nullptr;
         }
@@ -327,9 +349,10 @@ private:
     }
 
     const size_t plan_size_, spare_;
-    const int n_;
+    const int n_, live_cap_;
     unsigned char *raw_ = nullptr, *base_ = nullptr, *spare_base_ = nullptr;
-    Planned *plan_ = nullptr;
+    const unsigned char *plan_ = nullptr;  // the planned blocks (Planned each), where they lie or copy_
+    unsigned char *copy_ = nullptr;
     Live *live_ = nullptr;
     int lives_ = 0, cursor_ = 0;
     Record *records_ = nullptr;
@@ -350,13 +373,14 @@ void arena_fast_free(ncnn_allocator_t a, void *ptr) {
 }  // namespace
 
 extern "C" int ncnn_mp_cxx_arena_plan_check(const unsigned char *plan, size_t len, size_t *planned) {
-    uint32_t header[4];
+    uint32_t header[5];
     if (len < PLAN_HEADER) {
         return -1;
     }
     memcpy(header, plan, PLAN_HEADER);
     if (header[0] != PLAN_MAGIC || header[1] != PLAN_VERSION || header[2] == 0 || header[2] > RECORD_MAX ||
-        len != PLAN_HEADER + sizeof(Planned) * header[2] || header[3] > 0x7fffffffu) {
+        len != PLAN_HEADER + sizeof(Planned) * header[2] || header[3] > 0x7fffffffu || header[4] == 0 ||
+        header[4] > header[2]) {
         return -1;
     }
     for (uint32_t i = 0; i < header[2]; i++) {  // (every block inside the planned size)
@@ -370,23 +394,20 @@ extern "C" int ncnn_mp_cxx_arena_plan_check(const unsigned char *plan, size_t le
     return static_cast<int>(header[2]);
 }
 
-extern "C" ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t spare, const unsigned char *plan, size_t len) {
+extern "C" ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t spare, const unsigned char *plan, size_t len,
+                                                              bool in_place) {
     size_t planned = 0;
     int n = plan != nullptr ? ncnn_mp_cxx_arena_plan_check(plan, len, &planned) : 0;
     if (n < 0) {
         return nullptr;
     }
-    Planned *blocks = nullptr;
-    if (n > 0) {  // (copied out: the plan's bytes may be unaligned)
-        blocks = static_cast<Planned *>(malloc(sizeof(Planned) * n));
-        if (blocks == nullptr) {
-            return nullptr;
-        }
-        memcpy(blocks, plan + PLAN_HEADER, sizeof(Planned) * n);
+    uint32_t alive = 0;
+    if (n > 0) {
+        memcpy(&alive, plan + 16, sizeof(alive));  // (the header's fifth word)
     }
     ncnn_allocator_t a = static_cast<ncnn_allocator_t>(malloc(sizeof(*a)));
-    ArenaAllocator *arena = a != nullptr ? new ArenaAllocator(spare, blocks, n, planned) : nullptr;
-    free(blocks);
+    ArenaAllocator *arena = a != nullptr ? new ArenaAllocator(spare, n > 0 ? plan + PLAN_HEADER : nullptr, n, planned,
+                                                              static_cast<int>(alive), in_place) : nullptr;
     if (arena == nullptr || !arena->made()) {
         delete arena;
         free(a);

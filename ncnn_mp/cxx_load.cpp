@@ -6,6 +6,7 @@
 #include <ncnn/net.h>
 
 #include "cxx_seam.h"
+#include "shape_guard.h"
 
 namespace {
 
@@ -38,25 +39,30 @@ extern "C" int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, _ncnn_mp_reader_t
     return static_cast<ncnn::Net *>(net->pthis)->load_model(reader);
 }
 
-// After a model load: the shape hint lists of every layer that has no hints. ncnn sizes both
-// for every layer at load_param (a Mat a blob: 52 bytes and a heap block on a 32-bit board)
-// and reads them once, in create_pipeline, which load_model has run: kept where a param
-// gave hints (the layer's kernels chose by them, and a reload of the weights chooses again).
+// A layer's shape hint lists, freed if they hold no hints. ncnn sizes both for every layer at
+// load_param (a Mat a blob: 52 bytes and a heap block on a 32-bit board) and reads them only
+// in create_pipeline (load_model), where an empty one says nothing: kept where a param gave
+// hints (the layer's kernels choose by them, at every weights load).
+void ncnn_mp_drop_empty_hints(ncnn::Layer &layer) {
+    bool hinted = false;
+    for (const ncnn::Mat &m : layer.bottom_shapes) {
+        hinted = hinted || m.dims != 0;
+    }
+    for (const ncnn::Mat &m : layer.top_shapes) {
+        hinted = hinted || m.dims != 0;
+    }
+    if (!hinted) {
+        std::vector<ncnn::Mat>().swap(layer.bottom_shapes);
+        std::vector<ncnn::Mat>().swap(layer.top_shapes);
+    }
+}
+
+// After a param load, every layer's (the guard frees those of the layers before it as the
+// load goes: GuardLayer::load_param).
 extern "C" void ncnn_mp_cxx_drop_empty_shape_hints(ncnn_net_t net) {
     for (ncnn::Layer *layer : static_cast<ncnn::Net *>(net->pthis)->mutable_layers()) {
-        if (layer == nullptr) {
-            continue;
-        }
-        bool hinted = false;
-        for (const ncnn::Mat &m : layer->bottom_shapes) {
-            hinted = hinted || m.dims != 0;
-        }
-        for (const ncnn::Mat &m : layer->top_shapes) {
-            hinted = hinted || m.dims != 0;
-        }
-        if (!hinted) {
-            std::vector<ncnn::Mat>().swap(layer->bottom_shapes);
-            std::vector<ncnn::Mat>().swap(layer->top_shapes);
+        if (layer != nullptr) {
+            ncnn_mp_drop_empty_hints(*layer);
         }
     }
 }

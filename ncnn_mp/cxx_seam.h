@@ -46,7 +46,7 @@ int ncnn_mp_cxx_load_model_in_place(ncnn_net_t net, struct _ncnn_mp_reader_t *r)
 // calls create_pipeline on every layer it loads without ending the last one first, which
 // leaks what each layer made (an x86 InnerProduct's Flatten, a Convolution's activation).
 void ncnn_mp_cxx_destroy_pipelines(ncnn_net_t net);
-// After a model load: frees the layers' shape hint lists that hold no hints (cxx_load.cpp).
+// After a param load: frees the layers' shape hint lists that hold no hints (cxx_load.cpp).
 void ncnn_mp_cxx_drop_empty_shape_hints(ncnn_net_t net);
 
 // ---- Extraction (cxx_extract.cpp) ----
@@ -96,9 +96,11 @@ void ncnn_mp_cxx_counting_allocator_reset_peak(ncnn_allocator_t a);
 
 // An ncnn allocator handing out blocks of one block taken from the C heap now
 // (Allocator(arena=...)): the `len` bytes of `plan` (NULL: none) laid out as planned, then
-// `spare` bytes for first fit. NULL if the plan is not one (ncnn_mp_cxx_arena_plan_check) or
-// the block cannot be had.
-ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t spare, const unsigned char *plan, size_t len);
+// `spare` bytes for first fit. in_place: the plan is read where it lies for as long as the
+// allocator lives (the caller keeps it unchanged), else copied. NULL if the plan is not one
+// (ncnn_mp_cxx_arena_plan_check) or the block cannot be had.
+ncnn_allocator_t ncnn_mp_cxx_arena_allocator_create(size_t spare, const unsigned char *plan, size_t len,
+                                                    bool in_place);
 // A plan's block count and planned size (*planned), or -1 if `plan` is not a plan.
 int ncnn_mp_cxx_arena_plan_check(const unsigned char *plan, size_t len, size_t *planned);
 typedef struct {

@@ -338,6 +338,9 @@ void ncnn_mp_lent_init(ncnn_mp_lent_t *lent);
 mp_obj_t ncnn_mp_lend(ncnn_mp_lent_t *lent, mp_obj_t obj, const ncnn_mp_lent_kind_t *kind);
 // The list of the calling thread's open callback that lent an object whose storage holds p,
 // or NULL (a memoryview of a lent blob carries no trace of the blob but its address).
+// Whether [p, p + len) lies where the board keeps what never changes (flash, a ROMFS image):
+// a board's glue overrides it (ci/mcu/board.c), elsewhere none (net_load.c).
+bool ncnn_mp_port_read_only(const void *p, size_t len);
 ncnn_mp_lent_t *ncnn_mp_lent_holding(const void *p);
 // ValueError naming `where` if a lent object was lent to another thread than the caller.
 void ncnn_mp_check_owner(const void *owner, const char *where);

@@ -318,11 +318,9 @@ void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t
     }
     if (kind == NCNN_MP_LOAD_MODEL) {
         ncnn_mp_net_loaded_model(n, &s, out.ret == 0 && !out.ran_out && call.error == MP_OBJ_NULL, heap_before);
-        if (n->pipelines) {  // (after the weights' RAM is measured: the param's RAM shrinks)
-            ncnn_mp_cxx_drop_empty_shape_hints(n->handle);
-        }
     } else {
         ncnn_mp_net_loaded_params(n, kind, &out);
+        ncnn_mp_cxx_drop_empty_shape_hints(n->handle);  // (before the weights load: its peak the lower)
     }
     ncnn_mp_load_source_close(&s);
     ncnn_mp_call_end(&call);

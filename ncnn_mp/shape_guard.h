@@ -163,6 +163,8 @@ ncnn_mp_arity_t ncnn_mp_arity_of(const ncnn::Layer &layer, const ncnn::ParamDict
 // What a wrapped layer decides and ncnn reads on its wrapper (how to call it, what it packs
 // and stores), copied onto the wrapper: the guard's and kernel_pass.cpp's.
 void ncnn_mp_copy_flags(ncnn::Layer &to, const ncnn::Layer &from);
+// Frees a layer's shape hint lists if they hold no hints (cxx_load.cpp).
+void ncnn_mp_drop_empty_hints(ncnn::Layer &layer);
 bool ncnn_mp_arity_fits(const ncnn_mp_arity_t &a, int bottoms, int tops);
 
 // The rules of shape_rules.cpp: read from a layer's parameters as ncnn loads them, checked

@@ -1,7 +1,7 @@
 """`make model`: a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
 
     make model PROFILE=qemu MODEL=net.onnx IMAGES=photos/ [SHAPE=1,3,32,32] [OUT=build/model/net]
-               [PIXELS=rgb|bgr|gray] [MEAN=0,0,0] [NORM=0.00392157] [CHAIN=0]
+               [PIXELS=rgb|bgr|gray] [MEAN=0,0,0] [NORM=0.00392157] [CHAIN=0] [INT8_OUTPUTS=1]
     $(python3 -m ci.tool venv) -m ncnn_mp_tools.convert --profile qemu net.onnx --images photos/ [...]
 
 Writes into OUT (default build/model/NAME, NAME the model's file name without its suffix):
@@ -9,7 +9,8 @@ Writes into OUT (default build/model/NAME, NAME the model's file name without it
                                  (fp16=0: what ncnn computes with, so copy=False leaves them in flash);
                                  an ncnn model given instead is copied, fp16 weights widened to fp32
   NAME-int8.param, NAME-int8.bin ncnn_mp_tools.quantize_int8 calibrated on the images, activations
-                                 int8 between int8 layers (--chain; CHAIN=0: plain int8)
+                                 int8 between int8 layers (--chain; CHAIN=0: plain int8;
+                                 INT8_OUTPUTS=1: outputs int8 too, Net.output_int8_scale)
   inputs.npy                     the images as the model's inputs, N x C x H x W: resized (bilinear)
                                  to the input's W x H, in PIXELS order, then (x - MEAN) * NORM, which is
                                  what Mat.from_pixels_resize and substract_mean_normalize do on a board
@@ -314,10 +315,11 @@ INPUT = {input!r}
 OUTPUTS = {outputs!r}
 
 
-def dense(m):
-    """The Mat's values without the padding between channels."""
+def dense(m, scale):
+    """The Mat's values without the padding between channels (an int8 output's as q / scale)."""
     mv, per = memoryview(m), m.w * m.h * m.d
-    return [mv[ch * m.cstep + i] for ch in range(m.c) for i in range(per)]
+    values = [mv[ch * m.cstep + i] for ch in range(m.c) for i in range(per)]
+    return values if scale is None else [(v - 256 if v > 127 else v) / scale for v in values]
 
 
 for model in ({name!r} + "-int8", {name!r}):
@@ -330,7 +332,7 @@ for model in ({name!r} + "-int8", {name!r}):
     with net.create_extractor() as ex:
         ex.input(INPUT, x)
         for name in OUTPUTS:
-            print(model, name, " ".join("%.6g" % v for v in dense(ex.extract(name))))
+            print(model, name, " ".join("%.6g" % v for v in dense(ex.extract(name), net.output_int8_scale(name))))
     net.clear()
 '''
 
@@ -345,6 +347,8 @@ def convert(profile_name: str, argv: list[str]) -> int:
     ap.add_argument("--mean", default="0", help="per channel, comma-separated (one value: every channel)")
     ap.add_argument("--norm", default="1/255", help="per channel, comma-separated")
     ap.add_argument("--no-chain", action="store_true", help="plain int8: fp32 between layers")
+    ap.add_argument("--int8-outputs", action="store_true",
+                    help="outputs an int8 chain reaches stay int8 (Net.output_int8_scale): a quarter of their RAM")
     args = ap.parse_args(argv)
     if not is_board(profile_name):
         fail(f"make model puts the model on a board, and profile '{profile_name}' is not one",
@@ -400,7 +404,8 @@ def convert(profile_name: str, argv: list[str]) -> int:
     say(f"2. int8 ({'plain' if args.no_chain else 'int8 between layers'}), calibrated on the {len(inputs)} inputs")
     int8 = Model(out / f"{stem}-int8.param", out / f"{stem}-int8.bin", model.input, shape, model.outputs)
     try:
-        summary = quantize_files(param, weights, int8.param, int8.weights, list(inputs), chain=not args.no_chain)
+        summary = quantize_files(param, weights, int8.param, int8.weights, list(inputs), chain=not args.no_chain,
+                                 int8_outputs=args.int8_outputs and not args.no_chain)
     except QuantizeError as e:
         fail(f"quantizing {param.name} failed: {e}", "keep the model fp32, or --skip the layer (quantize_int8)")
     print(f"   {len(summary.int8)} layers int8; .bin {summary.bin_bytes[0]:,} -> {summary.bin_bytes[1]:,} bytes")

@@ -22,7 +22,7 @@ from ncnn_mp_lib import nanodet, retinaface
 from conftest import REPO, MicroPython
 from ncnn_mp_tools import quantize_int8 as qz
 from real_models import (SIZE, NANODET_SIDE, mnist_digits, mnist_int8, nanodet_input, nanodet_int8,
-                         nanodet_model, photo_input, retinaface_models, shared_models)
+                         nanodet_int8_outputs, nanodet_model, photo_input, retinaface_models, shared_models)
 from test_mcu_models import (CHAIN_IOU, CHAIN_SCORE, close_to, faces, kernels_batch, kernels_outputs,
                              objects, wheel_outputs)
 
@@ -190,6 +190,66 @@ def test_retinaface_agreement(tmp_path: Path) -> None:
     close_to(got, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")
 
 
+HEAD = """7767517
+9 10
+Input           in   0 1 x
+Convolution     c0   1 1 x a 0=6 1=1 6=18
+Slice           sl   1 2 a cls dis -23300=2,4,-233
+Sigmoid         sg   1 1 cls p
+Reshape         r0   1 1 p pr 0=-1 1=4
+Permute         t0   1 1 pr score 0=1
+Reshape         r1   1 1 dis dr 0=-1 1=2
+Permute         t1   1 1 dr box 0=1
+Noop            n    1 1 box unused
+"""
+
+
+def test_head_chains() -> None:
+    """A detector's head (a convolution, Slice, Sigmoid then Reshape and Permute to the class
+    scores, Reshape and Permute to the box logits): sink_tables moves the Sigmoid after the
+    Reshape and Permute, keeping the output's name; the chain then runs from the convolution
+    to the Sigmoid's table and to the Permute ending at an output (floats q / scale, param 20),
+    or with int8 outputs through both to the outputs."""
+    layers, blobs = qz.parse_param(HEAD.replace("Noop            n    1 1 box unused\n", "").replace("9 10", "8 9"))
+    model = qz.sink_tables(qz.Model(layers, blobs))
+    lines = {layer.name: (layer.type, layer.bottoms, layer.tops) for layer in model.layers}
+    assert [layer.name for layer in model.layers] == ["in", "c0", "sl", "r0", "t0", "sg", "r1", "t1"]
+    assert lines["r0"] == ("Reshape", ["cls"], ["pr_q"]) and lines["t0"] == ("Permute", ["pr_q"], ["score_q"])
+    assert lines["sg"] == ("Sigmoid", ["score_q"], ["score"])
+    (g,) = qz.chains(model, ["c0"])
+    assert (sorted(g.blobs), g.producers, sorted(g.consumers)) == (
+        ["a", "cls", "dis", "dr", "pr_q", "score_q"], ["c0"], ["sg", "t1"])
+    (g,) = qz.chains(model, ["c0"], int8_outputs=True)
+    assert (sorted(g.blobs), g.producers, g.consumers) == (
+        ["a", "box", "cls", "dis", "dr", "pr_q", "score_q"], ["c0"], ["sg"])
+    # a Sigmoid whose output a Split hands on too stays where it is, the float side its own
+    layers, blobs = qz.parse_param(HEAD.replace("Reshape         r0   1 1 p pr", "Split sp2 1 2 p p1 p2\nReshape r0 1 1 p1 pr")
+                                   .replace("Noop            n    1 1 box unused\n", "").replace("9 10", "9 11"))
+    kept = qz.sink_tables(qz.Model(layers, blobs))
+    assert [layer.name for layer in kept.layers] == [layer.name for layer in layers]
+    (g,) = qz.chains(kept, ["c0"], int8_outputs=True)
+    assert (sorted(g.blobs), g.consumers) == (["a", "box", "cls", "dis", "dr"], ["sg"])
+    # an output that no Reshape or Permute writes (a Noop's after the Permute): no chain reaches it
+    assert not qz.chains(qz.Model(*qz.parse_param(HEAD)), ["c0"], int8_outputs=True)
+
+
+def test_sink_tables_exact(tmp_path: Path) -> None:
+    """NanoDet-m with its Sigmoids moved (fp32, in the wheel) gives every output bit for bit."""
+    import skimage.data
+
+    fp32 = nanodet_model(tmp_path)
+    model = qz.read_model(*fp32)
+    moved = qz.sink_tables(model)
+    assert [layer.name for layer in moved.layers] != [layer.name for layer in model.layers]
+    qz.write_model(moved, tmp_path / "moved.param", tmp_path / "moved.bin")
+    x = nanodet_input(skimage.data.coffee(), 96)
+    outputs = [name for s in nanodet.STRIDES for name in nanodet.OUTPUTS[s]]
+    want = wheel_outputs(*fp32, nanodet.INPUT, outputs, x)
+    got = wheel_outputs(tmp_path / "moved.param", tmp_path / "moved.bin", nanodet.INPUT, outputs, x)
+    for name in outputs:
+        assert np.array_equal(got[name], want[name]), name
+
+
 @pytest.mark.parametrize("photo", ["coffee", "stereo_motorcycle", "chelsea", "astronaut"])
 def test_nanodet_agreement(tmp_path: Path, photo: str) -> None:
     """NanoDet-m (calibration: chelsea, astronaut, rocket, camera): int8 and int8 chain against
@@ -207,9 +267,12 @@ def test_nanodet_agreement(tmp_path: Path, photo: str) -> None:
     want = objects(wheel_outputs(*fp32, nanodet.INPUT, outputs, x), w)
     int8 = objects(kernels_outputs(*models["int8"], nanodet.INPUT, outputs, x), w)
     chain = objects(kernels_outputs(*models["int8c"], nanodet.INPUT, outputs, x), w)
-    print(f"NanoDet-m, {photo}: fp32 {want}; int8 {int8}; int8 chain {chain}")
+    # (int8 outputs: the kernels' run reads them as q / scale, as a board's decoder does)
+    int8o = objects(kernels_outputs(*nanodet_int8_outputs(tmp_path, fp32), nanodet.INPUT, outputs, x), w)
+    print(f"NanoDet-m, {photo}: fp32 {want}; int8 {int8}; int8 chain {chain}; int8 outputs {int8o}")
     close_to(int8, want, CHAIN_IOU, CHAIN_SCORE, "int8 against fp32")
     close_to(chain, want, CHAIN_IOU, CHAIN_SCORE, "int8 chain against fp32")
+    close_to(int8o, want, CHAIN_IOU, CHAIN_SCORE, "int8 outputs against fp32")
 
 
 def variants(param: Path, seed: int, n: int) -> list[str]:
