@@ -520,7 +520,11 @@ bool crop_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const ncnn::M
         return true;
     }
     const long long ext[4] = { s.w, s.dims >= 2 ? s.h : 1, s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1 };
+    bool whole = true;  // (a region the input's size every way: ncnn hands the input on, whatever the offsets)
     for (int k = 0; k < 4; k++) {
+        whole = whole && size[k] == ext[k];
+    }
+    for (int k = 0; k < 4 && !whole; k++) {
         if (off[k] < 0 || size[k] < 1 || off[k] + size[k] > ext[k]) {
             refuse(r, NCNN_MP_REGION, to_int(off[k]), to_int(size[k]), to_int(ext[k]), s);
             r.axis = k;
