@@ -76,7 +76,9 @@ CHECKS: dict[str, str] = {
     "RNN": "steps as wide as a weight row; states of num_output per direction",
     "GRU": "as RNN",
     "LSTM": "as RNN; the cell state as wide as hidden_size",
-    "MultiHeadAttention": "the query as wide as the q projection (key, value, mask and caches: not checked)",
+    "MultiHeadAttention": "query, key and value rows as wide as their projections, as many value rows as key "
+                          "rows; a mask (5=1) a row of the keys for each query, one channel or one per head; a "
+                          "kv cache (7=1) a head's width, its heads, the value's as long as the key's",
     "SDPA": "key heads divide the query's; keys as wide as queries; values cover the keys; a mask (5=1) as wide "
             "as past and current keys, a row per query, one channel or one per head; a kv cache (7=1) of the key's "
             "and value's widths and heads, the value's as long as the key's",
@@ -92,12 +94,14 @@ CHECKS: dict[str, str] = {
     "RotaryEmbed": "cos and sin tables with a row per position and half the input's width (all of it where "
                    "the cos table is that wide)",
     "Noop": "blob counts only",
-    "Crop": "not checked: its region (offsets, starts/ends, a reference blob, expressions) is not re-derived",
-    "Interp": "an output size from its parameters (output_w/h, or the scales times the input) of 1 or more "
-              "each way; from a reference blob or an expression: blob counts only",
-    "Reshape": "the shape from its parameters (0 the input's extent, -1 the rest) resolved as ncnn does: "
-               "every extent 1 or more, as many values as the input; from an expression or a reference: blob counts",
-    "Einsum": "blob counts only (each input's dims against its term: not checked)",
+    "Crop": "its region (offsets and sizes, numpy-style starts/ends/axes, a reference blob's shape or ints, "
+            "expressions) resolved as ncnn does lies in the input, 1 or more long each way",
+    "Interp": "an output size (output_w/h, the scales times the input, a reference blob's, or its expression's) "
+              "of 1 or more each way",
+    "Reshape": "the shape from its parameters or expression (0 the input's extent, -1 the rest) resolved as "
+               "ncnn does: every extent 1 or more, as many values as the input (batches: ncnn's own check)",
+    "Einsum": "each input of as many dims as its term has letters, a letter one size in all; a trace (ii) "
+              "of a square matrix",
     "PriorBox": "blob counts only",
     "PSROIPooling": "blob counts only (ncnn checks its channels)",
     "ROIAlign": "blob counts only",

@@ -34,6 +34,9 @@ int einsum_operands(const ncnn::ParamDict &pd) {
     ncnn::Mat m = pd.get(0, ncnn::Mat());
     const int *p = m;
     int n = 1;
+    if (m.w == 2 && p != nullptr && p[0] == 'i' && p[1] == 'i') {
+        return 1;  // (its trace: "ii", no "->")
+    }
     for (int i = 0; p != nullptr && i < m.w; i++) {
         if (p[i] == '-') {
             return n;

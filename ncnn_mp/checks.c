@@ -258,6 +258,35 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
                 a != NULL ? a->array : "parameters", a != NULL ? a->covers : "", r->got, r->input);
             break;
         }
+        case NCNN_MP_REGION: {  // (input: the input's extent along the axis)
+            static const char *const axes[] = { "w", "h", "d", "c" };
+            mp_printf(&print, " crops %s from %d for %d, where its input has %d: the region must lie inside it, 1 or more long (",
+                axes[r->axis >= 0 && r->axis < 4 ? r->axis : 0], r->expected, r->got, r->input);
+            break;
+        }
+        case NCNN_MP_EXPRESSION:
+            if (r->expected == 1) {
+                mp_printf(&print, " reads its region (woffset -233) from input 1, which must be a vector of 4 to 8 int32 by dims: it is (");
+            } else if (r->expected == 9 && r->got == 0) {
+                mp_printf(&print, " has fewer starts or ends (params 9, 10) than the axes it crops (");
+            } else {
+                mp_printf(&print, " has an expression (param %d) that does not give a list ncnn reads safely "
+                    "(malformed, short, overflowing, a blob it lacks) (", r->expected);
+            }
+            break;
+        case NCNN_MP_EINSUM:
+            if (r->axis > 0) {
+                mp_printf(&print, " takes letter %c of one size in all inputs: %d before, input %d has %d (",
+                    'i' + r->axis - 1, r->expected, r->input, r->got);
+            } else if (r->expected == -2) {
+                mp_printf(&print, " takes a square matrix for its trace (ii): (");
+            } else if (r->expected == -1) {
+                mp_printf(&print, " has more than 16 terms (");
+            } else {
+                mp_printf(&print, " takes input %d of as many dims as its term has letters (%d), it has %d (",
+                    r->input, r->expected, r->got);
+            }
+            break;
         case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
             mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or more (",
                 r->expected, r->got);

@@ -904,9 +904,22 @@ static mp_obj_t ncnn_mp_mat_border(size_t n_args, const mp_obj_t *pos_args, mp_m
     float v = ncnn_mp_get_float(args[ARG_v].u_obj, where, "v");
     int w = ncnn_mat_get_w(m), h = ncnn_mat_get_h(m), d = ncnn_mat_get_d(m);
     // ncnn reads src rows and columns by index without checking them: a reflected or
-    // cut border as wide as the Mat would read outside it.
-    if ((make && type == 2) && (b[0] >= h || b[1] >= h || b[2] >= w || b[3] >= w || b[4] >= d || b[5] >= d)) {
-        ncnn_mp_raise_value(where, NCNN_MP_TEXT("a reflected border must be narrower than the Mat"));
+    // cut border as wide as the Mat would read outside it. The pads made are the padding
+    // rule's (shape_guard.h ncnn_mp_padding), as every layer that pads asks it: sideways and
+    // up and down, then in depth.
+    if (make) {
+        ncnn_mp_padding_t rule = { .kind = NCNN_MP_PAD_GIVEN, .border = type, .top = b[0], .bottom = b[1],
+                                   .left = b[2], .right = b[3] };
+        ncnn_mp_padding_t deep = { .kind = NCNN_MP_PAD_GIVEN, .border = type, .left = b[4], .right = b[5] };
+        ncnn_mp_pads_t pads;
+        ncnn_mp_pad_verdict_t v = ncnn_mp_padding(&rule, w, h, false, &pads);
+        v = v == NCNN_MP_PAD_FITS && depth ? ncnn_mp_padding(&deep, d, 1, true, &pads) : v;
+        if (v == NCNN_MP_PAD_REFLECT) {
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("a reflected border must be narrower than the Mat"));
+        }
+        if (v != NCNN_MP_PAD_FITS) {  // (the pads are 0..2^15 here: not reached)
+            ncnn_mp_raise_value(where, NCNN_MP_TEXT("the borders do not fit the Mat"));
+        }
     }
     if (!make && (b[0] + b[1] >= h || b[2] + b[3] >= w || b[4] + b[5] >= d)) {
         ncnn_mp_raise_value(where, NCNN_MP_TEXT("the borders cut away the whole Mat"));

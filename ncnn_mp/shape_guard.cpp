@@ -144,6 +144,7 @@ public:
         return ncnn_mp_arity_fits(arity_, n, n_top);
     }
     ~GuardLayer() override {
+        delete[] exprs_;
         delete inner_;
     }
 
@@ -152,6 +153,8 @@ public:
         read_rule(pd);
         read_int8_role(pd);
         more_ = ncnn_mp_more_rule(typeindex, pd);
+        delete[] exprs_;
+        exprs_ = ncnn_mp_more_exprs(typeindex, pd);
         table_short_ = typeindex == ncnn::LayerType::Embed && ncnn_mp_embed_table_short(pd);
         copy_setting();
         int ret = caught([&] { return inner_->load_param(pd); });
@@ -521,7 +524,7 @@ private:
 
     bool refuses(const ncnn::Mat *blobs, int n, int n_top = 1) const {
         ncnn_mp_shape_refusal_t more = {};
-        if (ncnn_mp_more_refuses(more_, blobs, n, n_top, more)) {
+        if (ncnn_mp_more_refuses(more_, exprs_, blobs, n, n_top, more)) {
             return refused(more);
         }
         if ((reads_ == READS_NOTHING && !image_ && !pads_) || n == 0) {
@@ -622,6 +625,7 @@ private:
     bool checks_;
     ncnn_mp_arity_t arity_ = {0, 0, 0, 0};
     ncnn_mp_more_rule_t more_ = {};
+    char *exprs_ = nullptr;  // its shape expressions, where it has any (ncnn_mp_more_exprs)
     bool int8_scales_ = false;
     int input_scale_read_ = -1;  // which of load_model's reads is the input scale (int8 readers)
     bool table_short_ = false;  // an Embed whose table is smaller than its parameters say
@@ -689,7 +693,8 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Requantize:
         case ncnn::LayerType::Interp:
         case ncnn::LayerType::Reshape:
-        case ncnn::LayerType::RotaryEmbed:  // (this and Noop for their blob counts: a malformed model's)
+        case ncnn::LayerType::Einsum:
+        case ncnn::LayerType::RotaryEmbed:  // (Noop for its blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
         case ncnn::LayerType::ReLU:  // (these four for their int8 role too: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:

@@ -53,6 +53,13 @@ typedef enum {
     NCNN_MP_ROWS,      // expected: the rows input (input) must have (at least, or as many), got: those it has
     NCNN_MP_ARRAY,     // a parameter array of axis's row of the table (ncnn_mp_param_array) holds expected
                        // elements, and the forward reads got of them
+    NCNN_MP_REGION,    // Crop: along axis (0 w, 1 h, 2 d, 3 c) the region starts at expected and is got long,
+                       // which must lie in the input (its extent there: input) and be 1 or more
+    NCNN_MP_EXPRESSION, // a shape expression (param expected: Crop 19-21, Interp 9, Reshape 6) ncnn cannot
+                       // evaluate to a list it reads safely (malformed, overflowing, or too short: got)
+    NCNN_MP_EINSUM,    // Einsum: axis 0, input `input` has got dims where its term has expected letters (expected
+                       // -1: more than NCNN_MP_MORE_LIST terms; -2: its trace, ii, takes a square matrix); axis
+                       // > 0: letter 'i' + axis - 1 is got long there and expected long in an input before
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
 } ncnn_mp_shape_rule_t;
 
@@ -175,7 +182,7 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_SLICE, NCNN_MP_MORE_GRID, NCNN_MP_MORE_PROPOSAL, NCNN_MP_MORE_COPYTO, NCNN_MP_MORE_DYNAMIC,
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
     NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
-    NCNN_MP_MORE_RESHAPE, NCNN_MP_MORE_ROTARY,
+    NCNN_MP_MORE_RESHAPE, NCNN_MP_MORE_ROTARY, NCNN_MP_MORE_CROP, NCNN_MP_MORE_EINSUM, NCNN_MP_MORE_MHA,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
@@ -185,7 +192,8 @@ struct ncnn_mp_more_rule_t {
     bool transposed;  // GEMM: K along h (or c), not w; MATMUL, GEMM2: B transposed (GEMM2: group, A's)
     union {  // (one kind's data at a time: a guarded layer on a board keeps one of these)
         struct {  // SLICE: its slices (or, `indices`, its cut points), the first NCNN_MP_MORE_LIST of list_n;
-                  // QUANT: the sizes of its per-channel scales and biases
+                  // QUANT: the sizes of its per-channel scales and biases; EINSUM: its terms, each up to 4
+                  // letters a byte each from the lowest (transposed: the trace, ii)
             int list[NCNN_MP_MORE_LIST], list_n;
             bool indices;
         };
@@ -207,16 +215,31 @@ struct ncnn_mp_more_rule_t {
             int trans_a, c_rows, c_cols;
         };
         struct {  // RESHAPE: the shape its parameters give (w, h, d, c: 0 the input's, -1 the rest), its dims
+                  // (-1: from its expression; transposed: ncnn's batch path, which checks the shape itself)
             int shape[4], ndim;
         };
-        struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales
+        struct {  // CROP: how ncnn finds the region (shape_rules.cpp CropMode); with its parameters the
+                  // offsets (w, h, d, c), the sizes, the offsets from the end; numpy-style: starts, ends, axes
+            int crop_mode, crop_axes, crop_starts;
+            int region[12];
+        };
+        struct {  // MHA: the widths of q, k, v rows, its heads and a head's width; a mask; a kv cache
+            int mha_qdim, mha_kdim, mha_vdim, mha_heads, mha_head_dim;
+            bool mha_mask, mha_cache;
+        };
+        struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales (extent 1:
+                  // from a reference blob, dynamic_target_size; an expression: the layer's exprs)
             int out_w, out_h;
             float scale_w, scale_h;
         };
     };
 };
 ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd);
-bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, int n_top,
+// A layer's shape expressions (Crop's starts, ends and axes: params 19 to 21; Interp's size: 9;
+// Reshape's shape: 6), each NUL-terminated one after another in one new[] block the caller
+// deletes, or NULL where it has none (most layers: nothing kept).
+char *ncnn_mp_more_exprs(int typeindex, const ncnn::ParamDict &pd);
+bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const ncnn::Mat *blobs, int n, int n_top,
                           ncnn_mp_shape_refusal_t &r);
 bool ncnn_mp_embed_table_short(const ncnn::ParamDict &pd);
 #endif

@@ -5,6 +5,9 @@
 // src/layer/*.cpp: each rule refuses what would read or write past a weight, a blob or a
 // parameter array, or divide by zero (SDPA's heads), not every input ncnn would compute
 // nonsense from.
+#include <math.h>
+#include <stdio.h>
+
 #include <ncnn/layer_type.h>
 #include <ncnn/mat.h>
 #include <ncnn/paramdict.h>
@@ -159,6 +162,481 @@ bool sdpa_extras_refuse(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t
         }
         if (mc > 1 && mc < qc) {
             return refuse(r, NCNN_MP_CHANNELS, qc, mc, at, mask);
+        }
+    }
+    return false;
+}
+
+// ncnn's shape expressions (expression.cpp, eval_list_expression: prefix operators over
+// "0w".."9n", the blobs' extents, and literals, split at '(', ')' and ','), evaluated here
+// as ncnn evaluates them, but checked: ncnn takes the top of an empty stack for a malformed
+// one (an operator short of operands, or no token at all: Crop evaluates its axes expression
+// even when it has none), overflows ints, and casts a float out of int's range. Any of those,
+// a blob the layer is not given, a division by zero, or more than EXPR_MAX tokens: -1. Else the
+// number of values, written to out (at most max of them; more: -1), the stack from its top.
+const int EXPR_MAX = 64;
+
+struct ExprValue {
+    bool is_float;
+    int i;
+    float f;
+    float as_float() const { return is_float ? f : static_cast<float>(i); }
+};
+
+ExprValue expr_int(long long v, bool *ok) {
+    *ok = *ok && v >= -2147483647LL - 1 && v <= 2147483647LL;
+    ExprValue e = { false, *ok ? static_cast<int>(v) : 0, 0.f };
+    return e;
+}
+
+ExprValue expr_float(float v) {
+    ExprValue e = { true, 0, v };
+    return e;
+}
+
+// ncnn's typed_value::to_int, (int) of a float by truncation: defined only within int's range.
+bool expr_to_int(const ExprValue &e, int *out) {
+    if (!e.is_float) {
+        *out = e.i;
+        return true;
+    }
+    if (!(e.f > -2147483648.f && e.f < 2147483648.f)) {  // (NaN too)
+        return false;
+    }
+    *out = static_cast<int>(e.f);
+    return true;
+}
+
+bool token_is(const char *t, int len, const char *name) {
+    return static_cast<int>(__builtin_strlen(name)) == len && __builtin_memcmp(t, name, len) == 0;
+}
+
+int token_index(const char *t, int len, const char *const *names) {
+    for (int k = 0; names[k] != nullptr; k++) {
+        if (token_is(t, len, names[k])) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+// (expression.cpp's analyze_list_expression: its list size, the blobs it names, whether it
+// names a batch; -1 where its parentheses do not balance)
+int expr_analyze(const char *expr, int *list_size, int *blob_count, bool *batch) {
+    int depth = 0;
+    size_t len = __builtin_strlen(expr), start = 0;
+    *list_size = len == 0 ? 0 : 1;
+    *blob_count = 0;
+    *batch = false;
+    for (size_t i = 0; i <= len; i++) {
+        if (i != len && expr[i] != '(' && expr[i] != ')' && expr[i] != ',') {
+            continue;
+        }
+        if (i - start == 2 && expr[start] >= '0' && expr[start] <= '9') {
+            char dim = expr[start + 1];
+            if (dim == 'w' || dim == 'h' || dim == 'd' || dim == 'c' || dim == 'n') {
+                *blob_count = *blob_count > expr[start] - '0' + 1 ? *blob_count : expr[start] - '0' + 1;
+                *batch = *batch || dim == 'n';
+            }
+        }
+        if (i < len) {
+            depth += expr[i] == '(' ? 1 : expr[i] == ')' ? -1 : 0;
+            *list_size += expr[i] == ',' && depth == 0;
+            if (depth < 0) {
+                return -1;
+            }
+        }
+        start = i + 1;
+    }
+    return depth == 0 ? 0 : -1;
+}
+
+int expr_eval(const char *expr, const ncnn::Mat *blobs, int n, int *out, int max) {
+    int start[EXPR_MAX], length[EXPR_MAX], tokens = 0;
+    for (int i = 0, at = 0;; i++) {  // (split at '(', ')' and ',', as ncnn does)
+        char ch = expr[i];
+        if (ch == '\0' || ch == '(' || ch == ')' || ch == ',') {
+            if (i > at) {
+                if (tokens == EXPR_MAX) {
+                    return -1;
+                }
+                start[tokens] = at;
+                length[tokens++] = i - at;
+            }
+            at = i + 1;
+            if (ch == '\0') {
+                break;
+            }
+        }
+    }
+    static const char *const binary_int[] = { "+", "-", "*", "//", "max", "min", nullptr };
+    static const char *const unary_int[] = { "abs", "neg", "sign", "square", nullptr };
+    static const char *const rounding[] = { "trunc", "ceil", "floor", "round", nullptr };
+    static const char *const unary_float[] = { "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh",
+        "erf", "exp", "log", "log10", "reciprocal", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", nullptr };
+    static const char *const binary_float[] = { "/", "atan2", "fmod", "pow", "remainder", "logaddexp", nullptr };
+    static const char *const bitwise[] = { "and", "or", "xor", "lshift", "rshift", nullptr };
+    ExprValue stack[EXPR_MAX];
+    int depth = 0;
+    bool ok = true;
+    for (int k = tokens - 1; k >= 0 && ok; k--) {
+        const char *t = expr + start[k];
+        int len = length[k], op;
+        if (len == 2 && t[0] >= '0' && t[0] <= '9' &&
+            (t[1] == 'w' || t[1] == 'h' || t[1] == 'd' || t[1] == 'c' || t[1] == 'n')) {
+            int b = t[0] - '0';
+            if (b >= n) {
+                return -1;  // (ncnn: "blob index out of bound")
+            }
+            ncnn_mp_blob_shape_t s = unpacked(blobs[b]);
+            int dims = blobs[b].dims;  // (ncnn's Mat::shape(): 1 past a Mat's dims, 0 for an empty one)
+            int v = t[1] == 'w' ? s.w : t[1] == 'h' ? (dims >= 2 ? s.h : dims) : t[1] == 'd' ? (dims == 4 ? s.d : dims != 0)
+                  : t[1] == 'c' ? (dims >= 3 ? s.c : dims != 0) :
+#if NCNN_BATCH
+                  blobs[b].n;
+#else
+                  1;
+#endif
+            stack[depth++] = expr_int(v, &ok);
+        } else if ((op = token_index(t, len, binary_int)) >= 0 || (op = token_index(t, len, binary_float)) >= 0 ||
+                   (op = token_index(t, len, bitwise)) >= 0) {
+            if (depth < 2) {
+                return -1;
+            }
+            ExprValue a = stack[--depth], b = stack[--depth];
+            if (token_index(t, len, binary_int) >= 0 && !a.is_float && !b.is_float) {
+                long long x = a.i, y = b.i;
+                if (op == 3 && (y == 0 || (x == -2147483647LL - 1 && y == -1))) {
+                    return -1;
+                }
+                stack[depth++] = expr_int(op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : op == 3 ? x / y
+                                          : op == 4 ? (x > y ? x : y) : (x < y ? x : y), &ok);
+            } else if (token_index(t, len, binary_int) >= 0) {
+                float x = a.as_float(), y = b.as_float();
+                stack[depth++] = expr_float(op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : op == 3 ? floorf(x / y)
+                                            : op == 4 ? (x > y ? x : y) : (x < y ? x : y));
+            } else if (token_index(t, len, binary_float) >= 0) {
+                float x = a.as_float(), y = b.as_float(), r;
+                switch (op) {
+                    case 0: r = x / y; break;
+                    case 1: r = atan2f(x, y); break;
+                    case 2: r = fmodf(x, y); break;
+                    case 3: r = powf(x, y); break;
+                    case 4: r = fmodf(x, y); r += x * y < 0 ? y : 0.f; break;
+                    default: r = x != x ? x : y != y ? y : x == y ? x + 0.6931471805599453f
+                                 : (x > y ? x : y) + log1pf(expf((x < y ? x : y) - (x > y ? x : y))); break;
+                }
+                stack[depth++] = expr_float(r);
+            } else {
+                // (ncnn reads a float's bits here; a shift past int's width, or of a negative
+                // value left, is undefined: refused)
+                if (a.is_float || b.is_float || ((op == 3 || op == 4) && (b.i < 0 || b.i > 31)) || (op == 3 && a.i < 0)) {
+                    return -1;
+                }
+                long long x = a.i;
+                stack[depth++] = expr_int(op == 0 ? x & b.i : op == 1 ? x | b.i : op == 2 ? x ^ b.i
+                                          : op == 3 ? x << b.i : x >> b.i, &ok);
+            }
+        } else if ((op = token_index(t, len, unary_int)) >= 0 || (op = token_index(t, len, rounding)) >= 0 ||
+                   (op = token_index(t, len, unary_float)) >= 0) {
+            if (depth < 1) {
+                return -1;
+            }
+            ExprValue a = stack[--depth];
+            if (token_index(t, len, unary_int) >= 0) {
+                if (!a.is_float) {
+                    long long x = a.i;
+                    stack[depth++] = expr_int(op == 0 ? (x > 0 ? x : -x) : op == 1 ? -x : op == 2 ? (x > 0) - (x < 0) : x * x, &ok);
+                } else {
+                    float x = a.f;
+                    stack[depth++] = expr_float(op == 0 ? fabsf(x) : op == 1 ? -x : op == 2 ? (x > 0.f ? 1.f : x == 0.f ? 0.f : -1.f) : x * x);
+                }
+            } else if (token_index(t, len, rounding) >= 0) {
+                float x = a.f;
+                float r = op == 0 ? x : op == 1 ? ceilf(x) : op == 2 ? floorf(x) : roundf(x);
+                ExprValue rounded = expr_float(r);
+                int v = a.i;
+                if (a.is_float && !expr_to_int(rounded, &v)) {
+                    return -1;
+                }
+                stack[depth++] = expr_int(v, &ok);
+            } else {
+                float x = a.as_float();
+                static float (*const fns[])(float) = { acosf, acoshf, asinf, asinhf, atanf, atanhf, cosf, coshf, erff,
+                    expf, logf, log10f, nullptr, nullptr, sinf, sinhf, sqrtf, tanf, tanhf };
+                stack[depth++] = expr_float(op == 12 ? 1.f / x : op == 13 ? 1.f / sqrtf(x) : fns[op](x));
+            }
+        } else {  // a literal, read as ncnn reads it (an int where %d and %f agree)
+            char text[32];
+            if (len >= static_cast<int>(sizeof text)) {
+                return -1;
+            }
+            __builtin_memcpy(text, t, len);
+            text[len] = '\0';
+            int vi;
+            float vf;
+            int ni = sscanf(text, "%d", &vi), nf = sscanf(text, "%f", &vf);
+            if (ni == 1 && nf == 1 && static_cast<float>(vi) == vf) {
+                stack[depth++] = expr_int(vi, &ok);
+            } else if (nf == 1) {
+                stack[depth++] = expr_float(vf);
+            } else {
+                return -1;  // (ncnn: "malformed literal token")
+            }
+        }
+    }
+    if (!ok || depth == 0 || depth > max) {
+        return -1;
+    }
+    for (int k = 0; k < depth; k++) {  // (the top first)
+        if (!expr_to_int(stack[depth - 1 - k], &out[k])) {
+            return -1;
+        }
+    }
+    return depth;
+}
+
+// The k-th of a layer's expressions (ncnn_mp_more_exprs: NUL-terminated, one after another).
+const char *expr_at(const char *exprs, int k) {
+    for (; exprs != nullptr && k > 0; k--) {
+        exprs += __builtin_strlen(exprs) + 1;
+    }
+    return exprs;
+}
+
+// How a Crop finds its region (crop.cpp): from its offsets and sizes (params 0-8, 13-15), from
+// numpy-style starts, ends and axes (9-11), from expressions of them (19-21), and given a second
+// input, from that blob's shape or, where woffset is -233, from the ints it holds.
+enum CropMode { CROP_PARAMS, CROP_NUMPY, CROP_EXPR };
+
+// One axis of a numpy-style slice as ncnn resolves it (-233: the whole extent; a negative start
+// from the end; an end of 0 or less from the end too), into the offset and size (64-bit: ncnn
+// adds in int, which refused values would overflow).
+void crop_slice(long long start, long long end, long long extent, long long *offset, long long *size) {
+    start = start == -233 ? 0 : start;
+    end = end == -233 ? extent : end;
+    *offset = start >= 0 ? start : extent + start;
+    long long stop = end > 0 ? end : extent + end;
+    *size = (stop < extent ? stop : extent) - *offset;
+}
+
+// A Crop's region over an input of ext (w, h, d, c: as its dims have them) replayed as ncnn
+// resolves it: off and size per axis (w, h, d, c). False where ncnn would read past a list
+// (fewer starts or ends than the axes it walks, more than 4 axes) or its expressions fail.
+bool crop_region(const ncnn_mp_more_rule_t &m, const char *exprs, const ncnn::Mat *blobs, int n,
+                 const ncnn_mp_blob_shape_t &s, long long *off, long long *size, int *failed) {
+    const long long ext[4] = { s.w, s.dims >= 2 ? s.h : 1, s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1 };
+    for (int k = 0; k < 4; k++) {
+        off[k] = 0;
+        size[k] = ext[k];
+    }
+    // the axes as ncnn numbers them for each dims (0 first), as w, h, d, c
+    static const int axis_of[5][4] = { { 0 }, { 0 }, { 1, 0 }, { 3, 1, 0 }, { 3, 2, 1, 0 } };
+    if (n >= 2 && m.crop_mode != CROP_EXPR) {  // (a reference: its shape, or the ints it holds)
+        const int *p = nullptr;
+        if (m.region[0] == -233) {
+            static const int needs[5] = { 0, 4, 5, 6, 8 };
+            ncnn_mp_blob_shape_t ref = unpacked(blobs[1]);
+            if (ref.dims != 1 || blobs[1].elemsize != 4u * static_cast<size_t>(blobs[1].elempack) || ref.w < needs[s.dims]) {
+                *failed = 1;
+                return false;
+            }
+            p = static_cast<const int *>(blobs[1].data);
+        }
+        ncnn_mp_blob_shape_t ref = unpacked(blobs[1]);
+        // offsets w, h, d, c and sizes w, h, d, c as ncnn reads them for each dims
+        if (p != nullptr) {
+            static const int at[5][8] = { { 0 }, { 0, -1, -1, -1, 3, -1, -1, -1 }, { 0, 1, -1, -1, 3, 4, -1, -1 },
+                                          { 0, 1, -1, 2, 3, 4, -1, 5 }, { 0, 1, 2, 3, 4, 5, 6, 7 } };
+            for (int k = 0; k < 4; k++) {
+                off[k] = at[s.dims][k] >= 0 ? p[at[s.dims][k]] : 0;
+                size[k] = at[s.dims][k + 4] >= 0 ? p[at[s.dims][k + 4]] : ext[k];
+            }
+        } else {
+            const int refext[4] = { ref.w, ref.dims >= 2 ? ref.h : 1, ref.dims == 4 ? ref.d : 1, ref.dims >= 3 ? ref.c : 1 };
+            for (int k = 0; k < 4; k++) {
+                bool used = k == 0 || (k == 1 && s.dims >= 2) || (k == 2 && s.dims == 4) || (k == 3 && s.dims >= 3);
+                off[k] = used ? m.region[k] : 0;
+                size[k] = !used ? ext[k] : k < 3 ? refext[k] : ref.dims == s.dims ? refext[3] : ext[3];
+            }
+        }
+        return true;
+    }
+    if (m.crop_mode == CROP_PARAMS) {
+        for (int k = 0; k < 4; k++) {
+            bool used = k == 0 || (k == 1 && s.dims >= 2) || (k == 2 && s.dims == 4) || (k == 3 && s.dims >= 3);
+            if (used) {
+                off[k] = m.region[k];
+                size[k] = ext[k] - m.region[k] - m.region[8 + k];
+                size[k] = m.region[4 + k] != -233 && m.region[4 + k] < size[k] ? m.region[4 + k] : size[k];
+            }
+        }
+        return true;
+    }
+    int starts[8], ends[8], axes[8], count = 0, n_starts = m.crop_starts, n_ends = m.crop_starts, n_axes = m.crop_axes;
+    if (m.crop_mode == CROP_NUMPY) {
+        for (int k = 0; k < 4; k++) {
+            starts[k] = m.region[k];
+            ends[k] = m.region[4 + k];
+            axes[k] = m.region[8 + k];
+        }
+    } else {
+        n_starts = expr_eval(expr_at(exprs, 0), blobs, n, starts, 8);
+        n_ends = expr_eval(expr_at(exprs, 1), blobs, n, ends, 8);
+        n_axes = expr_eval(expr_at(exprs, 2), blobs, n, axes, 8);
+        if (n_starts < 0 || n_ends < 0 || n_axes < 0) {
+            *failed = 19 + (n_starts < 0 ? 0 : n_ends < 0 ? 1 : 2);
+            return false;
+        }
+    }
+    count = n_axes == 0 ? s.dims : n_axes;
+    if (count > 4 || n_starts < count || n_ends < count) {
+        *failed = m.crop_mode == CROP_EXPR ? 19 : 9;
+        return false;
+    }
+    for (int i = 0; i < count; i++) {
+        int axis = n_axes == 0 ? i : axes[i] < 0 ? axes[i] + s.dims : axes[i];
+        if (s.dims == 1) {
+            axis = 0;  // (ncnn slices w for any axis of a vector)
+        }
+        if (axis < 0 || axis >= s.dims) {
+            continue;  // (ncnn ignores it)
+        }
+        int k = axis_of[s.dims][axis];
+        crop_slice(starts[i], ends[i], ext[k], &off[k], &size[k]);
+    }
+    return true;
+}
+
+bool crop_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const ncnn::Mat *blobs, int n,
+                  const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    long long off[4], size[4];
+    int failed = 0;
+    if (s.dims < 1 || s.dims > 4) {
+        return false;
+    }
+    if (!crop_region(m, exprs, blobs, n, s, off, size, &failed)) {
+        refuse(r, NCNN_MP_EXPRESSION, failed, 0, failed == 1 ? 1 : 0, failed == 1 ? unpacked(blobs[1]) : s);
+        return true;
+    }
+    const long long ext[4] = { s.w, s.dims >= 2 ? s.h : 1, s.dims == 4 ? s.d : 1, s.dims >= 3 ? s.c : 1 };
+    bool whole = true;  // (a region the input's size every way: ncnn hands the input on, whatever the offsets)
+    for (int k = 0; k < 4; k++) {
+        whole = whole && size[k] == ext[k];
+    }
+    for (int k = 0; k < 4 && !whole; k++) {
+        if (off[k] < 0 || size[k] < 1 || off[k] + size[k] > ext[k]) {
+            refuse(r, NCNN_MP_REGION, to_int(off[k]), to_int(size[k]), to_int(ext[k]), s);
+            r.axis = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+// An Einsum (einsum.cpp) indexes input b by its term's letters, one a dim, each letter's extent
+// taken from the last input that has it: every input needs as many dims as its term has
+// letters, and a letter the same extent in each. Its trace (ii) reads a square matrix's diagonal.
+bool einsum_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+    ncnn_mp_blob_shape_t s = unpacked(blobs[0]);
+    if (m.transposed) {
+        return (s.dims != 2 || s.w != s.h) && refuse(r, NCNN_MP_EINSUM, -2, s.dims, 0, s);
+    }
+    if (m.list_n > NCNN_MP_MORE_LIST) {
+        return refuse(r, NCNN_MP_EINSUM, -1, m.list_n, 0, s);
+    }
+    int extent[16] = { 0 };
+    for (int b = 0; b < n && b < m.list_n; b++) {
+        ncnn_mp_blob_shape_t e = unpacked(blobs[b]);
+        int letters = 0;
+        while (letters < 4 && ((m.list[b] >> (8 * letters)) & 0xff) != 0) {
+            letters++;
+        }
+        if (e.dims != letters) {
+            return refuse(r, NCNN_MP_EINSUM, letters, e.dims, b, e);
+        }
+        const int ext[4] = { e.w, e.h, e.d, e.c };
+        static const int order[5][4] = { { 0 }, { 0 }, { 1, 0 }, { 3, 1, 0 }, { 3, 2, 1, 0 } };  // dim s -> w h d c
+        for (int k = 0; k < letters; k++) {
+            int letter = ((m.list[b] >> (8 * k)) & 0xff) - 'i';
+            int size = ext[order[letters][k]];
+            if (letter < 0 || letter >= 16) {
+                return refuse(r, NCNN_MP_EINSUM, letters, e.dims, b, e);  // (ncnn's load refuses it)
+            }
+            if (extent[letter] != 0 && extent[letter] != size) {
+                refuse(r, NCNN_MP_EINSUM, extent[letter], size, b, e);
+                r.axis = letter + 1;
+                return true;
+            }
+            extent[letter] = size;
+        }
+    }
+    return false;
+}
+
+// A MultiHeadAttention (multiheadattention.cpp and its x86 form) of q, k, v (one input: q is k
+// and v; two: k is v), then a mask, then the past key and value: the rows of q, k and v are
+// read qdim, kdim and vdim wide, as many value rows as key rows; the mask (added to each head's
+// scores) is a row of the keys (past and current) for each query, one channel or one a head;
+// the past key and value are copied whole, a head a channel, into caches of a head's width.
+bool mha_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, ncnn_mp_shape_refusal_t &r) {
+    int extra = (m.mha_mask ? 1 : 0) + (m.mha_cache ? 2 : 0), qkv = n - extra;
+    if (qkv < 1 || qkv > 3) {
+        return false;  // (the blob counts are checked first)
+    }
+    const int qi = 0, ki = qkv >= 2 ? 1 : 0, vi = qkv == 3 ? 2 : ki, at = qkv;
+    const int widths[3] = { m.mha_qdim, m.mha_kdim, m.mha_vdim }, which[3] = { qi, ki, vi };
+    for (int k = 0; k < 3; k++) {
+        ncnn_mp_blob_shape_t x = unpacked(blobs[which[k]]);
+        if (x.dims > 2) {
+            return refuse(r, NCNN_MP_DIMS, 2, x.dims, which[k], x);
+        }
+        if (x.w != widths[k]) {
+            return refuse(r, NCNN_MP_WIDTH, widths[k], x.w, which[k], x);
+        }
+    }
+    ncnn_mp_blob_shape_t q = unpacked(blobs[qi]), k = unpacked(blobs[ki]), v = unpacked(blobs[vi]);
+    int queries = q.dims == 2 ? q.h : 1, current = k.dims == 2 ? k.h : 1, past = 0;
+    if ((v.dims == 2 ? v.h : 1) != current) {
+        return refuse(r, NCNN_MP_ROWS, current, v.dims == 2 ? v.h : 1, vi, v);
+    }
+    if (m.mha_cache) {
+        int pk = at + (m.mha_mask ? 1 : 0);
+        for (int i = 0; i < 2; i++) {
+            ncnn_mp_blob_shape_t c = unpacked(blobs[pk + i]);
+            if (c.dims == 0 && i == 0) {
+                continue;  // (no past key: the first step)
+            }
+            int rows = c.dims >= 2 ? c.h : 1, heads = c.dims >= 3 ? c.c : 1;
+            if (c.dims > 3 || c.w != m.mha_head_dim) {
+                return refuse(r, NCNN_MP_WIDTH, m.mha_head_dim, c.dims > 3 ? -1 : c.w, pk + i, c);
+            }
+            if (heads != m.mha_heads) {
+                return refuse(r, NCNN_MP_CHANNELS, m.mha_heads, heads, pk + i, c);
+            }
+            if (i == 0) {
+                past = rows;
+            } else if (rows != past) {
+                return refuse(r, NCNN_MP_ROWS, past, rows, pk + i, c);
+            }
+        }
+        if (past == 0 && unpacked(blobs[pk + 1]).dims != 0) {
+            return refuse(r, NCNN_MP_ROWS, 0, 1, pk + 1, unpacked(blobs[pk + 1]));
+        }
+    }
+    if (m.mha_mask) {
+        // (ncnn's key length: past and current for self-attention, the past alone for a cached cross one)
+        int keys = past > 0 ? (ki == qi ? past + current : past) : current;
+        ncnn_mp_blob_shape_t mask = unpacked(blobs[at]);
+        int rows = mask.dims >= 2 ? mask.h : 1, heads = mask.dims >= 3 ? mask.c : 1;
+        if (mask.dims > 3 || mask.w != keys) {
+            return refuse(r, NCNN_MP_WIDTH, keys, mask.dims > 3 ? -1 : mask.w, at, mask);
+        }
+        if (rows != queries) {
+            return refuse(r, NCNN_MP_ROWS, queries, rows, at, mask);
+        }
+        if (heads != 1 && heads != m.mha_heads) {
+            return refuse(r, NCNN_MP_CHANNELS, m.mha_heads, heads, at, mask);
         }
     }
     return false;
@@ -330,9 +808,57 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             }
             break;
         }
-        case T::MultiHeadAttention: {  // the query's width: the q projection's rows
-            m.kind = NCNN_MP_MORE_WIDTH;
-            m.expected = quotient(pd.get(2, 0), n);
+        case T::MultiHeadAttention: {  // q, k and v as wide as their projections; the mask and kv cache
+            int heads = pd.get(1, 1);
+            m.kind = n > 0 && heads > 0 && n % heads == 0 && quotient(pd.get(2, 0), n) > 0 ? NCNN_MP_MORE_MHA
+                                                                                           : NCNN_MP_MORE_NOTHING;
+            m.mha_qdim = quotient(pd.get(2, 0), n);
+            m.mha_kdim = pd.get(3, n);
+            m.mha_vdim = pd.get(4, n);
+            m.mha_heads = heads;
+            m.mha_head_dim = heads > 0 ? n / heads : 0;
+            m.mha_mask = pd.get(5, 0) != 0;
+            m.mha_cache = pd.get(7, 0) != 0;
+            break;  // (other parameters: ncnn's load refuses them)
+        }
+        case T::Crop: {
+            ncnn::Mat starts = pd.get(9, ncnn::Mat()), ends = pd.get(10, ncnn::Mat()), axes = pd.get(11, ncnn::Mat());
+            bool numpy = !starts.empty() && !ends.empty();
+            m.kind = NCNN_MP_MORE_CROP;
+            m.crop_mode = !pd.get(19, std::string()).empty() && !pd.get(20, std::string()).empty() ? CROP_EXPR
+                          : numpy ? CROP_NUMPY : CROP_PARAMS;
+            // (offsets w, h, d, c; sizes; offsets from the end: as crop.cpp reads them)
+            static const int keys[12] = { 0, 1, 13, 2, 3, 4, 14, 5, 6, 7, 15, 8 };
+            for (int k = 0; k < 12; k++) {
+                m.region[k] = pd.get(keys[k], 0);
+            }
+            if (m.crop_mode == CROP_NUMPY) {  // (ncnn's load refuses more than 4, or as many ends as starts)
+                m.crop_starts = starts.w < ends.w ? starts.w : ends.w;
+                m.crop_starts = m.crop_starts < 4 ? m.crop_starts : 4;
+                m.crop_axes = axes.empty() ? 0 : axes.w < 4 ? axes.w : 4;
+                for (int k = 0; k < 4; k++) {
+                    m.region[k] = k < m.crop_starts ? static_cast<const int *>(starts)[k] : 0;
+                    m.region[4 + k] = k < m.crop_starts ? static_cast<const int *>(ends)[k] : 0;
+                    m.region[8 + k] = k < m.crop_axes ? static_cast<const int *>(axes)[k] : 0;
+                }
+            }
+            break;
+        }
+        case T::Einsum: {  // its terms, left of "->" (ncnn's load refuses a malformed equation)
+            ncnn::Mat eq = pd.get(0, ncnn::Mat());
+            const int *p = eq;
+            m.kind = NCNN_MP_MORE_EINSUM;
+            m.transposed = eq.w == 2 && p != nullptr && p[0] == 'i' && p[1] == 'i';
+            int letters = 0;
+            m.list_n = 1;
+            for (int i = 0; p != nullptr && i < eq.w && !m.transposed && p[i] != '-'; i++) {
+                if (p[i] == ',') {
+                    m.list_n++;
+                    letters = 0;
+                } else if (m.list_n <= NCNN_MP_MORE_LIST && letters < 4) {
+                    m.list[m.list_n - 1] |= (p[i] & 0xff) << (8 * letters++);
+                }
+            }
             break;
         }
         case T::LayerNorm:
@@ -426,17 +952,25 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
                 m.list[i] = pd.get(i, i == 0 || (typeindex == T::Requantize && i == 1) ? 1 : 0);  // (defaults: 1 scale, 0 biases)
             }
             break;
-        case T::Interp:  // (one input: the output size from its parameters; else a reference blob's, or an expression's)
-            if (pd.get(5, 0) == 0) {
-                m.kind = NCNN_MP_MORE_INTERP;
+        case T::Interp:  // the output size from its parameters, a reference blob's (5=1), or an expression's (9)
+            m.kind = NCNN_MP_MORE_INTERP;
+            m.extent = pd.get(5, 0) != 0;
+            {
                 m.scale_h = pd.get(1, 1.f);
                 m.scale_w = pd.get(2, 1.f);
                 m.out_h = pd.get(3, 0);
                 m.out_w = pd.get(4, 0);
             }
             break;
-        case T::Reshape:  // (its shape from its parameters: not from an expression, a reference blob, batches)
-            if (pd.type(6) == 0 && pd.type(12) == 0 && pd.type(13) == 0) {
+        case T::Reshape:  // its shape from its parameters or its expression (not batches: ncnn's batch path checks them)
+            if (!pd.get(6, std::string()).empty()) {
+                int list_size, blobs;
+                bool batch;
+                m.kind = NCNN_MP_MORE_RESHAPE;
+                m.ndim = -1;
+                m.transposed = expr_analyze(pd.get(6, std::string()).c_str(), &list_size, &blobs, &batch) != 0 ||
+                               blobs > 1 || batch || pd.type(12) != 0 || pd.type(13) != 0;
+            } else if (pd.type(12) == 0 && pd.type(13) == 0) {
                 m.kind = NCNN_MP_MORE_RESHAPE;
                 m.shape[0] = pd.get(0, -233);
                 m.shape[1] = pd.get(1, -233);
@@ -481,7 +1015,29 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
     return m;
 }
 
-bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, int n, int n_top,
+char *ncnn_mp_more_exprs(int typeindex, const ncnn::ParamDict &pd) {
+    namespace T = ncnn::LayerType;
+    static const int crop[3] = { 19, 20, 21 }, interp[1] = { 9 }, reshape[1] = { 6 };
+    const int *keys = typeindex == T::Crop ? crop : typeindex == T::Interp ? interp : typeindex == T::Reshape ? reshape : nullptr;
+    int count = typeindex == T::Crop ? 3 : 1;
+    size_t size = 0;
+    bool any = false;
+    for (int k = 0; keys != nullptr && k < count; k++) {
+        std::string e = pd.get(keys[k], std::string());
+        size += e.size() + 1;
+        any = any || !e.empty();
+    }
+    char *exprs = any ? new char[size] : nullptr;
+    for (size_t at = 0, k = 0; exprs != nullptr && k < static_cast<size_t>(count); k++) {
+        std::string e = pd.get(keys[k], std::string());
+        __builtin_memcpy(exprs + at, e.c_str(), e.size());
+        exprs[at + e.size()] = '\0';
+        at += e.size() + 1;
+    }
+    return exprs;
+}
+
+bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const ncnn::Mat *blobs, int n, int n_top,
                           ncnn_mp_shape_refusal_t &r) {
     if (m.kind == NCNN_MP_MORE_NOTHING || n == 0) {
         return false;
@@ -622,19 +1178,64 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const ncnn::Mat *blobs, 
             // below 1 (a negative or NaN scale) made ncnn allocate an array of negative length
             // (std::bad_array_new_length on the desktop) or a Mat of a wrapped size. A matrix
             // (dims 2) is resized along w only.
-            if (n != 1) {
+            // With a reference blob (5=1) its w and h; with an expression (9), its one or two values
+            // (one: w, and the input's h).
+            double w = s.dims == 1 ? 1 : s.w, h = s.dims == 1 ? 1 : s.h, ow, oh;
+            const char *expr = expr_at(exprs, 0);
+            if (expr != nullptr && *expr != '\0') {
+                int size[2], k = expr_eval(expr, blobs, n, size, 2);
+                if (k < 1) {
+                    return refuse(r, NCNN_MP_EXPRESSION, 9, k, 0, s);
+                }
+                ow = size[0];
+                oh = k == 2 ? size[1] : blobs[0].h;
+            } else if (m.extent) {
+                if (n < 2) {
+                    return false;  // (the blob counts are checked first)
+                }
+                ow = blobs[1].w;
+                oh = blobs[1].h;
+            } else if (n != 1) {
                 return false;
+            } else {
+                bool given = m.out_w != 0 && m.out_h != 0;
+                ow = given ? m.out_w : w * static_cast<double>(m.scale_w);
+                oh = given ? m.out_h : h * static_cast<double>(m.scale_h);
             }
-            double w = s.dims == 1 ? 1 : s.w, h = s.dims == 1 ? 1 : s.h;
-            bool given = m.out_w != 0 && m.out_h != 0;
-            double ow = given ? m.out_w : w * static_cast<double>(m.scale_w), oh = given ? m.out_h : h * static_cast<double>(m.scale_h);
             bool fits = ow >= 1 && ow < NCNN_MP_CAP && (s.dims == 2 || (oh >= 1 && oh < NCNN_MP_CAP));
             // (a size as ncnn truncates it; one that is not a number, or past 2^31 either way, as -1)
             return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
                                    oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);
         }
-        case NCNN_MP_MORE_RESHAPE:
-            return reshape_refuses(m, s, r);
+        case NCNN_MP_MORE_RESHAPE: {
+            if (m.ndim != -1) {
+                return reshape_refuses(m, s, r);
+            }
+            // its shape from its expression (reshape.cpp eval_shape_expr: w, h, (d,) c as listed),
+            // resolved as from parameters, of as many dims as ncnn's load counted
+            const char *expr = expr_at(exprs, 0);
+            int list[5], k = expr_eval(expr != nullptr ? expr : "", blobs, n, list, 5), list_size = 0, blob_count;
+            bool batch;
+            if (k >= 0 && m.transposed) {
+                return false;  // (ncnn's batch path checks the shape it resolves)
+            }
+            if (k < 1 || k > 4 || expr_analyze(expr, &list_size, &blob_count, &batch) != 0 || list_size != k) {
+                return refuse(r, NCNN_MP_EXPRESSION, 6, k, 0, s);
+            }
+            ncnn_mp_more_rule_t e = m;
+            e.ndim = k;
+            e.shape[0] = list[0];
+            e.shape[1] = k >= 2 ? list[1] : 1;
+            e.shape[2] = k == 4 ? list[2] : 1;
+            e.shape[3] = k == 3 ? list[2] : k == 4 ? list[3] : 1;
+            return reshape_refuses(e, s, r);
+        }
+        case NCNN_MP_MORE_CROP:
+            return crop_refuses(m, exprs, blobs, n, s, r);
+        case NCNN_MP_MORE_EINSUM:
+            return einsum_refuses(m, blobs, n, r);
+        case NCNN_MP_MORE_MHA:
+            return mha_refuses(m, blobs, n, r);
         case NCNN_MP_MORE_ROTARY: {
             // x (w embed_dim, h seqlen, c heads), then the cos and sin tables: row i of each is read
             // for every position i < seqlen, embed_dim / 2 values of it, or embed_dim where the cos

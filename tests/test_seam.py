@@ -17,8 +17,10 @@ import pytest
 
 from conftest import MicroPython
 
-# An Interp whose size expression (param 9) comes to minus the input's size: ncnn's x86
-# Interp asks `new int[]` for a negative count.
+# An Interp whose size expression (param 9) gives an output 2^30 - 1 wide: ncnn's x86 Interp
+# counts its coefficient buffer (3 ints a column and row) in int, which wraps negative, and asks
+# `new int[]` for that. (A negative size from the expression itself is the shape guard's
+# refusal now: ncnn_mp_shape_expr.py.)
 NEGATIVE_EXPR = """
 import ncnn_mp
 net = ncnn_mp.Net()
@@ -27,7 +29,7 @@ net.load_param(b'''7767517
 4 5
 Input data 0 1 data 0=4 1=4 2=1
 Split split 1 2 data a b
-Interp up 1 1 a up 0=2 9=neg(0w),neg(0h)
+Interp up 1 1 a up 0=2 9="1073741823,1"
 ReLU relu 1 1 b relu
 ''')
 net.load_model(b"")

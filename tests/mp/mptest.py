@@ -25,6 +25,17 @@ def check(label, f):
         print(label, "-> no error")
 
 
+def tried(label, f):
+    """Run f, which makes a Mat: print its shape (dims, w, h, c) and first values, or the
+    exception it raised."""
+    try:
+        out = f()
+    except Exception as e:
+        print(label, "->", type(e).__name__ + ":", e)
+    else:
+        print(label, "->", (out.dims, out.w, out.h, out.c), packed(out)[:4])
+
+
 def mat(*xs):
     """A 1-D Mat holding xs."""
     m = ncnn_mp.Mat(len(xs))
