@@ -52,8 +52,13 @@ void ncnn_mp_drop_empty_hints(ncnn::Layer &layer) {
         hinted = hinted || m.dims != 0;
     }
     if (!hinted) {
-        std::vector<ncnn::Mat>().swap(layer.bottom_shapes);
+#if NCNN_SIMPLESTL
+        layer.bottom_shapes.clear();  // (ncnn's own vector: clear gives its storage back)
+        layer.top_shapes.clear();
+#else
+        std::vector<ncnn::Mat>().swap(layer.bottom_shapes);  // (std's clear keeps the storage)
         std::vector<ncnn::Mat>().swap(layer.top_shapes);
+#endif
     }
 }
 
