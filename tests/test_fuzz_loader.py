@@ -20,9 +20,9 @@ SEED = 1
 CASES = 3000
 VALGRIND_CASES = 600  # of which for_valgrind() keeps about 50
 # Array cases (loader_fuzz.make_array_case) of seed 1: a few seconds on the Unix firmware,
-# about a minute under valgrind. `make fuzz-loader` runs a tenth of its CASES (10,000).
-ARRAY_CASES = 400
-VALGRIND_ARRAY_CASES = 80
+# about as long under valgrind. `make fuzz-loader` runs a tenth of its CASES (10,000).
+ARRAY_CASES = 1000
+VALGRIND_ARRAY_CASES = 400
 
 
 def shared_model_of(family: str) -> tuple[str, str]:
@@ -106,7 +106,7 @@ def test_in_place_cases_every_way(families: dict[str, loader_fuzz.Family]) -> No
 def test_array_cases_cover_every_array_every_way() -> None:
     """The array cases take every row of shape_rules.cpp's table of parameter arrays (with
     test_param_arrays.py's model of it) and every array built here, each array of a layer
-    with more than one, and each length: shorter, one less, longer, zero, one, far longer
+    with more than one, inputs of each dims the layer indexes it by, and each length: shorter, one less, longer, zero, one, far longer
     with its data, absurd (said in the param only); the .bin changed with it and kept."""
     from test_param_arrays import table
 
@@ -116,11 +116,12 @@ def test_array_cases_cover_every_array_every_way() -> None:
     for cid in range(ARRAY_CASES):
         h = loader_fuzz.make_array_case(kinds, SEED, cid).header
         seen |= {("row", h["arr"]), ("how", h["how"]), ("which", (h["arr"], h["which"])),
-                 ("bin", h["keep"] == h["have"])}
+                 ("bin", h["keep"] == h["have"]), ("dims", (h["arr"], h["dims"]))}
         assert h == loader_fuzz.make_array_case(kinds, SEED, cid).header  # the same on every run
     assert {v for k, v in seen if k == "row"} == set(kinds)
     assert {v for k, v in seen if k == "how"} == {"short", "one_less", "longer", "zero", "one", "far", "absurd"}
-    assert {v for k, v in seen if k == "which"} == {(row, w) for row, (_, n, *_) in kinds.items() for w in range(n)}
+    assert {v for k, v in seen if k == "which"} == {(row, w) for row, kd in kinds.items() for w in range(kd.arrays)}
+    assert {v for k, v in seen if k == "dims"} == {(row, d) for row, kd in kinds.items() for d in kd.dims}
     assert {v for k, v in seen if k == "bin"} == {True, False}
 
 
@@ -141,20 +142,23 @@ def test_loader_fuzz_arrays(micropython: MicroPython, families: dict[str, loader
         outcomes.setdefault(row, set()).add(outcome)
     assert set(outcomes) == set(loader_fuzz.array_kinds()), outcomes
     assert all(any(o.endswith(("ValueError", "MemoryError")) for o in got) for got in outcomes.values()), outcomes
-    # A longer array, or one element where one serves all (PReLU, the quantize scales), runs
-    # with the exact outputs; BatchNorm, Bias and Scale take only their channel count.
-    assert {row for row, got in outcomes.items() if "ok" in got} == {
-        "ELTWISE_COEFFS", "GEMM_C_ROWS", "GEMM_C_COLUMNS", "SLICE_LISTS", "PRELU_SLOPES", "QUANTIZE_SCALES",
-        "DEQUANTIZE_ARRAYS"}, outcomes
+    # A longer array runs, with the exact outputs, where the forward reads a prefix of it and
+    # the guard takes that (Eltwise, Gemm's C, Slice); one element runs where one serves all
+    # (PReLU, the quantize scales; a Dequantize's bias, none too). BatchNorm, Bias, Scale,
+    # PReLU and the quantize layers take their channel count only, or one.
+    ran = {(k.split(" ")[0], k.split(" ")[1]) for k in stats.array_runs}
+    assert {row for row, rel in ran if rel == "longer"} == {
+        "ELTWISE_COEFFS", "GEMM_C_ROWS", "GEMM_C_COLUMNS", "SLICE_LISTS"}, stats.report()
+    assert {row for row, rel in ran if rel == "shorter"} == {"PRELU_SLOPES", "QUANTIZE_SCALES", "DEQUANTIZE_ARRAYS"}, stats.report()
 
 
-def array_case(kinds: dict[str, Any], cid: int, row: str, length: int, need: int, **header: Any) -> loader_fuzz.Case:
+def array_case(kinds: dict[str, loader_fuzz.ArrayKind], cid: int, row: str, length: int, need: int, **header: Any) -> loader_fuzz.Case:
     """Array case cid made by hand: row's array `length` long over `need`, the .bin changed with
     it; `header` overrides what the case says of itself."""
-    build, _, broadcast, kind, name = kinds[row]
+    build, _, broadcast, kind, name, _ = kinds[row]
     have = length
-    lines, weights, shapes = build(have, need, 0, have)
-    ref_lines, ref_weights, _ = build(need, need, 0, need)
+    lines, weights, shapes = build(have, need, 0, have, 3)
+    ref_lines, ref_weights, _ = build(need, need, 0, need, 3)
     h = {"id": cid, "fam": "arrays", "arr": row, "layer": kind, "name": name, "which": 0, "how": "by hand",
          "have": have, "need": need, "keep": have, "broadcast": list(broadcast), "w": weights.hex(),
          "ref": loader_fuzz.array_param(ref_lines).decode(), "ref_w": ref_weights.hex(),

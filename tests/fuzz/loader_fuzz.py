@@ -49,7 +49,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from fuzzlib import (FUZZ, Backtrace, MicroPython, Run, backtrace, digits_dir,
                      firmware, first_memory_error, regressions, run_batch, sanitized, sanitizer_report,
@@ -581,63 +581,82 @@ def raw(n: int, v: float) -> bytes:
     return struct.pack("<%df" % n, *[v] * n)
 
 
-def _batchnorm(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    # four arrays of `channels` (param 0): slope, mean, var, bias; the input's channels read
+def along(need: int, dims: int) -> tuple[int, ...]:
+    """An input of `dims` dims whose extent a per-channel array is read along is `need`: w of a
+    vector, h of a matrix, c of an image or a volume (ncnn's BatchNorm, Scale, PReLU, Bias, and
+    Quantize and Dequantize but for a vector; Slice's axis 0)."""
+    return {1: (need,), 2: (3, need), 3: (3, 2, need), 4: (3, 2, 2, need)}[dims]
+
+
+def _batchnorm(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # four arrays of `channels` (param 0): slope, mean, var, bias
     return [f"BatchNorm bn 1 1 data out 0={have} 1=0.001"], b"".join(
-        raw(keep, v) for v in (1.5, 0.25, 2.0, 0.5)), [(3, 2, need)]
+        raw(keep, v) for v in (1.5, 0.25, 2.0, 0.5)), [along(need, dims)]
 
 
-def _scale(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    return [f"Scale sc 1 1 data out 0={have} 1=1"], raw(keep, 1.5) + raw(keep, 0.5), [(3, 2, need)]
+def _scale(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Scale sc 1 1 data out 0={have} 1=1"], raw(keep, 1.5) + raw(keep, 0.5), [along(need, dims)]
 
 
-def _prelu(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    return [f"PReLU pr 1 1 data out 0={have}"], raw(keep, 0.25), [(3, 2, need)]
+def _prelu(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"PReLU pr 1 1 data out 0={have}"], raw(keep, 0.25), [along(need, dims)]
 
 
-def _bias(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    return [f"Bias bi 1 1 data out 0={have}"], raw(keep, 0.5), [(3, 2, need)]
+def _bias(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Bias bi 1 1 data out 0={have}"], raw(keep, 0.5), [along(need, dims)]
 
 
-def _quantize(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    return [f"Quantize q 1 1 data out 0={have}"], raw(keep, 8.0), [(3, 2, need)]
+def _quantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Quantize q 1 1 data out 0={have}"], raw(keep, 8.0), [along(need, dims)]
 
 
-def _dequantize(have: int, need: int, which: int, keep: int) -> ArrayModel:
+def _dequantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
     # scale (param 0) or bias (param 1), one per channel (the input's floats read as int32)
     sizes = [need, need]
     sizes[which] = have
     kept = [need, need]
     kept[which] = keep
-    return [f"Dequantize dq 1 1 data out 0={sizes[0]} 1={sizes[1]}"], raw(kept[0], 0.125) + raw(kept[1], 0.5), [(3, 2, need)]
+    return ([f"Dequantize dq 1 1 data out 0={sizes[0]} 1={sizes[1]}"], raw(kept[0], 0.125) + raw(kept[1], 0.5),
+            [along(need, dims)])
 
 
-def _slice(have: int, need: int, which: int, keep: int) -> ArrayModel:
-    # Pieces along the channels: `need` of them with slices (param 0, -233 each: equal parts),
-    # or need + 1 with indices (param 2: where each piece but the last ends, need of them read)
+def _slice(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # Pieces along axis 0: `need` of them with slices (param 0, -233 each: equal parts), or
+    # need + 1 with indices (param 2: where each piece but the last ends, need of them read)
     pieces = need if which == 0 else need + 1
     tops = " ".join([f"s{i}" for i in range(pieces - 1)] + ["out"])
     if which == 0:
         arr = "-23300=" + ",".join([str(have)] + ["-233"] * have)
     else:
         arr = "-23302=" + ",".join([str(have)] + [str(i + 1) for i in range(have)])
-    return [f"Slice sl 1 {pieces} data {tops} {arr} 1=0"], b"", [(3, 2, 2 * pieces)]
+    return [f"Slice sl 1 {pieces} data {tops} {arr} 1=0"], b"", [along(2 * pieces, dims)]
 
 
-# name -> (builder(have, need, which, keep), how many arrays it has to pick from, the lengths
-# shorter than need that still compute the exact outputs (a broadcast), the layer's type and name)
-LOCAL_ARRAYS: dict[str, tuple[Callable[[int, int, int, int], ArrayModel], int, tuple[int, ...], str, str]] = {
-    "BATCHNORM_CHANNELS": (_batchnorm, 1, (), "BatchNorm", "bn"),
-    "SCALE_CHANNELS": (_scale, 1, (), "Scale", "sc"),
-    "PRELU_SLOPES": (_prelu, 1, (1,), "PReLU", "pr"),
-    "BIAS_CHANNELS": (_bias, 1, (), "Bias", "bi"),
-    "QUANTIZE_SCALES": (_quantize, 1, (1,), "Quantize", "q"),
-    "DEQUANTIZE_ARRAYS": (_dequantize, 2, (1,), "Dequantize", "dq"),
-    "SLICE_LISTS": (_slice, 2, (), "Slice", "sl"),
+class ArrayKind(NamedTuple):
+    """A kind of array case: build(have, need, which, keep, dims) makes the model."""
+
+    build: Callable[[int, int, int, int, int], ArrayModel]
+    arrays: int  # how many arrays the layer has to pick from (which)
+    broadcast: tuple[int, ...]  # lengths short of need that still compute the exact outputs
+    layer: str  # its type
+    name: str  # its name in the model
+    dims: tuple[int, ...] = (3,)  # the input dims it is fuzzed with
+
+
+LOCAL_ARRAYS: dict[str, ArrayKind] = {
+    "BATCHNORM_CHANNELS": ArrayKind(_batchnorm, 1, (), "BatchNorm", "bn", (1, 2, 3, 4)),
+    "SCALE_CHANNELS": ArrayKind(_scale, 1, (), "Scale", "sc", (1, 2, 3, 4)),
+    "PRELU_SLOPES": ArrayKind(_prelu, 1, (1,), "PReLU", "pr", (1, 2, 3, 4)),
+    "BIAS_CHANNELS": ArrayKind(_bias, 1, (), "Bias", "bi", (3, 4)),
+    # (a vector's Quantize and Dequantize read scale 0 and bias 0 only, whatever their lengths:
+    # ncnn's "assert scale_data_size == 1")
+    "QUANTIZE_SCALES": ArrayKind(_quantize, 1, (1,), "Quantize", "q", (2, 3)),
+    "DEQUANTIZE_ARRAYS": ArrayKind(_dequantize, 2, (1,), "Dequantize", "dq", (2, 3)),
+    "SLICE_LISTS": ArrayKind(_slice, 2, (), "Slice", "sl", (1, 2, 3, 4)),
 }
 
 
-def table_arrays() -> dict[str, tuple[Callable[[int, int, int, int], ArrayModel], int, tuple[int, ...], str, str]]:
+def table_arrays() -> dict[str, ArrayKind]:
     """The rows of shape_rules.cpp's table of parameter arrays, each with the model
     tests/test_param_arrays.py builds for it (one array; its data follows its length)."""
     tests = str(FUZZ.parent)
@@ -648,16 +667,17 @@ def table_arrays() -> dict[str, tuple[Callable[[int, int, int, int], ArrayModel]
     rows = tpa.table()
     assert rows and sorted(rows) == sorted(tpa.BUILDERS), "shape_rules.cpp's table and test_param_arrays.py disagree"
 
-    def wrap(build: Callable[[int, int], ArrayModel]) -> Callable[[int, int, int, int], ArrayModel]:
-        def f(have: int, need: int, which: int, keep: int) -> ArrayModel:
+    def wrap(build: Callable[[int, int], ArrayModel]) -> Callable[[int, int, int, int, int], ArrayModel]:
+        def f(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
             lines, _, shapes = build(have, need)
             return lines, build(keep, need)[1], shapes
         return f
     names = {"Eltwise": "sum", "Gemm": "gemm"}
-    return {row: (wrap(tpa.BUILDERS[row]), 1, (), kind, names.get(kind, kind.lower())) for row, (kind, _, _) in rows.items()}
+    return {row: ArrayKind(wrap(tpa.BUILDERS[row]), 1, (), kind, names.get(kind, kind.lower()), (0,))
+            for row, (kind, _, _) in rows.items()}
 
 
-def array_kinds() -> dict[str, tuple[Callable[[int, int, int, int], ArrayModel], int, tuple[int, ...], str, str]]:
+def array_kinds() -> dict[str, ArrayKind]:
     return {**table_arrays(), **LOCAL_ARRAYS}
 
 
@@ -676,11 +696,12 @@ def array_param(lines: list[str]) -> bytes:
     return "\n".join(["7767517", f"{len(layers)} {len(blobs)}", *layers, ""]).encode()
 
 
-def make_array_case(kinds: dict[str, Any], seed: int, cid: int) -> Case:
+def make_array_case(kinds: dict[str, ArrayKind], seed: int, cid: int) -> Case:
     """Array case cid of seed: the same on every run (its own random.Random)."""
     rng = random.Random(f"loader-arrays-{seed}-{cid}")
     row = rng.choice(sorted(kinds))
-    build, arrays, broadcast, kind, name = kinds[row]
+    build, arrays, broadcast, kind, name, dimses = kinds[row]
+    dims = rng.choice(dimses)
     need = rng.choice([1, 2, 3, 4, 5, 8, 16]) if rng.random() < 0.9 else rng.randint(17, 64)
     need = max(min(need, NEED_MAX.get(row, need)), NEED_MIN.get(row, 1))
     which = rng.randrange(arrays)
@@ -689,12 +710,12 @@ def make_array_case(kinds: dict[str, Any], seed: int, cid: int) -> Case:
             "zero": 0, "one": 1, "far": rng.choice(FAR), "absurd": rng.choice(ABSURD)}[how]
     keep = need if how == "absurd" or rng.random() < 0.2 else have  # the .bin's array: the exact one's
     if how == "absurd":  # (not built: the length said, the elements short of it)
-        lines, weights, shapes = build(SENTINEL, need, which, keep)
+        lines, weights, shapes = build(SENTINEL, need, which, keep, dims)
         lines = [re.sub(rf"=({SENTINEL})\b", f"={have}", line) for line in lines]
     else:
-        lines, weights, shapes = build(have, need, which, keep)
-    ref_lines, ref_weights, _ = build(need, need, which, need)
-    header = {"id": cid, "fam": "arrays", "arr": row, "layer": kind, "name": name, "which": which, "how": how,
+        lines, weights, shapes = build(have, need, which, keep, dims)
+    ref_lines, ref_weights, _ = build(need, need, which, need, dims)
+    header = {"id": cid, "fam": "arrays", "arr": row, "layer": kind, "name": name, "which": which, "how": how, "dims": dims,
               "have": have, "need": need, "keep": keep, "broadcast": list(broadcast),
               "w": weights.hex(), "ref": array_param(ref_lines).decode(), "ref_w": ref_weights.hex(),
               "shapes": [list(s) for s in shapes], "opt": [rng.random() < 0.3, rng.random() < 0.7, rng.random() < 0.7],
@@ -880,6 +901,7 @@ class Stats:
     in_place: Counter[str] = field(default_factory=Counter)  # outcome of the in-place loads ("ip" cases)
     arrays: Counter[str] = field(default_factory=Counter)  # array cases: "<row> <outcome>"
     array_verdicts: Counter[str] = field(default_factory=Counter)  # array cases: ok / BAD
+    array_runs: Counter[str] = field(default_factory=Counter)  # array cases that ran: "<row> longer|exact|shorter"
     findings: list[Finding] = field(default_factory=list)
     processes: int = 0
     seconds: float = 0.0
@@ -912,6 +934,8 @@ class Stats:
             out.append(f"array cases: {sum(self.arrays.values())}, verdicts: "
                        + ", ".join(f"{k} {v}" for k, v in self.array_verdicts.most_common()))
             out.append("array cases by row and outcome: " + ", ".join(f"{k} {v}" for k, v in sorted(self.arrays.items())))
+            out.append("array cases that ran, by row and length: "
+                       + ", ".join(f"{k} {v}" for k, v in sorted(self.array_runs.items())))
         out.append("known ncnn crashes by site: " + (", ".join(f"{k} {v}" for k, v in self.known.most_common()) or "none"))
         if self.known_unmet:
             out.append(f"known cases of loader_known_crashes.json this run did not make (the generator changed?): "
@@ -971,8 +995,7 @@ class LoaderFuzzer:
         self.stats = Stats()
         self.known_list = KnownCases.load()
         self.skip = self.known_list.sites()  # case key -> site
-        self.kinds: dict[str, Any] | None = None  # the array cases' kinds (array_kinds), made on first use
-        self.array_rows: dict[int, str] = {}  # array case -> its row
+        self.kinds: dict[str, ArrayKind] | None = None  # the array cases' kinds (array_kinds), made on first use
 
     def case(self, cid: int) -> Case:
         return make_case(self.fams, self.typeindex, self.seed, cid)
@@ -980,9 +1003,7 @@ class LoaderFuzzer:
     def array_case(self, cid: int) -> Case:
         if self.kinds is None:
             self.kinds = array_kinds()
-        case = make_array_case(self.kinds, self.seed, cid)
-        self.array_rows[cid] = case.header["arr"]
-        return case
+        return make_array_case(self.kinds, self.seed, cid)
 
     def fails_like(self, how: str) -> Callable[[list[Case]], bool]:
         kind = how.split(" ")[0]
@@ -1101,9 +1122,14 @@ class LoaderFuzzer:
         while cases:
             run = run or run_cases(self.mp, self.fams, cases)
             self.stats.add(run)
+            arrays = {c.id: c.header for c in cases if is_array_case(c)}
             for cid, outcome in run.results.items():
-                if cid in self.array_rows and any(c.id == cid and is_array_case(c) for c in cases):
-                    self.stats.arrays[f"{self.array_rows[cid]} {outcome.split('/')[0]}"] += 1
+                if cid in arrays:
+                    h = arrays[cid]
+                    self.stats.arrays[f"{h['arr']} {outcome}"] += 1
+                    if outcome == "ok":
+                        rel = "longer" if h["have"] > h["need"] else "exact" if h["have"] == h["need"] else "shorter"
+                        self.stats.array_runs[f"{h['arr']} {rel}"] += 1
             how = bad(run)
             if how is None:
                 return

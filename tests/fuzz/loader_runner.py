@@ -319,10 +319,11 @@ def in_place(net, c, fam, param, tmp):
 # against the same layer with the array exactly as long (c["ref"], c["ref_w"]).
 
 def array_input(shape):
-    """The input test_param_arrays.py gives: 0, 0.25, ... 1.0 along each channel."""
+    """The input test_param_arrays.py gives: 0, 0.25, ... 1.0 along each channel (each value of
+    it: a volume's depth too)."""
     x = ncnn_mp.Mat(*shape)
     for k in range(x.c):
-        for j in range(x.w * x.h):
+        for j in range(x.w * x.h * x.d):
             x[k * x.cstep + j] = 0.25 * (j % 5)
     return x
 
