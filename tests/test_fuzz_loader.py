@@ -149,7 +149,8 @@ def test_loader_fuzz_arrays(micropython: MicroPython, families: dict[str, loader
     ran = {(k.split(" ")[0], k.split(" ")[1]) for k in stats.array_runs}
     assert {row for row, rel in ran if rel == "longer"} == {
         "ELTWISE_COEFFS", "GEMM_C_ROWS", "GEMM_C_COLUMNS", "SLICE_LISTS"}, stats.report()
-    assert {row for row, rel in ran if rel == "shorter"} == {"PRELU_SLOPES", "QUANTIZE_SCALES", "DEQUANTIZE_ARRAYS"}, stats.report()
+    assert {row for row, rel in ran if rel == "shorter"} == {
+        "PRELU_SLOPES", "QUANTIZE_SCALES", "DEQUANTIZE_ARRAYS", "REQUANTIZE_ARRAYS"}, stats.report()
 
 
 def array_case(kinds: dict[str, loader_fuzz.ArrayKind], cid: int, row: str, length: int, need: int, **header: Any) -> loader_fuzz.Case:

@@ -570,8 +570,9 @@ def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid
 # (an Eltwise without coefficients sums plainly), so a run with zero is not compared
 # (valgrind still sees a read past it). The rows of shape_rules.cpp's table of parameter
 # arrays come with tests/test_param_arrays.py's models (reused, not copied here); the
-# per-channel arrays (checked as a count of channels, shape_guard.cpp's READS_AXIS) and the
-# Quantize/Dequantize/Requantize scales and Slice's lists are built below.
+# per-channel arrays (checked as a count of channels, shape_guard.cpp's READS_AXIS: BatchNorm,
+# Scale, PReLU, Bias), the Quantize/Dequantize/Requantize scales and biases and Slice's lists
+# are built below.
 
 ArrayModel = tuple[list[str], bytes, list[tuple[int, ...]]]
 
@@ -620,6 +621,14 @@ def _dequantize(have: int, need: int, which: int, keep: int, dims: int) -> Array
             [along(need, dims)])
 
 
+def _requantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # scale in (param 0), scale out (param 1) or bias (param 2), one per channel
+    sizes, kept = [need] * 3, [need] * 3
+    sizes[which], kept[which] = have, keep
+    return ([f"Requantize rq 1 1 data out 0={sizes[0]} 1={sizes[1]} 2={sizes[2]}"],
+            raw(kept[0], 0.125) + raw(kept[1], 4.0) + raw(kept[2], 0.5), [along(need, dims)])
+
+
 def _slice(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
     # Pieces along axis 0: `need` of them with slices (param 0, -233 each: equal parts), or
     # need + 1 with indices (param 2: where each piece but the last ends, need of them read)
@@ -652,6 +661,7 @@ LOCAL_ARRAYS: dict[str, ArrayKind] = {
     # ncnn's "assert scale_data_size == 1")
     "QUANTIZE_SCALES": ArrayKind(_quantize, 1, (1,), "Quantize", "q", (2, 3)),
     "DEQUANTIZE_ARRAYS": ArrayKind(_dequantize, 2, (1,), "Dequantize", "dq", (2, 3)),
+    "REQUANTIZE_ARRAYS": ArrayKind(_requantize, 3, (1,), "Requantize", "rq", (2, 3)),
     "SLICE_LISTS": ArrayKind(_slice, 2, (), "Slice", "sl", (1, 2, 3, 4)),
 }
 
