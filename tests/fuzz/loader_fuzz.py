@@ -629,6 +629,21 @@ def _requantize(have: int, need: int, which: int, keep: int, dims: int) -> Array
             raw(kept[0], 0.125) + raw(kept[1], 4.0) + raw(kept[2], 0.5), [along(need, dims)])
 
 
+def flagged(n: int, v: float) -> bytes:
+    """An array as ModelBin reads it with type 0: a flag word (0: raw float32), n values."""
+    return struct.pack("<I", 0) + raw(n, v)
+
+
+def _gemm_a_inner(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # a constant A of 2 rows of K (param 9) values times the input B (K rows of 3)
+    return [f"Gemm gemm 1 1 data out 4=1 5=0 6=0 7=2 8=0 9={have}"], flagged(2 * keep, 0.5), [(3, need)]
+
+
+def _gemm_b_inner(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # the input A (2 rows of K) times a constant B of K (param 9) rows of 3
+    return [f"Gemm gemm 1 1 data out 4=0 5=1 6=0 7=0 8=3 9={have}"], flagged(3 * keep, 0.5), [(need, 2)]
+
+
 def _slice(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
     # Pieces along axis 0: `need` of them with slices (param 0, -233 each: equal parts), or
     # need + 1 with indices (param 2: where each piece but the last ends, need of them read)
@@ -663,6 +678,10 @@ LOCAL_ARRAYS: dict[str, ArrayKind] = {
     "DEQUANTIZE_ARRAYS": ArrayKind(_dequantize, 2, (1,), "Dequantize", "dq", (2, 3)),
     "REQUANTIZE_ARRAYS": ArrayKind(_requantize, 3, (1,), "Requantize", "rq", (2, 3)),
     "SLICE_LISTS": ArrayKind(_slice, 2, (), "Slice", "sl", (1, 2, 3, 4)),
+    # (a constant operand's inner size K, which the guard checks against the input's: not a
+    # row of the table, whose rows are C's)
+    "GEMM_A_INNER": ArrayKind(_gemm_a_inner, 1, (), "Gemm", "gemm", (2,)),
+    "GEMM_B_INNER": ArrayKind(_gemm_b_inner, 1, (), "Gemm", "gemm", (2,)),
 }
 
 
