@@ -19,6 +19,10 @@ from fuzzlib import regressions
 SEED = 1
 CASES = 3000
 VALGRIND_CASES = 600  # of which for_valgrind() keeps about 50
+# Array cases (loader_fuzz.make_array_case) of seed 1: a few seconds on the Unix firmware,
+# about as long under valgrind. `make fuzz-loader` runs a tenth of its CASES (10,000).
+ARRAY_CASES = 1000
+VALGRIND_ARRAY_CASES = 400
 
 
 def shared_model_of(family: str) -> tuple[str, str]:
@@ -99,6 +103,96 @@ def test_in_place_cases_every_way(families: dict[str, loader_fuzz.Family]) -> No
         assert "ip" not in case.header or model in ("good", "mut")
 
 
+def test_array_cases_cover_every_array_every_way() -> None:
+    """The array cases take every row of shape_rules.cpp's table of parameter arrays (with
+    test_param_arrays.py's model of it) and every array built here, each array of a layer
+    with more than one, inputs of each dims the layer indexes it by, and each length: shorter, one less, longer, zero, one, far longer
+    with its data, absurd (said in the param only); the .bin changed with it and kept."""
+    from test_param_arrays import table
+
+    kinds = loader_fuzz.array_kinds()
+    assert set(table()) <= set(kinds) and set(loader_fuzz.LOCAL_ARRAYS) <= set(kinds)
+    seen: set[tuple[str, Any]] = set()
+    for cid in range(ARRAY_CASES):
+        h = loader_fuzz.make_array_case(kinds, SEED, cid).header
+        seen |= {("row", h["arr"]), ("how", h["how"]), ("which", (h["arr"], h["which"])),
+                 ("bin", h["keep"] == h["have"]), ("dims", (h["arr"], h["dims"]))}
+        assert h == loader_fuzz.make_array_case(kinds, SEED, cid).header  # the same on every run
+    assert {v for k, v in seen if k == "row"} == set(kinds)
+    assert {v for k, v in seen if k == "how"} == {"short", "one_less", "longer", "zero", "one", "far", "absurd"}
+    assert {v for k, v in seen if k == "which"} == {(row, w) for row, kd in kinds.items() for w in range(kd.arrays)}
+    assert {v for k, v in seen if k == "dims"} == {(row, d) for row, kd in kinds.items() for d in kd.dims}
+    assert {v for k, v in seen if k == "bin"} == {True, False}
+
+
+def test_loader_fuzz_arrays(micropython: MicroPython, families: dict[str, loader_fuzz.Family],
+                            request: pytest.FixtureRequest) -> None:
+    """Every array case raises ValueError or MemoryError naming its layer, or gives the outputs
+    of the same layer with its array exactly as long; never a crash. Each array is both
+    refused and run."""
+    fz = loader_fuzz.LoaderFuzzer(micropython, families, SEED, save=False,
+                                  sym=lambda: request.getfixturevalue("micropython_memcheck"))
+    stats = fz.fuzz(ARRAY_CASES, arrays=True)
+    print(stats.report())
+    assert not stats.findings, stats.report()
+    assert stats.cases == ARRAY_CASES and stats.array_verdicts == {"ok": ARRAY_CASES}, stats.report()
+    outcomes: dict[str, set[str]] = {}
+    for k in stats.arrays:
+        row, _, outcome = k.partition(" ")
+        outcomes.setdefault(row, set()).add(outcome)
+    assert set(outcomes) == set(loader_fuzz.array_kinds()), outcomes
+    assert all(any(o.endswith(("ValueError", "MemoryError")) for o in got) for got in outcomes.values()), outcomes
+    # A longer array runs, with the exact outputs, where the forward reads a prefix of it and
+    # the guard takes that (Eltwise, Gemm's C, Slice); one element runs where one serves all
+    # (PReLU, the quantize scales; a Dequantize's bias, none too). BatchNorm, Bias, Scale,
+    # PReLU and the quantize layers take their channel count only, or one.
+    ran = {(k.split(" ")[0], k.split(" ")[1]) for k in stats.array_runs}
+    assert {row for row, rel in ran if rel == "longer"} == {
+        "ELTWISE_COEFFS", "GEMM_C_ROWS", "GEMM_C_COLUMNS", "SLICE_LISTS"}, stats.report()
+    assert {row for row, rel in ran if rel == "shorter"} == {
+        "PRELU_SLOPES", "QUANTIZE_SCALES", "DEQUANTIZE_ARRAYS", "REQUANTIZE_ARRAYS"}, stats.report()
+
+
+def array_case(kinds: dict[str, loader_fuzz.ArrayKind], cid: int, row: str, length: int, need: int, **header: Any) -> loader_fuzz.Case:
+    """Array case cid made by hand: row's array `length` long over `need`, the .bin changed with
+    it; `header` overrides what the case says of itself."""
+    build, _, broadcast, kind, name, _ = kinds[row]
+    have = length
+    lines, weights, shapes = build(have, need, 0, have, 3)
+    ref_lines, ref_weights, _ = build(need, need, 0, need, 3)
+    h = {"id": cid, "fam": "arrays", "arr": row, "layer": kind, "name": name, "which": 0, "how": "by hand",
+         "have": have, "need": need, "keep": have, "broadcast": list(broadcast), "w": weights.hex(),
+         "ref": loader_fuzz.array_param(ref_lines).decode(), "ref_w": ref_weights.hex(),
+         "shapes": [list(x) for x in shapes], "opt": [False, True, True], "check": False, "gc": False}
+    h.update(header)
+    return loader_fuzz.Case(h, loader_fuzz.array_param(lines))
+
+
+def test_array_verdicts_can_fail(micropython: MicroPython, families: dict[str, loader_fuzz.Family]) -> None:
+    """The runner's judge of array cases is not blind: outputs that differ from the exact
+    array's, a run with an array said to be short, and a refusal that does not name the layer
+    are each reported; a longer array giving the exact outputs, and a short one refused
+    naming the layer, are not."""
+    kinds = loader_fuzz.array_kinds()
+    exact_bias = loader_fuzz.array_param(["Bias bi 1 1 data out 0=3"])
+    cases = [
+        array_case(kinds, 0, "ELTWISE_COEFFS", 5, 3),  # longer, the same values: ok
+        array_case(kinds, 1, "BIAS_CHANNELS", 2, 3),  # short, refused naming the layer: ok
+        array_case(kinds, 2, "BIAS_CHANNELS", 3, 3, ref_w=loader_fuzz.raw(3, 0.75).hex()),  # other outputs
+        array_case(kinds, 3, "BIAS_CHANNELS", 3, 3, have=2),  # runs, though said to be short
+        array_case(kinds, 4, "BIAS_CHANNELS", 2, 3, layer="Nothing", name="nothing"),  # names another layer
+        array_case(kinds, 5, "BIAS_CHANNELS", 3, 3, ref=exact_bias.decode().replace("0=3", "0=-7")),  # no exact run
+    ]
+    run = loader_fuzz.run_cases(micropython, families, cases)
+    assert run.results[0] == "ok" and run.results[1] == "extract:ValueError", run.results
+    verdicts = loader_fuzz.array_results(run)
+    assert verdicts[0] == "ok" and verdicts[1] == "ok", verdicts
+    assert verdicts[2] == "BAD outputs differ from the exact array's", verdicts
+    assert verdicts[3] == "BAD ran with 2 of the 3 elements read", verdicts
+    assert verdicts[4].startswith("BAD extract:ValueError ValueError not naming 'nothing' (Nothing): "), verdicts
+    assert verdicts[5].startswith("BAD the exact array did not run: "), verdicts
+
+
 @pytest.mark.parametrize("path", regressions("loader"), ids=lambda p: p.stem)
 def test_loader_regression(micropython: MicroPython, families: dict[str, loader_fuzz.Family], path: Path) -> None:
     needed = set(json.loads(path.read_text())["families"]) - set(families)
@@ -130,3 +224,15 @@ def test_loader_fuzz_under_valgrind(micropython_memcheck: MicroPython,
     stats = fz.fuzz(VALGRIND_CASES, batch=VALGRIND_CASES, only=for_valgrind)
     print(stats.report())
     assert stats.cases > 0 and not stats.findings, stats.report()
+
+
+@pytest.mark.slow
+def test_loader_fuzz_arrays_under_valgrind(micropython_memcheck: MicroPython,
+                                           families: dict[str, loader_fuzz.Family]) -> None:
+    """Array cases under memcheck: no read past an array (the runs with zero elements, not
+    compared, included), no uninitialised use, no leak."""
+    fz = loader_fuzz.LoaderFuzzer(micropython_memcheck, families, SEED, save=False)
+    stats = fz.fuzz(VALGRIND_ARRAY_CASES, batch=VALGRIND_ARRAY_CASES, arrays=True)
+    print(stats.report())
+    assert not stats.findings, stats.report()
+    assert stats.cases == VALGRIND_ARRAY_CASES and stats.array_verdicts == {"ok": VALGRIND_ARRAY_CASES}, stats.report()

@@ -2,7 +2,7 @@
 extract on the Unix firmware. Every case must end in success or a Python exception, and a
 Net that saw a failure must still load the real model and give the right answer.
 
-    python3 -m ci.tool fuzz-loader --cases 100000 --seed 1 [--jobs 2] [--batch 400]    (make fuzz-loader)
+    python3 -m ci.tool fuzz-loader --cases 100000 --seed 1 [--jobs 2] [--batch 400] [--arrays N]    (make fuzz-loader)
 
 The models: the project's digits model (build/models/digits, with its Python layer) and,
 when ../shared/models is here, MNIST and ncnn's benchmark nets (weightless: their
@@ -11,6 +11,12 @@ counts, dims and parameter values, unknown or swapped layer types, missing blobs
 forward references (cycles), duplicated or dropped lines, truncation, random bytes; the
 binary param format; truncated, resized and overwritten weights. Case `i` of seed `s` is
 the same on every run (its own random.Random), whatever the batch size.
+
+Array cases (--arrays, a tenth of --cases unless given; make_array_case): one layer the shape
+guard wraps with a parameter array (coefficients, a constant operand's rows or columns,
+per-channel scales, Slice's lists) shorter, longer, empty or far longer than its forward
+reads, the .bin changed with it or not: a ValueError or MemoryError naming the layer, or the
+outputs of the same layer with the array exactly as long.
 
 Cases whose weights come from a buffer also load them in place (load_model(copy=False),
 header "ip"): from a bytes object of their own, or from a read-only memoryview slice at an
@@ -43,7 +49,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from fuzzlib import (FUZZ, Backtrace, MicroPython, Run, backtrace, digits_dir,
                      firmware, first_memory_error, regressions, run_batch, sanitized, sanitizer_report,
@@ -549,6 +555,208 @@ def make_case(fams: dict[str, Family], typeindex: dict[str, int], seed: int, cid
 
 
 # ---------------------------------------------------------------------------
+# Array cases: the parameter arrays of the layers the shape guard wraps, their length changed.
+#
+# Each case is one small model (an Input, the layer) whose array has `have` elements where
+# the input makes the forward read `need`: shorter, one or two longer, zero, one (a broadcast
+# for some types), far longer (data present) or absurdly long (the param says so, the .bin
+# does not hold it). The .bin is changed with the array where the array lives there, or, in
+# "keep" cases, left as the exact array's (the load then sees more or fewer bytes than the
+# param asks for). The runner runs the exact model too (have == need): a mutated one must
+# raise ValueError or MemoryError naming the layer, or give the exact one's outputs bit for
+# bit (every array holds one value repeated, or a prefix of the exact one's, so a longer or
+# broadcast array computes the same; reading past the end reads something else). Arrays
+# short of what the forward reads must be refused; zero elements may also mean "none"
+# (an Eltwise without coefficients sums plainly), so a run with zero is not compared
+# (valgrind still sees a read past it). The rows of shape_rules.cpp's table of parameter
+# arrays come with tests/test_param_arrays.py's models (reused, not copied here); the
+# per-channel arrays (checked as a count of channels, shape_guard.cpp's READS_AXIS: BatchNorm,
+# Scale, PReLU, Bias), the Quantize/Dequantize/Requantize scales and biases and Slice's lists
+# are built below.
+
+ArrayModel = tuple[list[str], bytes, list[tuple[int, ...]]]
+
+
+def raw(n: int, v: float) -> bytes:
+    """An array as ModelBin reads it with type 1: n raw float32 values, no flag word."""
+    return struct.pack("<%df" % n, *[v] * n)
+
+
+def along(need: int, dims: int) -> tuple[int, ...]:
+    """An input of `dims` dims whose extent a per-channel array is read along is `need`: w of a
+    vector, h of a matrix, c of an image or a volume (ncnn's BatchNorm, Scale, PReLU, Bias, and
+    Quantize and Dequantize but for a vector; Slice's axis 0)."""
+    return {1: (need,), 2: (3, need), 3: (3, 2, need), 4: (3, 2, 2, need)}[dims]
+
+
+def _batchnorm(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # four arrays of `channels` (param 0): slope, mean, var, bias
+    return [f"BatchNorm bn 1 1 data out 0={have} 1=0.001"], b"".join(
+        raw(keep, v) for v in (1.5, 0.25, 2.0, 0.5)), [along(need, dims)]
+
+
+def _scale(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Scale sc 1 1 data out 0={have} 1=1"], raw(keep, 1.5) + raw(keep, 0.5), [along(need, dims)]
+
+
+def _prelu(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"PReLU pr 1 1 data out 0={have}"], raw(keep, 0.25), [along(need, dims)]
+
+
+def _bias(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Bias bi 1 1 data out 0={have}"], raw(keep, 0.5), [along(need, dims)]
+
+
+def _quantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    return [f"Quantize q 1 1 data out 0={have}"], raw(keep, 8.0), [along(need, dims)]
+
+
+def _dequantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # scale (param 0) or bias (param 1), one per channel (the input's floats read as int32)
+    sizes = [need, need]
+    sizes[which] = have
+    kept = [need, need]
+    kept[which] = keep
+    return ([f"Dequantize dq 1 1 data out 0={sizes[0]} 1={sizes[1]}"], raw(kept[0], 0.125) + raw(kept[1], 0.5),
+            [along(need, dims)])
+
+
+def _requantize(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # scale in (param 0), scale out (param 1) or bias (param 2), one per channel
+    sizes, kept = [need] * 3, [need] * 3
+    sizes[which], kept[which] = have, keep
+    return ([f"Requantize rq 1 1 data out 0={sizes[0]} 1={sizes[1]} 2={sizes[2]}"],
+            raw(kept[0], 0.125) + raw(kept[1], 4.0) + raw(kept[2], 0.5), [along(need, dims)])
+
+
+def flagged(n: int, v: float) -> bytes:
+    """An array as ModelBin reads it with type 0: a flag word (0: raw float32), n values."""
+    return struct.pack("<I", 0) + raw(n, v)
+
+
+def _gemm_a_inner(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # a constant A of 2 rows of K (param 9) values times the input B (K rows of 3)
+    return [f"Gemm gemm 1 1 data out 4=1 5=0 6=0 7=2 8=0 9={have}"], flagged(2 * keep, 0.5), [(3, need)]
+
+
+def _gemm_b_inner(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # the input A (2 rows of K) times a constant B of K (param 9) rows of 3
+    return [f"Gemm gemm 1 1 data out 4=0 5=1 6=0 7=0 8=3 9={have}"], flagged(3 * keep, 0.5), [(need, 2)]
+
+
+def _slice(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+    # Pieces along axis 0: `need` of them with slices (param 0, -233 each: equal parts), or
+    # need + 1 with indices (param 2: where each piece but the last ends, need of them read)
+    pieces = need if which == 0 else need + 1
+    tops = " ".join([f"s{i}" for i in range(pieces - 1)] + ["out"])
+    if which == 0:
+        arr = "-23300=" + ",".join([str(have)] + ["-233"] * have)
+    else:
+        arr = "-23302=" + ",".join([str(have)] + [str(i + 1) for i in range(have)])
+    return [f"Slice sl 1 {pieces} data {tops} {arr} 1=0"], b"", [along(2 * pieces, dims)]
+
+
+class ArrayKind(NamedTuple):
+    """A kind of array case: build(have, need, which, keep, dims) makes the model."""
+
+    build: Callable[[int, int, int, int, int], ArrayModel]
+    arrays: int  # how many arrays the layer has to pick from (which)
+    broadcast: tuple[int, ...]  # lengths short of need that still compute the exact outputs
+    layer: str  # its type
+    name: str  # its name in the model
+    dims: tuple[int, ...] = (3,)  # the input dims it is fuzzed with
+
+
+LOCAL_ARRAYS: dict[str, ArrayKind] = {
+    "BATCHNORM_CHANNELS": ArrayKind(_batchnorm, 1, (), "BatchNorm", "bn", (1, 2, 3, 4)),
+    "SCALE_CHANNELS": ArrayKind(_scale, 1, (), "Scale", "sc", (1, 2, 3, 4)),
+    "PRELU_SLOPES": ArrayKind(_prelu, 1, (1,), "PReLU", "pr", (1, 2, 3, 4)),
+    "BIAS_CHANNELS": ArrayKind(_bias, 1, (), "Bias", "bi", (3, 4)),
+    # (a vector's Quantize and Dequantize read scale 0 and bias 0 only, whatever their lengths:
+    # ncnn's "assert scale_data_size == 1")
+    "QUANTIZE_SCALES": ArrayKind(_quantize, 1, (1,), "Quantize", "q", (2, 3)),
+    "DEQUANTIZE_ARRAYS": ArrayKind(_dequantize, 2, (1,), "Dequantize", "dq", (2, 3)),
+    "REQUANTIZE_ARRAYS": ArrayKind(_requantize, 3, (1,), "Requantize", "rq", (2, 3)),
+    "SLICE_LISTS": ArrayKind(_slice, 2, (), "Slice", "sl", (1, 2, 3, 4)),
+    # (a constant operand's inner size K, which the guard checks against the input's: not a
+    # row of the table, whose rows are C's)
+    "GEMM_A_INNER": ArrayKind(_gemm_a_inner, 1, (), "Gemm", "gemm", (2,)),
+    "GEMM_B_INNER": ArrayKind(_gemm_b_inner, 1, (), "Gemm", "gemm", (2,)),
+}
+
+
+def table_arrays() -> dict[str, ArrayKind]:
+    """The rows of shape_rules.cpp's table of parameter arrays, each with the model
+    tests/test_param_arrays.py builds for it (one array; its data follows its length)."""
+    tests = str(FUZZ.parent)
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import test_param_arrays as tpa  # (tests/: the table's reader and its models)
+
+    rows = tpa.table()
+    assert rows and sorted(rows) == sorted(tpa.BUILDERS), "shape_rules.cpp's table and test_param_arrays.py disagree"
+
+    def wrap(build: Callable[[int, int], ArrayModel]) -> Callable[[int, int, int, int, int], ArrayModel]:
+        def f(have: int, need: int, which: int, keep: int, dims: int) -> ArrayModel:
+            lines, _, shapes = build(have, need)
+            return lines, build(keep, need)[1], shapes
+        return f
+    names = {"Eltwise": "sum", "Gemm": "gemm"}
+    return {row: ArrayKind(wrap(tpa.BUILDERS[row]), 1, (), kind, names.get(kind, kind.lower()), (0,))
+            for row, (kind, _, _) in rows.items()}
+
+
+def array_kinds() -> dict[str, ArrayKind]:
+    return {**table_arrays(), **LOCAL_ARRAYS}
+
+
+# "far" keeps its data (a big model); "absurd" only says so in the param (the .bin holds `need`)
+FAR, ABSURD = [1024, 4096], [1 << 20, 1 << 28, 2**31 - 1]
+SENTINEL = 1021  # an absurd length is written over this one
+# The guard follows a Slice's first 16 pieces (NCNN_MP_MORE_LIST, shape_guard.h) and refuses more:
+# with indices a Slice of need + 1 pieces reads need of them.
+NEED_MAX = {"SLICE_LISTS": 15}
+NEED_MIN = {"ELTWISE_COEFFS": 2}  # (an Eltwise of one input is refused as such)
+
+
+def array_param(lines: list[str]) -> bytes:
+    layers = ["Input data 0 1 data"] + lines
+    blobs = {b for line in layers for b in line.split()[4:4 + sum(map(int, line.split()[2:4]))]}
+    return "\n".join(["7767517", f"{len(layers)} {len(blobs)}", *layers, ""]).encode()
+
+
+def make_array_case(kinds: dict[str, ArrayKind], seed: int, cid: int) -> Case:
+    """Array case cid of seed: the same on every run (its own random.Random)."""
+    rng = random.Random(f"loader-arrays-{seed}-{cid}")
+    row = rng.choice(sorted(kinds))
+    build, arrays, broadcast, kind, name, dimses = kinds[row]
+    dims = rng.choice(dimses)
+    need = rng.choice([1, 2, 3, 4, 5, 8, 16]) if rng.random() < 0.9 else rng.randint(17, 64)
+    need = max(min(need, NEED_MAX.get(row, need)), NEED_MIN.get(row, 1))
+    which = rng.randrange(arrays)
+    how = rng.choice(["short", "short", "one_less", "longer", "longer", "zero", "one", "far", "absurd"])
+    have = {"short": rng.randint(0, max(0, need - 1)), "one_less": need - 1, "longer": need + rng.choice([1, 2, 5]),
+            "zero": 0, "one": 1, "far": rng.choice(FAR), "absurd": rng.choice(ABSURD)}[how]
+    keep = need if how == "absurd" or rng.random() < 0.2 else have  # the .bin's array: the exact one's
+    if how == "absurd":  # (not built: the length said, the elements short of it)
+        lines, weights, shapes = build(SENTINEL, need, which, keep, dims)
+        lines = [re.sub(rf"=({SENTINEL})\b", f"={have}", line) for line in lines]
+    else:
+        lines, weights, shapes = build(have, need, which, keep, dims)
+    ref_lines, ref_weights, _ = build(need, need, which, need, dims)
+    header = {"id": cid, "fam": "arrays", "arr": row, "layer": kind, "name": name, "which": which, "how": how, "dims": dims,
+              "have": have, "need": need, "keep": keep, "broadcast": list(broadcast),
+              "w": weights.hex(), "ref": array_param(ref_lines).decode(), "ref_w": ref_weights.hex(),
+              "shapes": [list(s) for s in shapes], "opt": [rng.random() < 0.3, rng.random() < 0.7, rng.random() < 0.7],
+              "check": False, "gc": rng.random() < 0.1}
+    return Case(header, array_param(lines))
+
+
+def is_array_case(case: Case) -> bool:
+    return "arr" in case.header
+
+
+# ---------------------------------------------------------------------------
 # Running cases; when a process dies, finding the case and where it crashed.
 
 # Crashes inside ncnn itself (KNOWN_NCNN_ISSUES.md): ncnn's layers trust the shapes
@@ -663,9 +871,21 @@ def in_place_results(run: Run) -> dict[int, str]:
     return out
 
 
+def array_results(run: Run) -> dict[int, str]:
+    """The runner's "A <id> ok|BAD <why>" lines: array case -> its verdict."""
+    out = {}
+    for line in run.extra:
+        kind, _, rest = line.partition(" ")
+        if kind == "A":
+            cid, _, verdict = rest.partition(" ")
+            out[int(cid)] = verdict
+    return out
+
+
 def bad(run: Run) -> str | None:
-    """What is wrong with a finished run: it died, a Net failed its health check, or weights
-    loaded in place did not do what the same bytes copied did."""
+    """What is wrong with a finished run: it died, a Net failed its health check, weights
+    loaded in place did not do what the same bytes copied did, or an array case neither
+    raised naming its layer nor gave the exact array's outputs."""
     if run.died:
         return run.how()
     unhealthy = [f"{cid} {v}" for cid, v in run.health.items() if v != "ok"]
@@ -674,6 +894,9 @@ def bad(run: Run) -> str | None:
     wrong = [f"{cid} {v[4:]}" for cid, v in in_place_results(run).items() if v.startswith("BAD")]
     if wrong:
         return "in place not as copied: " + "; ".join(wrong[:3])
+    arrays = [f"{cid} {v[4:]}" for cid, v in array_results(run).items() if v != "ok"]
+    if arrays:
+        return "array case wrong: " + "; ".join(arrays[:3])
     if run.done != "0":
         return f"{run.done} custom layer(s) still alive at the end"
     return None
@@ -705,6 +928,9 @@ class Stats:
     skipped: int = 0  # cases skipped as listed known crashes (the rest of `known` crashed in this run)
     health_checks: int = 0
     in_place: Counter[str] = field(default_factory=Counter)  # outcome of the in-place loads ("ip" cases)
+    arrays: Counter[str] = field(default_factory=Counter)  # array cases: "<row> <outcome>"
+    array_verdicts: Counter[str] = field(default_factory=Counter)  # array cases: ok / BAD
+    array_runs: Counter[str] = field(default_factory=Counter)  # array cases that ran: "<row> longer|exact|shorter"
     findings: list[Finding] = field(default_factory=list)
     processes: int = 0
     seconds: float = 0.0
@@ -714,6 +940,8 @@ class Stats:
         self.health_checks += len(run.health)
         for outcome in in_place_results(run).values():
             self.in_place["BAD" if outcome.startswith("BAD") else outcome] += 1
+        for verdict in array_results(run).values():
+            self.array_verdicts["BAD" if verdict.startswith("BAD") else verdict] += 1
         for outcome in run.results.values():
             self.cases += 1
             first = outcome.split("/")[0]
@@ -731,6 +959,12 @@ class Stats:
         out.append("exceptions by type (every stage tried): " + ", ".join(f"{k} {v}" for k, v in self.exceptions.most_common()))
         out.append(f"weights also loaded in place: {sum(self.in_place.values())} cases, as copied: "
                    + (", ".join(f"{k} {v}" for k, v in self.in_place.most_common()) or "none"))
+        if self.arrays:
+            out.append(f"array cases: {sum(self.arrays.values())}, verdicts: "
+                       + ", ".join(f"{k} {v}" for k, v in self.array_verdicts.most_common()))
+            out.append("array cases by row and outcome: " + ", ".join(f"{k} {v}" for k, v in sorted(self.arrays.items())))
+            out.append("array cases that ran, by row and length: "
+                       + ", ".join(f"{k} {v}" for k, v in sorted(self.array_runs.items())))
         out.append("known ncnn crashes by site: " + (", ".join(f"{k} {v}" for k, v in self.known.most_common()) or "none"))
         if self.known_unmet:
             out.append(f"known cases of loader_known_crashes.json this run did not make (the generator changed?): "
@@ -790,9 +1024,15 @@ class LoaderFuzzer:
         self.stats = Stats()
         self.known_list = KnownCases.load()
         self.skip = self.known_list.sites()  # case key -> site
+        self.kinds: dict[str, ArrayKind] | None = None  # the array cases' kinds (array_kinds), made on first use
 
     def case(self, cid: int) -> Case:
         return make_case(self.fams, self.typeindex, self.seed, cid)
+
+    def array_case(self, cid: int) -> Case:
+        if self.kinds is None:
+            self.kinds = array_kinds()
+        return make_array_case(self.kinds, self.seed, cid)
 
     def fails_like(self, how: str) -> Callable[[list[Case]], bool]:
         kind = how.split(" ")[0]
@@ -811,6 +1051,8 @@ class LoaderFuzzer:
             upto = ids.index(min(cid for cid, v in run.health.items() if v != "ok")) + 1
         elif how.startswith("in place"):
             upto = ids.index(min(cid for cid, v in in_place_results(run).items() if v.startswith("BAD"))) + 1
+        elif how.startswith("array case"):
+            upto = ids.index(min(cid for cid, v in array_results(run).items() if v != "ok")) + 1
         prefix = cases[:upto]
         fails = self.fails_like(how)
         k = 1
@@ -845,7 +1087,7 @@ class LoaderFuzzer:
         if sym is None:
             return "", ""
         payload = batch_payload(self.fams, culprit)
-        if how.startswith(("Net unusable", "in place")):  # wrong floats: whose read went astray
+        if how.startswith(("Net unusable", "in place", "array case")):  # wrong floats: whose read went astray
             return self.verdict(first_memory_error(sym, RUNNER, payload, timeout=600))
         bt = backtrace(sym, RUNNER, payload)
         victim = bt.heap_corruption or HEAP_VICTIMS.match(bt.site)
@@ -859,6 +1101,9 @@ class LoaderFuzzer:
     def shrink_cases(self, cases: list[Case], how: str) -> list[Case]:
         fails = self.fails_like(how)
         for i, c in enumerate(cases):
+            if is_array_case(c):  # (one layer already: nothing to take away)
+                continue
+
             def swap(h: dict[str, Any], p: bytes) -> list[Case]:
                 return cases[:i] + [Case(h, p)] + cases[i + 1:]
             for model in ("none", "zeros"):  # weights that need no model file
@@ -892,9 +1137,10 @@ class LoaderFuzzer:
         if self.minimise:
             f.cases = self.shrink_cases(culprit, how)
         if self.save:
-            f.path = save_regression(f"loader-{self.seed}-{culprit[-1].id}", {
+            name = f"loader-{'arrays-' if is_array_case(culprit[-1]) else ''}{self.seed}-{culprit[-1].id}"
+            f.path = save_regression(name, {
                 "found": f.how, "site": f.site, "seed": self.seed,
-                "families": sorted({c.header["fam"] for c in f.cases}),
+                "families": sorted({c.header["fam"] for c in f.cases if not is_array_case(c)}),
                 "cases": [c.to_json() for c in f.cases]})
         self.stats.findings.append(f)
         self.log("  FINDING " + f.describe())
@@ -905,6 +1151,14 @@ class LoaderFuzzer:
         while cases:
             run = run or run_cases(self.mp, self.fams, cases)
             self.stats.add(run)
+            arrays = {c.id: c.header for c in cases if is_array_case(c)}
+            for cid, outcome in run.results.items():
+                if cid in arrays:
+                    h = arrays[cid]
+                    self.stats.arrays[f"{h['arr']} {outcome}"] += 1
+                    if outcome == "ok":
+                        rel = "longer" if h["have"] > h["need"] else "exact" if h["have"] == h["need"] else "shorter"
+                        self.stats.array_runs[f"{h['arr']} {rel}"] += 1
             how = bad(run)
             if how is None:
                 return
@@ -920,19 +1174,21 @@ class LoaderFuzzer:
             run = None
 
     def fuzz(self, count: int, batch: int = 400, start: int = 0, jobs: int = 1,
-             only: Callable[[Case], bool] | None = None) -> Stats:
-        """Cases start..start+count-1 (those `only` keeps, if given), made batch by batch."""
+             only: Callable[[Case], bool] | None = None, arrays: bool = False) -> Stats:
+        """Cases start..start+count-1 (those `only` keeps, if given), made batch by batch;
+        arrays: the array cases of those numbers instead (make_array_case)."""
         t0 = time.monotonic()
-        unmet = self.known_list.expected(self.seed, self.fams, start, start + count) if self.skip and only is None else {}
+        listed = self.skip and only is None and not arrays
+        unmet = self.known_list.expected(self.seed, self.fams, start, start + count) if listed else {}
 
         def make(first: int) -> list[Case]:
             cases = []
             for cid in range(first, min(first + batch, start + count)):
-                c = self.case(cid)
+                c = self.array_case(cid) if arrays else self.case(cid)
                 if only is not None and not only(c):
                     continue
                 self.stats.total += 1
-                key = case_key(self.fams, c)
+                key = "" if arrays else case_key(self.fams, c)
                 if key in self.skip:
                     self.stats.known[self.skip[key]] += 1
                     self.stats.known_cases[cid] = self.skip[key]
@@ -995,6 +1251,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-minimise", action="store_true", help="do not shrink what is found")
     ap.add_argument("--write-known", action="store_true", help=f"record the known crashes in {KNOWN_CASES_FILE.name}")
     ap.add_argument("--replay", type=Path, nargs="*", help="run saved regression files (all: no file named) instead")
+    ap.add_argument("--arrays", type=int, default=None,
+                    help="array cases (parameter arrays of the wrapped layers) after the others (default: a tenth of --cases)")
     args = ap.parse_args(argv)
     mp = firmware()
     fams = discover_families()
@@ -1012,9 +1270,15 @@ def main(argv: list[str]) -> int:
 
     fz = fuzzer()
     if not args.write_known:
-        stats = fz.fuzz(args.cases, args.batch, args.start, args.jobs)
-        print(stats.report())
-        return 1 if stats.findings else 0
+        stats = fz.fuzz(args.cases, args.batch, args.start, args.jobs) if args.cases else None
+        if stats:
+            print(stats.report(), flush=True)
+        arrays = args.cases // 10 if args.arrays is None else args.arrays
+        if arrays:
+            fa = fuzzer()
+            astats = fa.fuzz(arrays, args.batch, args.start, args.jobs, arrays=True)
+            print(astats.report())
+        return 1 if (stats and stats.findings) or (arrays and astats.findings) else 0
     # A run that skips nothing, then runs that skip what is listed, until one meets no
     # crash beyond the list: a skipped case changes what the next cases of its process
     # meet, so the CI budget (which skips) can crash where the first run did not.

@@ -14,6 +14,9 @@
 #   I <id> <outcome>       a case with "ip": its weights loaded in place (load_model(copy=False))
 #                          as well, and compared with a copying load of the same bytes:
 #                          "ok", "<stage>:<ExceptionType>" as both gave, or "BAD <why>"
+#   A <id> ok|BAD <why>    an array case ("arr", loader_fuzz.make_array_case): its mutated model
+#                          raised ValueError or MemoryError naming the layer, or gave the
+#                          outputs of the same model with the array exactly as long as read
 #   H <id> ok|BAD <why>    the same Net, cleared, loaded the real model and gave its answer
 #                          (in place too, for a case with "ip")
 #   DONE <live layers>     0 when no more than stale words can hold (mptest.STALE_NETS)
@@ -311,6 +314,79 @@ def in_place(net, c, fam, param, tmp):
     return "BAD " + why if why else placed[0]
 
 
+# ---------------------------------------------------------------------------
+# Array cases: one layer whose parameter array is shorter or longer than its forward reads,
+# against the same layer with the array exactly as long (c["ref"], c["ref_w"]).
+
+def array_input(shape):
+    """The input test_param_arrays.py gives: 0, 0.25, ... 1.0 along each channel (each value of
+    it: a volume's depth too)."""
+    x = ncnn_mp.Mat(*shape)
+    for k in range(x.c):
+        for j in range(x.w * x.h * x.d):
+            x[k * x.cstep + j] = 0.25 * (j % 5)
+    return x
+
+
+def array_run(c, param, weights):
+    """(outcome, output bytes or None, exception or None) of param + weights on the case's input."""
+    net = ncnn_mp.Net()
+    net.opt.num_threads = 1
+    set_options(net, c["opt"])
+    stage = "param"
+    try:
+        net.load_param(param)
+        stage = "model"
+        net.load_model(weights)
+        stage = "extract"
+        with net.create_extractor() as ex:
+            for i, shape in enumerate(c["shapes"]):
+                ex.input("data" if i == 0 else "data%d" % i, array_input(shape))
+            return "ok", ex.extract("out").to_bytes(), None
+    except Exception as e:
+        return stage + ":" + type(e).__name__, None, e
+    finally:
+        net.close()
+
+
+def array_verdict(c, exact, got):
+    """Why the mutated model's run is wrong, or None."""
+    if exact[0] != "ok":
+        return "the exact array did not run: %s %s" % (exact[0], exact[2])
+    outcome, out, e = got
+    have, need = c["have"], c["need"]
+    if outcome == "ok":
+        if have < need and have != 0 and have not in c["broadcast"]:
+            return "ran with %d of the %d elements read" % (have, need)
+        if have == 0 or (c["keep"] != have and c["w"]):
+            # (no array may mean none; a .bin holding another length than the param says
+            # shifts the arrays after it: not compared, valgrind sees a read past them)
+            return None
+        if out != exact[1]:
+            return "outputs differ from the exact array's"
+        return None
+    if type(e) not in (ValueError, MemoryError):
+        return "%s %s: %s" % (outcome, type(e).__name__, e)
+    # At extract the layer is named: layer 'name' (Type). ncnn's loads say only that the
+    # param or the weights failed (ncnn logs the layer on stderr), so there the call is named.
+    if type(e) is ValueError:
+        stage = outcome.split(":")[0]
+        named = ("'%s' (%s)" % (c["name"], c["layer"])) if stage == "extract" else "Net.load_" + stage
+        if named not in str(e):
+            return "%s ValueError not naming %s: %s" % (outcome, named, e)
+    return None
+
+
+def run_array(c, param, out):
+    cid = c["id"]
+    out.write("S %d\n" % cid)
+    got = array_run(c, param, unhexlify(c["w"]))
+    out.write("R %d %s\n" % (cid, got[0]))
+    exact = array_run(c, c["ref"].encode(), unhexlify(c["ref_w"]))
+    why = array_verdict(c, exact, got)
+    out.write("A %d %s\n" % (cid, "ok" if why is None else "BAD " + why))
+
+
 def run_one(fam, c, param, tmp, out):
     """One case and its checks, written to out. (A function of its own: main's frame lives in
     the heap for the whole run, and the words left in its value stack, which the collector
@@ -341,7 +417,10 @@ def main(batch_path, results_path):
             if not line:
                 break
             c = json.loads(line)
-            run_one(families[c["fam"]], c, f.read(c["np"]), tmp, out)
+            if "arr" in c:
+                run_array(c, f.read(c["np"]), out)
+            else:
+                run_one(families[c["fam"]], c, f.read(c["np"]), tmp, out)
             if c["gc"]:
                 gc.collect()
     for fam in families.values():
