@@ -688,10 +688,7 @@ LOCAL_ARRAYS: dict[str, ArrayKind] = {
 def table_arrays() -> dict[str, ArrayKind]:
     """The rows of shape_rules.cpp's table of parameter arrays, each with the model
     tests/test_param_arrays.py builds for it (one array; its data follows its length)."""
-    tests = str(FUZZ.parent)
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    import test_param_arrays as tpa  # (tests/: the table's reader and its models)
+    import test_param_arrays as tpa  # (tests/, on the path pytest and ci/testenv.py give)
 
     rows = tpa.table()
     assert rows and sorted(rows) == sorted(tpa.BUILDERS), "shape_rules.cpp's table and test_param_arrays.py disagree"
