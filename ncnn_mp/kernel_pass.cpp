@@ -158,6 +158,16 @@ private:
         }
     }
 
+    // top: a blob of `shape`'s dims and sides with elements of `elemsize` bytes (empty if not had).
+    static void shaped_as(const ncnn::Mat &shape, size_t elemsize, ncnn::Mat &top, const ncnn::Option &opt) {
+        switch (shape.dims) {
+            case 1: top.create(shape.w, elemsize, opt.blob_allocator); break;
+            case 2: top.create(shape.w, shape.h, elemsize, opt.blob_allocator); break;
+            case 3: top.create(shape.w, shape.h, shape.c, elemsize, opt.blob_allocator); break;
+            default: top.create(shape.w, shape.h, shape.d, shape.c, elemsize, opt.blob_allocator); break;
+        }
+    }
+
     // An int8 blob as the int8 forwards and ncnn's generic layers read it: one element per
     // byte (ncnn's own int8 layers may write 8 to a byte-group on the desktop).
     static int unpack(const ncnn::Mat &in, ncnn::Mat &out, const ncnn::Option &opt) {
@@ -319,12 +329,7 @@ private:
             table8[q + 127] = float2int8(mul_ff(table[q + 127], scale_b_));
         }
         const size_t elemsize = int8_out ? 1u : 4u;
-        switch (bottom.dims) {
-            case 1: top.create(bottom.w, elemsize, opt.blob_allocator); break;
-            case 2: top.create(bottom.w, bottom.h, elemsize, opt.blob_allocator); break;
-            case 3: top.create(bottom.w, bottom.h, bottom.c, elemsize, opt.blob_allocator); break;
-            default: top.create(bottom.w, bottom.h, bottom.d, bottom.c, elemsize, opt.blob_allocator); break;
-        }
+        shaped_as(bottom, elemsize, top, opt);
         if (top.empty()) {
             return -100;
         }
@@ -427,13 +432,7 @@ private:
 
     // An int8 blob's values as floats, q / scale_a_ (param 20), in a blob of the same shape.
     int dequantize(const ncnn::Mat &in, ncnn::Mat &top, const ncnn::Option &opt) const {
-        const size_t four = 4u;
-        switch (in.dims) {
-            case 1: top.create(in.w, four, opt.blob_allocator); break;
-            case 2: top.create(in.w, in.h, four, opt.blob_allocator); break;
-            case 3: top.create(in.w, in.h, in.c, four, opt.blob_allocator); break;
-            default: top.create(in.w, in.h, in.d, in.c, four, opt.blob_allocator); break;
-        }
+        shaped_as(in, 4u, top, opt);
         if (top.empty() || in.elemsize != 1u) {
             return top.empty() ? -100 : -1;
         }

@@ -815,15 +815,9 @@ extern "C" bool ncnn_mp_cxx_int8_misfit(ncnn_net_t net, int *layer, int *blob, i
     return false;
 }
 
-// Whether input blob `blob` may be given int8: every layer that reads it, through Splits,
-// reads int8 (an int8 Convolution, ConvolutionDepthWise or InnerProduct, which quantize a
-// float input themselves and take an int8 one as it is), all with one input scale.
-extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer) {
-    const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
-    const std::vector<ncnn::Layer *> &layers = n->layers();
-    const std::vector<ncnn::Blob> &blobs = n->blobs();
-    *scale = 0.f;
-    *layer = -1;
+// Blob `blob` of the net (by `name` where that is not NULL: NCNN_STRING), or -1 if it has none.
+static int blob_index(const ncnn::Net &n, int blob, const char *name) {
+    const std::vector<ncnn::Blob> &blobs = n.blobs();
 #if NCNN_STRING
     if (name != nullptr) {  // (ncnn's own lookup, find_blob_index_by_name, is protected)
         blob = -1;
@@ -834,7 +828,20 @@ extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name
 #else
     (void)name;
 #endif
-    if (blob < 0 || blob >= static_cast<int>(blobs.size())) {
+    return blob >= 0 && blob < static_cast<int>(blobs.size()) ? blob : -1;
+}
+
+// Whether input blob `blob` may be given int8: every layer that reads it, through Splits,
+// reads int8 (an int8 Convolution, ConvolutionDepthWise or InnerProduct, which quantize a
+// float input themselves and take an int8 one as it is), all with one input scale.
+extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name, float *scale, int *layer) {
+    const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
+    const std::vector<ncnn::Layer *> &layers = n->layers();
+    const std::vector<ncnn::Blob> &blobs = n->blobs();
+    *scale = 0.f;
+    *layer = -1;
+    blob = blob_index(*n, blob, name);
+    if (blob < 0) {
         return NCNN_MP_INT8_INPUT_MISSING;
     }
     // (a walk down the Splits: at most every blob once, a blob has one consumer)
@@ -869,17 +876,8 @@ extern "C" int ncnn_mp_cxx_int8_input(ncnn_net_t net, int blob, const char *name
 extern "C" float ncnn_mp_cxx_int8_output(ncnn_net_t net, int blob, const char *name) {
     const ncnn::Net *n = static_cast<const ncnn::Net *>(net->pthis);
     const std::vector<ncnn::Blob> &blobs = n->blobs();
-#if NCNN_STRING
-    if (name != nullptr) {
-        blob = -1;
-        for (size_t i = 0; i < blobs.size() && blob < 0; i++) {
-            blob = blobs[i].name == name ? static_cast<int>(i) : -1;
-        }
-    }
-#else
-    (void)name;
-#endif
-    if (blob < 0 || blob >= static_cast<int>(blobs.size())) {
+    blob = blob_index(*n, blob, name);
+    if (blob < 0) {
         return -1.f;
     }
     int p = blobs[blob].producer;
