@@ -30,6 +30,14 @@
 #   load through it may work or raise ValueError, RuntimeError or TypeError (each load gets
 #   part of the stream: results may be partial); the Net then loads from plain bytes and
 #   extracts the reference.
+#
+# The Unix port's threads run without a GIL, and then MicroPython's collector frees a new
+# object a thread stores into one a collection in progress has already marked (a Python
+# layer's attribute: the layer is in ncnn_mp's roots, marked first), a limitation of
+# MicroPython's, not ncnn_mp's (docs/limits.md, tests/gc_store_race.py). The layers here and
+# the threads' reports store new objects through gc_settled, which waits such a collection
+# out, so that what fails here is ncnn_mp's: before, api-threads-6-6 failed about 1 run in 60
+# under load (a layer's scale read back as a tuple, a lost attribute, wrong values).
 import _thread
 import gc
 import json
@@ -40,6 +48,7 @@ import time
 import ncnn_mp
 
 # (tests/mp is on MICROPYPATH, which fuzzlib's firmware() sets)
+from gc_settled import setattr_settled, setitem_settled  # noqa: E402
 from mptest import STALE_NETS, settle  # noqa: E402
 
 TEXTS = []      # param text per net kind (from the batch header)
@@ -81,7 +90,7 @@ class Tag(ncnn_mp.Layer):
         self.support_inplace = True
 
     def load_param(self, pd):
-        self.scale = pd.get(0, 1.0)
+        setattr_settled(self, "scale", pd.get(0, 1.0))
 
     def forward_inplace(self, blob, opt):
         misbehave(blob)
@@ -99,7 +108,7 @@ class TagF(ncnn_mp.Layer):
         self.one_blob_only = True
 
     def load_param(self, pd):
-        self.scale = pd.get(0, 1.0)
+        setattr_settled(self, "scale", pd.get(0, 1.0))
 
     def forward(self, bottom, opt):
         misbehave(bottom)
@@ -137,10 +146,10 @@ class TagW(ncnn_mp.Layer):
         self.support_inplace = True
 
     def load_param(self, pd):
-        self.count = pd.get(0, 16)
+        self.count = pd.get(0, 16)  # (a small int is no object on the heap)
 
     def load_model(self, mb):
-        self.w = mb.load(self.count, 1)
+        setattr_settled(self, "w", mb.load(self.count, 1))
 
     def forward_inplace(self, blob, opt):
         misbehave(blob)
@@ -453,7 +462,7 @@ def thread_main(t, seqs, results, report):
     except BaseException as e:  # the thread's own failure: reported, never lost
         w.fails.append("t%d: the thread stopped: %s(%r)" % (t, type(e).__name__, str(e)[:120]))
     out.close()
-    report[t] = (w.counts, w.fails)
+    setitem_settled(report, t, (w.counts, w.fails))  # (report is the main thread's)
     with LOCK:
         DONE[0] += 1
 
