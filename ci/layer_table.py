@@ -68,7 +68,8 @@ CHECKS: dict[str, str] = {
     "Padding": "its pads none negative (in w, h, d or channels), a reflected one shallower than the input",
     "Pooling1D": "rows; the window fits the padded length",
     "Pooling3D": "a volume; the window fits the padded input",
-    "Slice": "its pieces, cut as ncnn cuts them, lie in the input; as many outputs as pieces",
+    "Slice": "its pieces, cut as ncnn cuts them (by its slices or its indices), lie in the input, each 1 or more "
+             "long; as many outputs as pieces (up to 16)",
     "Gemm": "the inner size (K) of the input operands, and of a constant one, agree; a constant C covers the "
             "output's rows and columns",
     "MatMul": "A's width is B's inner size; batches equal or 1",
@@ -97,7 +98,7 @@ CHECKS: dict[str, str] = {
     "Crop": "its region (offsets and sizes, numpy-style starts/ends/axes, a reference blob's shape or ints, "
             "expressions) resolved as ncnn does lies in the input, 1 or more long each way",
     "Interp": "an output size (output_w/h, the scales times the input, a reference blob's, or its expression's) "
-              "of 1 or more each way",
+              "of 1 or more each way, fewer than 2^28 values in all",
     "Reshape": "the shape from its parameters or expression (0 the input's extent, -1 the rest) resolved as "
                "ncnn does: every extent 1 or more, as many values as the input (batches: ncnn's own check)",
     "Einsum": "each input of as many dims as its term has letters, a letter one size in all; a trace (ii) "

@@ -212,12 +212,15 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
                 " has fewer starts (param 9) than axes (param 11), or more than 4 axes: input %d is (", r->input);
             break;
         case NCNN_MP_SLICES:
-            if (r->expected == -1) {
-                mp_printf(&print, " cuts along an axis its input does not have (%d: ", r->got);
-            } else if (r->expected == -2) {
+            if (r->axis == -1) {
+                mp_printf(&print, " cuts along an axis its input does not have (axis %d: ", r->got);
+            } else if (r->axis == -2) {
                 mp_printf(&print, " has fewer pieces than the %d outputs asked for (", r->got);
+            } else if (r->axis == -3) {
+                mp_printf(&print, " cuts %d pieces: ncnn_mp checks up to 16 (", r->got);
             } else {
-                mp_printf(&print, " cuts a piece ending at %d along its axis, its input has %d there (", r->expected, r->got);
+                mp_printf(&print, " cuts a piece from %d to %d along its axis, where its input has %d: each piece must "
+                    "lie inside it, 1 or more long (", r->axis, r->expected, r->got);
             }
             break;
         case NCNN_MP_SCALE:
@@ -288,8 +291,8 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
             }
             break;
         case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
-            mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or more (",
-                r->expected, r->got);
+            mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or "
+                "more, the output to fewer than 2^28 values (", r->expected, r->got);
             break;
         default:
             mp_printf(&print, r->rule == NCNN_MP_CHANNELS ? " takes %d input channel(s), its input has %d (" :

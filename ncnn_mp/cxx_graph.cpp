@@ -24,14 +24,19 @@ extern "C" int ncnn_mp_cxx_layer_count(ncnn_net_t net) {
     return static_cast<int>(net_of(net)->layers().size());
 }
 
+void ncnn_mp_cxx_layer_names(const ncnn::Layer &layer, const char **name, const char **type) {
+    #if NCNN_STRING
+    *name = text_of(layer.name);
+    *type = text_of(layer.type);
+    #else
+    (void)layer;
+    *name = *type = nullptr;
+    #endif
+}
+
 extern "C" void ncnn_mp_cxx_layer_info(ncnn_net_t net, int i, ncnn_mp_layer_info_t *out) {
     const ncnn::Layer *layer = net_of(net)->layers()[i];
-    #if NCNN_STRING
-    out->name = text_of(layer->name);
-    out->type = text_of(layer->type);
-    #else
-    out->name = out->type = nullptr;
-    #endif
+    ncnn_mp_cxx_layer_names(*layer, &out->name, &out->type);
     out->typeindex = layer->typeindex;
     out->n_bottoms = static_cast<int>(layer->bottoms.size());
     out->n_tops = static_cast<int>(layer->tops.size());

@@ -158,6 +158,13 @@ static inline int ncnn_mp_cxx_catch(void (*fn)(void *arg), void *arg) {
 
 #ifdef __cplusplus
 }
+
+namespace ncnn {
+class Layer;
+}
+// A layer's name and type, as ncnn_mp_cxx_layer_info gives them (cxx_graph.cpp): NULL without
+// NCNN_STRING, "" for an empty one. (The shape guard's refusals record them.)
+void ncnn_mp_cxx_layer_names(const ncnn::Layer &layer, const char **name, const char **type);
 #endif
 
 #endif // NCNN_MP_CXX_SEAM_H

@@ -260,22 +260,6 @@ static mp_rom_error_text_t ncnn_mp_input_refusal(const ncnn_mp_mat_obj_t *mat) {
     return NULL;
 }
 
-// "layer 'name' (Type)" (without names: "layer 3 (type 6)") of layer i of the net, or "layer i"
-// where the net has no such layer. (With the net entered: the name lives in it.)
-static void ncnn_mp_layer_label(vstr_t *out, ncnn_net_t net, int i) {
-    if (i < 0 || i >= ncnn_mp_cxx_layer_count(net)) {
-        vstr_printf(out, "layer %d", i);
-        return;
-    }
-    ncnn_mp_layer_info_t l;
-    ncnn_mp_cxx_layer_info(net, i, &l);
-    #if NCNN_STRING
-    vstr_printf(out, "layer '%s' (%s)", l.name, l.type);
-    #else
-    vstr_printf(out, "layer %d (type %d)", i, l.typeindex);
-    #endif
-}
-
 // Whether an int8 Mat may be input blob `index` (or `name`): every layer reading it reads
 // int8 (ncnn_mp_cxx_int8_input), with the scale the Mat was quantized with where that is
 // known. A float32 Mat always fits. (Under the lock, or with the net entered: it reads the
@@ -316,7 +300,7 @@ static void ncnn_mp_int8_fit_raise(ncnn_net_t net, const ncnn_mp_int8_fit_t *f, 
     } else {
         vstr_printf(&blob, "%d", (int)mp_obj_get_int(key));
     }
-    ncnn_mp_layer_label(&layer, net, f->layer);
+    ncnn_mp_layer_label(&layer, net, f->layer, NULL);
     const char *b = vstr_null_terminated_str(&blob), *ls = vstr_null_terminated_str(&layer);
     if (f->layer < 0) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: input %s cannot be int8: no layer reads it (give a float32 Mat)"),
@@ -619,7 +603,7 @@ static NORETURN void ncnn_mp_extractor_raise_refused(ncnn_mp_net_native_t *net, 
     const char *where) {
     vstr_t label;
     vstr_init(&label, 32);
-    ncnn_mp_layer_label(&label, net->handle, r->layer);
+    ncnn_mp_layer_label(&label, net->handle, r->layer, r);
     ncnn_mp_raise_shape_refused(where, "model", vstr_null_terminated_str(&label), r);
 }
 

@@ -557,6 +557,9 @@ void ncnn_mp_net_native_drop_extractors(ncnn_mp_net_native_t *n);
 void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer);
 // Once ncnn destroyed the layers: the kept buffers go. Never allocates (finalisers call it).
 void ncnn_mp_net_release_weights(ncnn_mp_net_native_t *n);
+// "layer 'name' (Type)" of layer i of the net for a message, or as refusal r (or NULL) recorded
+// it where the net no longer has that layer (a failed load_param). With the net entered.
+void ncnn_mp_layer_label(vstr_t *out, ncnn_net_t net, int i, const ncnn_mp_shape_refusal_t *r);
 
 struct _ncnn_mp_extractor_native_t {
     ncnn_extractor_t handle;           // NULL once its net was cleared or reloaded

@@ -272,21 +272,45 @@ static void ncnn_mp_net_loaded_params(ncnn_mp_net_native_t *n, ncnn_mp_load_kind
     ncnn_mp_net_release_weights(n);  // ncnn destroyed the old layers first
 }
 
-static void ncnn_mp_net_load_raise(const ncnn_mp_load_outcome_t *out, ncnn_mp_load_kind_t kind, const char *where) {
+// What a failed load raises. Where a layer the guard wraps failed it (the refusal r: the guard's
+// own, what the layer threw, or a failure code its load_param or load_model returned), the
+// message names that layer; on the boards, whose nets wrap only the layers the guard checks,
+// another layer's failure is the load's alone.
+static void ncnn_mp_net_load_raise(ncnn_mp_net_native_t *n, const ncnn_mp_load_outcome_t *out,
+    const ncnn_mp_shape_refusal_t *r, ncnn_mp_load_kind_t kind, const char *where) {
     (void)ncnn_mp_load_what;  // (no error reporting: unused)
+    if (!out->ran_out && !out->caught && out->ret == 0) {
+        return;
+    }
+    const char *label = NULL;
+    vstr_t text;
+    if (r->rule != NCNN_MP_FITS) {
+        vstr_init(&text, 32);
+        ncnn_mp_layer_label(&text, n->handle, r->layer, r);
+        label = vstr_null_terminated_str(&text);
+    }
     if (out->ran_out) {
+        if (label) {
+            mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the weights ran out at %s: the .bin is shorter than the model needs (truncated, or another model's)"),
+                where, label);
+        }
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: the weights ran out: the .bin is shorter than the model needs (truncated, or another model's)"), where);
     }
     if (out->caught) {
-        ncnn_mp_raise_caught(where, NULL, out->caught);
+        ncnn_mp_raise_caught(where, label, out->caught);
     }
     if (out->ret == NCNN_MP_INT8_MISFIT) {
         mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s (docs/models.md: int8 between layers)"), where, out->misfit);
     }
-    if (out->ret != 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
-            where, ncnn_mp_load_what[kind], out->ret);
+    if (r->rule == NCNN_MP_LOAD_FAILED) {
+        mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: %s could not load its %s (error %d; ncnn's log on stderr says why)"),
+            where, label, r->expected ? "weights" : "parameters", r->got);
     }
+    if (label) {  // (the guard's refusal of the layer's weights)
+        ncnn_mp_raise_shape_refused(where, "model", label, r);
+    }
+    mp_raise_msg_varg(&mp_type_ValueError, NCNN_MP_FORMAT("%s: ncnn could not load the %s (error %d; ncnn's log on stderr says why)"),
+        where, ncnn_mp_load_what[kind], out->ret);
 }
 
 void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t kind, bool in_place, const char *where) {
@@ -316,6 +340,7 @@ void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t
     if (call.refusal.rule == NCNN_MP_THREW) {
         out.caught = call.refusal.expected;  // (a layer's step threw: GuardLayer::caught)
     }
+    ncnn_mp_shape_refusal_t refusal = call.refusal;  // (the call record goes at ncnn_mp_call_end)
     if (kind == NCNN_MP_LOAD_MODEL) {
         ncnn_mp_net_loaded_model(n, &s, out.ret == 0 && !out.ran_out && call.error == MP_OBJ_NULL, heap_before);
     } else {
@@ -324,5 +349,5 @@ void ncnn_mp_net_load(ncnn_mp_net_native_t *n, mp_obj_t src, ncnn_mp_load_kind_t
     }
     ncnn_mp_load_source_close(&s);
     ncnn_mp_call_end(&call);
-    ncnn_mp_net_load_raise(&out, kind, where);
+    ncnn_mp_net_load_raise(n, &out, &refusal, kind, where);
 }

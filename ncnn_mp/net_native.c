@@ -3,18 +3,58 @@
 // its custom layer types' records. Below the classes: option.c and extractor.c hold it
 // without knowing the Net class.
 #include <stdlib.h>
+#include <string.h>
 
+#include "cxx_seam.h"
 #include "ncnn_mp.h"
 
-// Keeps `buffer` alive for as long as the net's layers may point into it.
+// Keeps `buffer` alive for as long as the net's layers may point into it (a failed reload
+// leaves layers in the old buffers too: every one is kept). The list is made anew and
+// rooted, not appended to: a longer list's storage is a new block too, which root_add
+// settles with the list (the list in the roots may be marked already by a collection in
+// another thread).
 void ncnn_mp_net_keep_weights(ncnn_mp_net_native_t *n, mp_obj_t buffer) {
     mp_obj_t kept = n->kept_weights ? ncnn_mp_root_get(&n->kept_weights) : MP_OBJ_NULL;
-    if (kept == MP_OBJ_NULL) {
-        ncnn_mp_root_add(&n->kept_weights, mp_obj_new_list(1, &buffer));
-        n->kept_weights = true;
+    size_t len = 0;
+    mp_obj_t *items = NULL;
+    if (kept != MP_OBJ_NULL) {
+        mp_obj_list_get(kept, &len, &items);
+    }
+    mp_obj_t more = mp_obj_new_list(len + 1, NULL);
+    mp_obj_t *to;
+    mp_obj_list_get(more, &len, &to);
+    if (len > 1) {
+        memcpy(to, items, (len - 1) * sizeof(mp_obj_t));
+    }
+    to[len - 1] = buffer;
+    ncnn_mp_root_add(&n->kept_weights, more);
+    n->kept_weights = true;
+}
+
+// "layer 'name' (Type)" of layer i of the net (without names, as a binary param leaves them:
+// "layer 3 (type 6)"); where the net has no such layer, as refusal r recorded it (a load_param
+// that failed: ncnn dropped the layers), or "layer i". (With the net entered: the name lives in it.)
+void ncnn_mp_layer_label(vstr_t *out, ncnn_net_t net, int i, const ncnn_mp_shape_refusal_t *r) {
+    const char *name = NULL, *type = NULL;
+    int typeindex;
+    if (i >= 0 && i < ncnn_mp_cxx_layer_count(net)) {
+        ncnn_mp_layer_info_t l;
+        ncnn_mp_cxx_layer_info(net, i, &l);
+        name = l.name;
+        type = l.type;
+        typeindex = l.typeindex;
+    } else if (r != NULL && i >= 0) {
+        name = r->name;
+        type = r->type;
+        typeindex = r->typeindex;
     } else {
-        mp_obj_list_append(kept, buffer);  // (a failed reload leaves layers in the old buffers too)
-        ncnn_mp_gc_settle(buffer);
+        vstr_printf(out, "layer %d", i);
+        return;
+    }
+    if (name != NULL && *name != '\0') {  // (NULL without NCNN_STRING)
+        vstr_printf(out, "layer '%s' (%s)", name, type);
+    } else {
+        vstr_printf(out, "layer %d (type %d)", i, typeindex);
     }
 }
 

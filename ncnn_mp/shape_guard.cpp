@@ -109,6 +109,16 @@ private:
     mutable int reads_ = 0;
 };
 
+// `from` (NULL: "") into `to`, cut short to fit with its NUL (no snprintf: the boards' builds
+// would link stdio's formatting for it).
+void copy_text(char *to, size_t size, const char *from) {
+    size_t i = 0;
+    for (; from != nullptr && from[i] != '\0' && i + 1 < size; i++) {
+        to[i] = from[i];
+    }
+    to[i] = '\0';
+}
+
 class GuardLayer : public ncnn::Layer {
 public:
     // checks: whether it checks its blobs (and weights) at all, or only catches what the
@@ -157,7 +167,7 @@ public:
         exprs_ = ncnn_mp_more_exprs(typeindex, pd);
         table_short_ = typeindex == ncnn::LayerType::Embed && ncnn_mp_embed_table_short(pd);
         copy_setting();
-        int ret = caught([&] { return inner_->load_param(pd); });
+        int ret = failed_load(0, caught([&] { return inner_->load_param(pd); }));
         copy_flags();
         arity_ = ncnn_mp_arity_of(*inner_, pd);
         return ret;
@@ -165,10 +175,10 @@ public:
     int load_model(const ncnn::ModelBin &mb) override {
         copy_setting();
         if (!checks_) {
-            return caught([&] { return inner_->load_model(mb); });
+            return failed_load(1, caught([&] { return inner_->load_model(mb); }));
         }
         CheckingModelBin checked(mb, int8_reads ? input_scale_read_ : -1);
-        int ret = caught([&] { return inner_->load_model(checked); });
+        int ret = failed_load(1, caught([&] { return inner_->load_model(checked); }));
         copy_flags();
         input_scale = checked.picked;
         if (ret == 0 && (checked.short_ || (checked.int8 && !int8_scales_) || table_short_)) {
@@ -231,6 +241,19 @@ private:
         r.expected = kind;
         refused(r);
         return NCNN_MP_SHAPE_REFUSED;
+    }
+
+    // What the wrapped layer's load_param (step 0) or load_model (1) returned: a failure of its own
+    // (ncnn logs it, and fails the load) is noted for the load's message to name this layer.
+    int failed_load(int step, int ret) const {
+        if (ret != 0 && ret != NCNN_MP_SHAPE_REFUSED) {  // (a refusal is noted already)
+            ncnn_mp_shape_refusal_t r = {};
+            r.rule = NCNN_MP_LOAD_FAILED;
+            r.expected = step;
+            r.got = ret;
+            refused(r);
+        }
+        return ret;
     }
 
     // ncnn sizes each layer's shape hint lists after its load_param, empty or not: those of
@@ -616,6 +639,11 @@ private:
                 r.layer = static_cast<int>(i);
             }
         }
+        r.typeindex = typeindex;
+        const char *name, *type;
+        ncnn_mp_cxx_layer_names(*this, &name, &type);
+        copy_text(r.name, sizeof(r.name), name);
+        copy_text(r.type, sizeof(r.type), type);
         ncnn_mp_shape_refused(&r);
         return true;
     }

@@ -36,8 +36,9 @@ typedef enum {
     NCNN_MP_HEADS,     // SDPA: expected the query's heads, got the key's (which must divide them)
     NCNN_MP_MATCH_KV,  // SDPA: the value's rows (got) and heads must cover the key's (expected)
     NCNN_MP_TABLE,     // Embed: its table holds fewer than num_output * input_dim values
-    NCNN_MP_SLICES,    // Slice: expected, where a piece ends; got, the extent along its axis (expected -1: an
-                       // axis outside the input, got; -2: more pieces asked for, got, than it has)
+    NCNN_MP_SLICES,    // Slice: a piece from axis to expected, outside the extent along its axis (got) or empty;
+                       // axis -1: an axis outside the input (got, as given); -2: more pieces asked for (got)
+                       // than it has; -3: more pieces (got) than the guard follows (NCNN_MP_MORE_LIST)
     NCNN_MP_GRID,      // GridSample: expected, the components a point has; got, the input's dims
     NCNN_MP_COPYTO,    // CopyTo: expected 1, the source does not lie inside; 0, its starts/axes do not fit
     NCNN_MP_DYNAMIC,   // a convolution's weight input does not fit its input (expected: groups, got: channels)
@@ -47,7 +48,8 @@ typedef enum {
     NCNN_MP_SCALE,     // a Scale of two inputs: expected the scales needed, got those given (0, 0: a bias asked for)
     NCNN_MP_PADDING,   // axis (0 w, 1 h, 2 d, 3 c) padded by expected before and got after: one is negative or past 2^30
     NCNN_MP_REFLECT,   // a reflected pad (input) along axis as deep as the input's extent there (got) or deeper
-    NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or more)
+    NCNN_MP_OUTPUT_SIZE,    // Interp: expected x got, the output's w x h it computes from its parameters (each must be 1 or
+                            // more, the output's values fewer than 2^28)
     NCNN_MP_RESHAPE,   // Reshape: the shape it resolves (first) holds got values, not the input's expected, or
                        // has an extent below 1 (axis 1: a -1 resolved through a division by zero)
     NCNN_MP_ROWS,      // expected: the rows input (input) must have (at least, or as many), got: those it has
@@ -61,6 +63,7 @@ typedef enum {
                        // -1: more than NCNN_MP_MORE_LIST terms; -2: its trace, ii, takes a square matrix); axis
                        // > 0: letter 'i' + axis - 1 is got long there and expected long in an input before
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
+    NCNN_MP_LOAD_FAILED, // not a misfit: the layer's own load_param (expected 0) or load_model (1) returned got
 } ncnn_mp_shape_rule_t;
 
 // How many blobs a layer's forward reads (bottoms) and writes (tops): arity.cpp.
@@ -79,6 +82,11 @@ typedef struct {
     int expected, got, axis;
     int input;                      // which of the layer's inputs
     ncnn_mp_blob_shape_t shape, first;  // that input's shape; the first input's (NCNN_MP_MATCH)
+    // The layer's type and, with NCNN_STRING, its name and type as the net had them (cut short,
+    // NUL-terminated): what names it once ncnn has dropped the net's layers (a load_param that
+    // failed) and the index no longer finds it.
+    int typeindex;
+    char name[64], type[32];
 } ncnn_mp_shape_refusal_t;
 
 // Makes `net` (just made by ncnn_net_create) one whose loads wrap the layers the guard

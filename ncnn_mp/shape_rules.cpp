@@ -48,6 +48,18 @@ bool refuse_array(ncnn_mp_shape_refusal_t &r, ParamArrayRow row, int has, int re
     return true;
 }
 
+// The most values an Interp may make (its rule: NCNN_MP_MORE_INTERP).
+const double INTERP_MAX_VALUES = 268435456.0;  // 2^28
+
+// A Slice's piece from `from` (0 or more) to `to`, where the input has `extent` along the axis;
+// `from` -1: an axis outside the input (extent: the axis as given), -2 or -3: too many pieces
+// (extent: how many; shape_guard.h NCNN_MP_SLICES).
+bool refuse_slice(ncnn_mp_shape_refusal_t &r, int from, int to, int extent, const ncnn_mp_blob_shape_t &s) {
+    refuse(r, NCNN_MP_SLICES, to, extent, 0, s);
+    r.axis = from;
+    return true;
+}
+
 // A Gemm's constant C against the output it is added to: M rows (A's, `a`: its h, or c, or w
 // transposed) and N columns (B's, `b`: its w, or h, or c transposed). NULL: that side is a
 // constant operand, of constantM rows or constantN columns, as C was loaded.
@@ -1150,13 +1162,19 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
             e[3] = s.w;
             int axis = m.extent < 0 ? m.extent + dims : m.extent;
             if (axis < 0 || axis >= dims) {
-                return refuse(r, NCNN_MP_SLICES, -1, axis, 0, s);
+                return refuse_slice(r, -1, 0, m.extent, s);
             }
-            // ncnn's cut, replayed: each piece from where the last ended, none negative, none past the end
+            // ncnn's cut, replayed: each piece from where the last ended, none past the end, none
+            // empty (ncnn cannot make an empty top: it returned -100, out of memory). With indices,
+            // piece i ends at index i (from the end if negative), the last at the end; the count
+            // of indices against the tops is arity.cpp's.
+            if (n_top > NCNN_MP_MORE_LIST) {
+                return refuse_slice(r, -3, 0, n_top, s);
+            }
             long long extent = e[axis], at = 0;
             for (int i = 0; i < n_top; i++) {
-                if (i >= NCNN_MP_MORE_LIST || (!m.indices && i >= m.list_n)) {
-                    return refuse(r, NCNN_MP_SLICES, -2, n_top, 0, s);
+                if (i >= m.list_n && !(m.indices && i == n_top - 1)) {  // (arity.cpp's count refuses it first)
+                    return refuse_slice(r, -2, 0, n_top, s);
                 }
                 long long piece;
                 if (m.indices) {
@@ -1165,8 +1183,9 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
                 } else {
                     piece = m.list[i] == -233 ? (extent - at) / (n_top - i) : m.list[i];
                 }
-                if (piece < 0 || at + piece > extent) {
-                    return refuse(r, NCNN_MP_SLICES, static_cast<int>(capped(at + piece)), static_cast<int>(extent), 0, s);
+                if (piece < 1 || at + piece > extent) {
+                    return refuse_slice(r, static_cast<int>(at), to_int(at + piece),
+                                        static_cast<int>(extent), s);
                 }
                 at += piece;
             }
@@ -1203,6 +1222,13 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
                 oh = given ? m.out_h : h * static_cast<double>(m.scale_h);
             }
             bool fits = ow >= 1 && ow < NCNN_MP_CAP && (s.dims == 2 || (oh >= 1 && oh < NCNN_MP_CAP));
+            // The output's values (a vector's: ow x oh planes, one per element; a matrix's: ow x its
+            // h): below 2^28, 1 GiB of float32. Beyond, a 32-bit board's byte counts wrap (from 2^30
+            // values), its heap could never hold it, and a board's ncnn, built without exceptions,
+            // ends the program where the desktop's throws: refused here on every build, before
+            // ncnn allocates.
+            double planes = s.dims == 1 ? s.w : s.dims == 2 ? 1 : s.c, rows = s.dims == 2 ? s.h : oh;
+            fits = fits && ow * rows * planes < INTERP_MAX_VALUES;
             // (a size as ncnn truncates it; one that is not a number, or past 2^31 either way, as -1)
             return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
                                    oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);

@@ -106,6 +106,7 @@ void ncnn_mp_state_init(void) {
         MP_STATE_VM(ncnn_mp_roots) = made;
     }
     ncnn_mp_unlock(l);
+    ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(made));  // (a root pointer a collection may have read already)
 }
 
 void ncnn_mp_gc_settle(mp_obj_t value) {
@@ -146,6 +147,9 @@ void ncnn_mp_root_add(const void *key, mp_obj_t value) {
             r->alloc = want;
         }
         ncnn_mp_unlock(l);
+        // The new table is stored in the roots object, which a collection in progress may
+        // have marked already (with the old table): it is a new value there as any other.
+        ncnn_mp_gc_settle(MP_OBJ_FROM_PTR(grown));
     }
 }
 

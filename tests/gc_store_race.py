@@ -28,7 +28,8 @@ K = 8
 
 
 class Holder:
-    pass
+    def __init__(self):
+        self.x = 0.0  # (a store that adds an attribute grows a table: gc_settled)
 
 
 NESTS = [[[Holder() for _ in range(K)] for _ in range(K)] for _ in range(THREADS)]

@@ -36,7 +36,7 @@
 # layer's attribute: the layer is in ncnn_mp's roots, marked first), a limitation of
 # MicroPython's, not ncnn_mp's (docs/limits.md, tests/gc_store_race.py). The layers here and
 # the threads' reports store new objects through gc_settled, which waits such a collection
-# out, so that what fails here is ncnn_mp's: before, api-threads-6-6 failed about 1 run in 60
+# out, into attributes and items made beforehand, so that what fails here is ncnn_mp's: before, api-threads-6-6 failed about 1 run in 60
 # under load (a layer's scale read back as a tuple, a lost attribute, wrong values).
 import _thread
 import gc
@@ -88,6 +88,7 @@ class Tag(ncnn_mp.Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.scale = 1.0  # (made here: see gc_settled)
 
     def load_param(self, pd):
         setattr_settled(self, "scale", pd.get(0, 1.0))
@@ -106,6 +107,7 @@ class TagF(ncnn_mp.Layer):
     def __init__(self):
         super().__init__()
         self.one_blob_only = True
+        self.scale = 1.0
 
     def load_param(self, pd):
         setattr_settled(self, "scale", pd.get(0, 1.0))
@@ -144,6 +146,7 @@ class TagW(ncnn_mp.Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.count, self.w = 16, None
 
     def load_param(self, pd):
         self.count = pd.get(0, 16)  # (a small int is no object on the heap)

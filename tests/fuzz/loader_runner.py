@@ -367,13 +367,17 @@ def array_verdict(c, exact, got):
         return None
     if type(e) not in (ValueError, MemoryError):
         return "%s %s: %s" % (outcome, type(e).__name__, e)
-    # At extract the layer is named: layer 'name' (Type). ncnn's loads say only that the
-    # param or the weights failed (ncnn logs the layer on stderr), so there the call is named.
+    # At extract the layer is named: layer 'name' (Type). A load names the call, and the layer
+    # where one failed it (its load_param or load_model, or the guard); where ncnn's own parsing
+    # failed, the call alone.
     if type(e) is ValueError:
         stage = outcome.split(":")[0]
-        named = ("'%s' (%s)" % (c["name"], c["layer"])) if stage == "extract" else "Net.load_" + stage
+        layer = "'%s' (%s)" % (c["name"], c["layer"])
+        named = layer if stage == "extract" else "Net.load_" + stage
         if named not in str(e):
             return "%s ValueError not naming %s: %s" % (outcome, named, e)
+        if stage != "extract" and "layer '" in str(e) and layer not in str(e):
+            return "%s ValueError naming another layer than %s: %s" % (outcome, layer, e)
     return None
 
 

@@ -146,18 +146,19 @@ print("a pool's size:", ncnn_mp.Allocator().size)
 # Two threads, one arena: each extract's blocks from it, the outputs the default's.
 if _thread is not None:
     shared = ncnn_mp.Allocator(arena=4 * need)
-    results, lock = [], _thread.allocate_lock()
+    # (each thread's result in a slot made beforehand: without a GIL, a list a thread grows while
+    # another collects can lose its new storage, tests/mp/gc_settled.py)
+    results = [None, None]
 
-    def worker():
+    def worker(t):
         ok = 0
         for _ in range(10):
             ok += run(shared).to_bytes() == want
-        with lock:
-            results.append(ok)
+        results[t] = ok
 
-    for _ in range(2):
-        _thread.start_new_thread(worker, ())
-    while len(results) < 2:
+    for t in range(2):
+        _thread.start_new_thread(worker, (t,))
+    while None in results:
         pass
     gc.collect()
     print("two threads:", results, "in use after:", shared.in_use)

@@ -10,6 +10,7 @@ try:
 except ImportError:
     print("SKIP: no threads")
     raise SystemExit
+from gc_settled import setattr_settled, setitem_settled  # noqa: E402
 
 bin_param, weights = read(DIGITS + "/digits.param.bin"), read(DIGITS_MODEL)
 
@@ -25,9 +26,23 @@ class Chunks(ncnn_mp.DataReader):
         return piece
 
 
+class SettledStandardize(Standardize):
+    """The digits model's layer with its attributes made in __init__ and its weights stored
+    through gc_settled: the Unix port runs these threads without a GIL (docs/limits.md)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mean = self.scale = None
+
+    def load_model(self, mb):
+        setattr_settled(self, "mean", mb.load(self.count, 1).clone())
+        setattr_settled(self, "scale", mb.load(self.count, 1).clone())
+        return 0
+
+
 def net():
     n = ncnn_mp.Net()
-    n.register_custom_layer(ncnn_mp.CUSTOM_BIT | 0, Standardize)
+    n.register_custom_layer(ncnn_mp.CUSTOM_BIT | 0, SettledStandardize)
     n.load_param_bin(bin_param)
     return n
 
@@ -43,11 +58,11 @@ def out(n):
 ref = net()
 ref.load_model(weights)
 ref = out(ref)
-results = []
-lock = _thread.allocate_lock()
+results = [None, None]  # each thread's rounds, stored when it is done
 
 
-def worker(shared, rounds):
+def worker(t, shared, rounds):
+    mine = []
     for i in range(rounds):
         n = net()
         n.load_model(Chunks(weights, 5 + i))
@@ -58,16 +73,16 @@ def worker(shared, rounds):
             shared_ok = "loaded"
         except (ValueError, RuntimeError):
             shared_ok = "failed"
-        with lock:
-            results.append((ok, shared_ok in ("loaded", "failed")))
+        mine.append((ok, shared_ok in ("loaded", "failed")))
+    setitem_settled(results, t, mine)
 
 
 shared = Chunks(weights, 3)
-for _ in range(2):
-    _thread.start_new_thread(worker, (shared, 10))
+for t in range(2):
+    _thread.start_new_thread(worker, (t, shared, 10))
 for _ in range(600):
-    with lock:
-        if len(results) == 20:
-            break
+    if None not in results:
+        break
     time.sleep(0.05)
-print("rounds", len(results), "own readers right", all(a for a, _ in results), "shared ended", all(b for _, b in results))
+rounds = [r for mine in results if mine for r in mine]
+print("rounds", len(rounds), "own readers right", all(a for a, _ in rounds), "shared ended", all(b for _, b in rounds))
