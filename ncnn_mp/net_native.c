@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cxx_seam.h"
 #include "ncnn_mp.h"
+#include "cxx_seam.h"
 
 // Keeps `buffer` alive for as long as the net's layers may point into it (a failed reload
 // leaves layers in the old buffers too: every one is kept). The list is made anew and

@@ -70,7 +70,7 @@ print("-- in a Net")
 net = ncnn_mp.Net()
 net.opt = opt
 net.load_param(b"""7767517
-5 6
+5 7
 Input data 0 1 data 0=4 1=4 2=1
 Split split 1 3 data a b c
 Interp up 1 1 a up 0=2 1=-2.0 2=-2.0

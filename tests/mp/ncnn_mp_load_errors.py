@@ -57,6 +57,7 @@ check("binary Slice of axis 5", lambda: net.load_param_bin(binary(31, [(1, 5), (
 print("-- load_model")
 net.load_param(text("Input data 0 1 data", "InnerProduct fc 1 1 data out 0=2 1=1 2=8"))
 check("weights cut inside fc", lambda: net.load_model(floats(*range(8))))
+net.load_param(text("Input data 0 1 data", "InnerProduct fc 1 1 data out 0=2 1=0 2=8"))
 check("int8 weights without scales", lambda: net.load_model(struct.pack("<I8b", 0x000D4B38, *range(8))))
 net.load_param(text("Input data 0 1 data", "Embed em 1 1 data out 0=4 1=10 2=0 3=20"))
 check("Embed table of 20 for 10 indices of 4", lambda: net.load_model(floats(*range(20))))
