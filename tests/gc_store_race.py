@@ -87,7 +87,7 @@ def collector():
 for t in range(THREADS):
     _thread.start_new_thread(worker, (t,))
 _thread.start_new_thread(collector, ())
-time.sleep(SECONDS)
+time.sleep_ms(int(SECONDS * 1000))
 state["run"] = False
 while state["done"] < THREADS + 1:
     time.sleep_ms(10)

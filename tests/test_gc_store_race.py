@@ -41,8 +41,3 @@ def test_settled_stores_are_kept(micropython: MicroPython) -> None:
     stores, n = lost(micropython, "settled")
     assert stores > 10000 and n == 0, (stores, n)
 
-
-def test_gil_port_keeps_plain_stores(micropython_gil: MicroPython) -> None:
-    """With a GIL (esp32's MicroPython) a collection runs while no other thread runs Python."""
-    stores, n = lost(micropython_gil, "plain")
-    assert stores > 1000 and n == 0, (stores, n)
