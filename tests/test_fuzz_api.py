@@ -247,10 +247,10 @@ def test_api_fuzz_threads(request: pytest.FixtureRequest) -> None:
     in the thread whose extract raised it, colliding calls raise RuntimeError or ValueError,
     results are the single-threaded reference's, the process lives and its heap comes back.
     On the GIL firmware (ncnn runs outside the GIL, so ncnn_mp's C code still runs in
-    parallel with other threads' Python): without a GIL, MicroPython's own collector can free
-    an object a Python layer stores meanwhile (docs/internals.md "Threads and the GIL"), which would make this budget
-    fail now and then for a reason that is not ncnn_mp's. The sanitizer run (make sanitize)
-    and `make fuzz-api THREADS=3` use the GIL-less firmware."""
+    parallel with other threads' Python). Without a GIL, MicroPython's own collector can free
+    a new object a Python layer stores into itself meanwhile (docs/limits.md): the runner's
+    layers store through tests/mp/gc_settled.py so that the sanitizer run (make sanitize) and
+    `make fuzz-api THREADS=3`, on the GIL-less firmware, fail for ncnn_mp's reasons only."""
     asan = os.environ.get("NCNN_MP_PROFILE") == "asan"
     mp: MicroPython = request.getfixturevalue("micropython" if asan else "micropython_gil")
     stats = api_fuzz.ThreadFuzzer(mp, SEED, THREADS, save=False).fuzz(THREAD_BATCHES, PER_THREAD)
