@@ -10,6 +10,7 @@
 // of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
+#include "kernel_lx106.h"
 
 #if NCNN_MP_KERNELS
 
@@ -102,11 +103,64 @@ int dot(const signed char *c, int stride, const signed char *w, int n) {
     return s;
 }
 
+#if NCNN_MP_LX106
+// Pixels pix .. pix + 3's receptive fields (n = inch * maxk values each) as int16, interleaved:
+// cols[4k + j] pixel pix + j's k-th value (past the last pixel, count < 4: the last again).
+// Sign-extended here once for every output channel (lx106 has no instruction for it).
+void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int count,
+             int16_t *cols) {
+    const signed char *a = field(in, q0, s, pix), *b = field(in, q0, s, pix + (count > 1 ? 1 : 0)),
+                      *c = field(in, q0, s, pix + (count > 2 ? 2 : count - 1)),
+                      *d = field(in, q0, s, pix + (count > 3 ? 3 : count - 1));
+    const size_t cstep = in.cstep;
+    if (s.maxk == 1) {
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep, cols += 4) {
+            cols[0] = *a;
+            cols[1] = *b;
+            cols[2] = *c;
+            cols[3] = *d;
+        }
+        return;
+    }
+    for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep) {
+        for (int k = 0; k < s.maxk; k++, cols += 4) {
+            const int o = s.ofs[k];
+            cols[0] = a[o];
+            cols[1] = b[o];
+            cols[2] = c[o];
+            cols[3] = d[o];
+        }
+    }
+}
+#endif
+
 }  // namespace
 
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
     const int n = inch * s.maxk, npix = s.outw * s.outh;
+#if NCNN_MP_LX106
+    // Four pixels x two weight rows a call (kernel_lx106.h); an odd last row goes as both rows.
+    int16_t *cols16 = reinterpret_cast<int16_t *>(cols);
+    for (int pix = 0; pix < npix; pix += 4) {
+        const int count = npix - pix < 4 ? npix - pix : 4;
+        gather4(in, q0, inch, s, pix, count, cols16);
+        for (int p = 0; p < outch; p += 2) {
+            const signed char *w0 = weights + p * n, *w1 = p + 1 < outch ? w0 + n : w0;
+            int32_t sums[8] = {};
+            for (int k = 0; k < n; k += LX106_CHUNK) {
+                ncnn_mp_lx106_dot2x4(cols16 + 4 * k, w0 + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK, sums);
+            }
+            for (int j = 0; j < count; j++) {
+                put_int8(out, out_p0 + p, pix + j, sums[j]);
+                if (p + 1 < outch) {
+                    put_int8(out, out_p0 + p + 1, pix + j, sums[4 + j]);
+                }
+            }
+        }
+    }
+    return;
+#endif
     for (int pix = 0; pix < npix; pix += 2) {
         bool two = pix + 1 < npix;
         gather2(in, q0, inch, s, pix, two, cols);

@@ -362,7 +362,8 @@ private:
         const int inch_g = channels / group, outch_g = num_output_ / group;
         ncnn::Mat cols;
         if (!depthwise) {
-            cols.create(2 * inch_g * maxk, static_cast<size_t>(int8 ? 1u : 4u), opt.workspace_allocator);
+            cols.create(int8 ? static_cast<int>(conv_int8_cols(inch_g * maxk)) : 2 * inch_g * maxk,
+                        static_cast<size_t>(int8 ? 1u : 4u), opt.workspace_allocator);
             if (cols.empty()) {
                 return -100;
             }

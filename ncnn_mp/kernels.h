@@ -284,9 +284,24 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     }
 }
 
+// Xtensa cores with the call0 ABI (lx106, the ESP8266's: MUL16, no MAC, no SEXT): conv_int8's
+// MAC loop in assembly (kernel_lx106.h) over four pixels' values gathered as int16.
+#if defined(__XTENSA__) && defined(__XTENSA_CALL0_ABI__) && !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_LX106 1
+#else
+#define NCNN_MP_LX106 0
+#endif
+
+// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, or on lx106
+// four pixels' as int16.
+static inline size_t conv_int8_cols(int n) {
+    return static_cast<size_t>(n) * (NCNN_MP_LX106 ? 8u : 2u);
+}
+
 // A convolution of `inch` input planes with outch output channels (one group), output
 // channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.
-// cols: workspace of 2 * inch * maxk elements. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
+// cols: workspace of conv_int8_cols(inch * maxk) bytes (int8), 2 * inch * maxk floats (fp32),
+// 4-byte aligned. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0);
 void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, const float *bias, int outch,
