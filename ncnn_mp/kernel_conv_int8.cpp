@@ -205,11 +205,50 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
 
 namespace {
 
+#if NCNN_MP_LX106
+// x * w on lx106 without sign-extending x (no instruction for it): MUL16S multiplies the low
+// halves as signed, and the unsigned byte of x shifted left by 8 is 256 x there.
+NCNN_MP_INLINE int mul16s(int a, int b) {
+    int p;
+    __asm__("mul16s %0, %1, %2" : "=r"(p) : "r"(a), "r"(b));
+    return p;
+}
+
+NCNN_MP_INLINE int high_byte(const signed char *p) {
+    return *reinterpret_cast<const unsigned char *>(p) << 8;
+}
+
+// taps3 (below) on lx106: the sums are 256 times the true ones (|9 * 128 * 128 * 256| < 2^31)
+// until the last row (Pass 2) divides them, exactly.
+template<int Pass>
+void taps3_lx106(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+    if (sw == 1 && d == 1) {
+        int x0 = high_byte(r), x1 = high_byte(r + 1);
+        for (int j = 0; j < n; j++) {
+            int x2 = high_byte(r + j + 2);
+            int v = mul16s(x0, w0) + mul16s(x1, w1) + mul16s(x2, w2);
+            sums[j] = Pass == 0 ? v : Pass == 1 ? sums[j] + v : (sums[j] + v) >> 8;
+            x0 = x1;
+            x1 = x2;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, r += sw) {
+        int v = mul16s(high_byte(r), w0) + mul16s(high_byte(r + d), w1) + mul16s(high_byte(r + 2 * d), w2);
+        sums[j] = Pass == 0 ? v : Pass == 1 ? sums[j] + v : (sums[j] + v) >> 8;
+    }
+}
+#endif
+
 // One kernel row's three taps (weights w0, w1, w2, d apart) along an output row of n:
-// sums[j] = (or +=, !First) the three products. Stride 1 without dilation slides a window,
-// one load an output.
-template<bool First>
+// sums[j] = (Pass 0) or += (Pass 1, 2: the kernel's second and third rows) the three products.
+// Stride 1 without dilation slides a window, one load an output.
+template<int Pass>
 void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+#if NCNN_MP_LX106
+    return taps3_lx106<Pass>(r, n, sw, d, w0, w1, w2, sums);
+#endif
+    const bool First = Pass == 0;
     if (sw == 1 && d == 1) {
         int x0 = r[0], x1 = r[1];
         for (int j = 0; j < n; j++) {
@@ -239,9 +278,9 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
             const signed char *p = plane + i * row;
             if (s.kernel_w == 3 && s.kernel_h == 3) {  // row by row: three weights in registers at a time
                 const int d = s.dilation_w, r1 = s.dilation_h * in.w;
-                taps3<true>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
-                taps3<false>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
-                taps3<false>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
+                taps3<0>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
+                taps3<1>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
+                taps3<2>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
             } else {
                 for (int j = 0; j < s.outw; j++, p += sw) {
                     int sum = 0;

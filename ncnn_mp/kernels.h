@@ -80,6 +80,14 @@
 #define NCNN_MP_LAYER_Permute NCNN_MP_LAYER_DEFAULT
 #endif
 
+// Xtensa cores with the call0 ABI (lx106, the ESP8266's: MUL16, no MAC, no SEXT): conv_int8's
+// MAC loop in assembly (kernel_lx106.h) over four pixels' values gathered as int16.
+#if defined(__XTENSA__) && defined(__XTENSA_CALL0_ABI__) && !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_LX106 1
+#else
+#define NCNN_MP_LX106 0
+#endif
+
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
 // camera-sized input never exists whole (RetinaFace's first layer at 160x160: 77 KiB whole,
@@ -179,6 +187,25 @@ struct ConvShape {
     int maxk;
 };
 
+// The high word of x * m (0 <= m < 2^31), exact. Where the core has no high multiply (lx106:
+// MUL32 without MUL32_HIGH) the 64-bit product is a libgcc call; four 16x16 products instead:
+// x * m = xh*mh 2^32 + (xh*ml + xl*mh) 2^16 + xl*ml, with x = xh 2^16 + xl, m = mh 2^16 + ml
+// (xl, ml the unsigned low halves); the middle and low words' bits below 2^32 carry at most
+// (their 16-bit pieces' sum) >> 16 into the high word (what is below 2^16 in the lowest word
+// cannot reach the next 2^32).
+static NCNN_MP_INLINE int32_t mul_high(int32_t x, int32_t m) {
+#if NCNN_MP_LX106
+    const uint32_t xl = static_cast<uint32_t>(x) & 0xffffu, ml = static_cast<uint32_t>(m) & 0xffffu;
+    const int32_t xh = x >> 16, mh = m >> 16;
+    const uint32_t ll = xl * ml, lh = xl * static_cast<uint32_t>(mh);
+    const int32_t hl = xh * static_cast<int32_t>(ml);
+    const uint32_t carry = ((ll >> 16) + (lh & 0xffffu) + (static_cast<uint32_t>(hl) & 0xffffu)) >> 16;
+    return xh * mh + (hl >> 16) + static_cast<int32_t>(lh >> 16) + static_cast<int32_t>(carry);
+#else
+    return static_cast<int32_t>((static_cast<int64_t>(x) * m) >> 32);
+#endif
+}
+
 // A channel's fixed-point requantization, for an int8 output made from int8 sums with no
 // float operation (int8 from layer to layer: docs/kernels.md "int8 between layers"):
 //   q = clamp(round((sum + bias) * M), lo, hi)
@@ -190,9 +217,9 @@ struct ConvShape {
 // (one 32x32 multiply, an add and a shift; the low word only ever adds less than 1 before a
 // floor). A negative sum + bias takes neg_mult, neg_round, neg_shift: a leaky ReLU's slope
 // folded into M. make_requant (kernel_requant.cpp) derives them, the ReLU or clip bounds
-// and the bias in units of the sum, or mult 0 where a channel keeps ncnn's float steps: a
-// zero weight scale, a sigmoid, mish or hard swish, M >= 0.25 or too small, or sums that
-// could leave 32 bits.
+// and the bias in units of the sum (a zero weight scale: the channel's one value as lo = hi),
+// or mult 0 where a channel keeps ncnn's float steps: a sigmoid, mish or hard swish, M >= 0.25
+// or too small, or sums that could leave 32 bits.
 struct Requant {
     int32_t bias, mult, neg_mult, round, neg_round;
     int8_t shift, neg_shift, lo, hi;
@@ -200,7 +227,7 @@ struct Requant {
     NCNN_MP_INLINE signed char apply(int sum) const {
         int32_t x = sum + bias;
         bool neg = x < 0;
-        int32_t high = static_cast<int32_t>((static_cast<int64_t>(x) * (neg ? neg_mult : mult)) >> 32);
+        int32_t high = mul_high(x, neg ? neg_mult : mult);
         int32_t q = (high + (neg ? neg_round : round)) >> (neg ? neg_shift : shift);
         return static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
     }
@@ -283,14 +310,6 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
         store_int8(out, p, i0 + j, sums[j]);
     }
 }
-
-// Xtensa cores with the call0 ABI (lx106, the ESP8266's: MUL16, no MAC, no SEXT): conv_int8's
-// MAC loop in assembly (kernel_lx106.h) over four pixels' values gathered as int16.
-#if defined(__XTENSA__) && defined(__XTENSA_CALL0_ABI__) && !defined(NCNN_MP_NO_ASM)
-#define NCNN_MP_LX106 1
-#else
-#define NCNN_MP_LX106 0
-#endif
 
 // The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, or on lx106
 // four pixels' as int16.
