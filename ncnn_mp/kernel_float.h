@@ -53,6 +53,20 @@
 
 namespace ncnn_mp_kernels {
 
+// The high word of x * m (0 <= m < 2^31) from four 16x16 products, exact, for a core without a
+// high multiply (kernels.h mul_high): x * m = xh*mh 2^32 + (xh*ml + xl*mh) 2^16 + xl*ml, with
+// x = xh 2^16 + xl, m = mh 2^16 + ml (xl, ml the unsigned low halves); the middle and low
+// words' bits below 2^32 carry (their 16-bit pieces' sum) >> 16 into the high word (what is
+// below 2^16 in the lowest word cannot reach the next 2^32). Every product fits 32 bits.
+static NCNN_MP_INLINE int32_t mul_high_halves(int32_t x, int32_t m) {
+    const uint32_t xl = static_cast<uint32_t>(x) & 0xffffu, ml = static_cast<uint32_t>(m) & 0xffffu;
+    const int32_t xh = x >> 16, mh = m >> 16;
+    const uint32_t ll = xl * ml, lh = xl * static_cast<uint32_t>(mh);
+    const int32_t hl = xh * static_cast<int32_t>(ml);
+    const uint32_t carry = ((ll >> 16) + (lh & 0xffffu) + (static_cast<uint32_t>(hl) & 0xffffu)) >> 16;
+    return xh * mh + (hl >> 16) + static_cast<int32_t>(lh >> 16) + static_cast<int32_t>(carry);
+}
+
 static NCNN_MP_INLINE uint32_t float_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);

@@ -187,20 +187,11 @@ struct ConvShape {
     int maxk;
 };
 
-// The high word of x * m (0 <= m < 2^31), exact. Where the core has no high multiply (lx106:
-// MUL32 without MUL32_HIGH) the 64-bit product is a libgcc call; four 16x16 products instead:
-// x * m = xh*mh 2^32 + (xh*ml + xl*mh) 2^16 + xl*ml, with x = xh 2^16 + xl, m = mh 2^16 + ml
-// (xl, ml the unsigned low halves); the middle and low words' bits below 2^32 carry at most
-// (their 16-bit pieces' sum) >> 16 into the high word (what is below 2^16 in the lowest word
-// cannot reach the next 2^32).
+// The high word of x * m (0 <= m < 2^31), exact: the 64-bit product's, or on lx106 (MUL32
+// without MUL32_HIGH: the 64-bit product is a libgcc call) kernel_float.h's mul_high_halves.
 static NCNN_MP_INLINE int32_t mul_high(int32_t x, int32_t m) {
 #if NCNN_MP_LX106
-    const uint32_t xl = static_cast<uint32_t>(x) & 0xffffu, ml = static_cast<uint32_t>(m) & 0xffffu;
-    const int32_t xh = x >> 16, mh = m >> 16;
-    const uint32_t ll = xl * ml, lh = xl * static_cast<uint32_t>(mh);
-    const int32_t hl = xh * static_cast<int32_t>(ml);
-    const uint32_t carry = ((ll >> 16) + (lh & 0xffffu) + (static_cast<uint32_t>(hl) & 0xffffu)) >> 16;
-    return xh * mh + (hl >> 16) + static_cast<int32_t>(lh >> 16) + static_cast<int32_t>(carry);
+    return mul_high_halves(x, m);
 #else
     return static_cast<int32_t>((static_cast<int64_t>(x) * m) >> 32);
 #endif
