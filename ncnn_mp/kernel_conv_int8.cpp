@@ -5,12 +5,17 @@
 // then kernel position); then for each pair of output channels four sums at once: per k
 // two loads of inputs, two of weights, four multiply-accumulates. The gather costs
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
+// On lx106, rv32 and Thumb-2 without DSP (NCNN_MP_BLOCK4) four pixels are gathered (gather4)
+// and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_lx106.h,
+// kernel_rv32.h, kernel_thumb2.h), the same exact sums.
 // depthwise_int8: one plane per channel, an output row at a time: 3x3 as three passes of
 // three taps (the Cortex-M3's 13 registers hold three weights, not nine), the sums in a row
 // of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
 #include "kernel_lx106.h"
+#include "kernel_rv32.h"
+#include "kernel_thumb2.h"
 
 #if NCNN_MP_KERNELS
 
@@ -103,12 +108,12 @@ int dot(const signed char *c, int stride, const signed char *w, int n) {
     return s;
 }
 
-#if NCNN_MP_LX106
-// Pixels pix .. pix + 3's receptive fields (n = inch * maxk values each) as int16, interleaved:
+#if NCNN_MP_BLOCK4
+// Pixels pix .. pix + 3's receptive fields (n = inch * maxk values each), interleaved:
 // cols[4k + j] pixel pix + j's k-th value (past the last pixel, count < 4: the last again).
-// Sign-extended here once for every output channel (lx106 has no instruction for it).
-void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int count,
-             int16_t *cols) {
+// T int16 on lx106: sign-extended here once for every output channel (no instruction for it).
+template<typename T>
+void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int count, T *cols) {
     const signed char *a = field(in, q0, s, pix), *b = field(in, q0, s, pix + (count > 1 ? 1 : 0)),
                       *c = field(in, q0, s, pix + (count > 2 ? 2 : count - 1)),
                       *d = field(in, q0, s, pix + (count > 3 ? 3 : count - 1));
@@ -119,6 +124,27 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
             cols[1] = *b;
             cols[2] = *c;
             cols[3] = *d;
+        }
+        return;
+    }
+    if (s.kernel_w == 3 && s.kernel_h == 3) {  // (unrolled: constant offsets into cols)
+        const int dw = s.dilation_w, r = s.dilation_h * in.w;
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep) {
+            for (int y = 0; y < 3; y++, cols += 12) {
+                const int o = y * r;
+                cols[0] = a[o];
+                cols[1] = b[o];
+                cols[2] = c[o];
+                cols[3] = d[o];
+                cols[4] = a[o + dw];
+                cols[5] = b[o + dw];
+                cols[6] = c[o + dw];
+                cols[7] = d[o + dw];
+                cols[8] = a[o + 2 * dw];
+                cols[9] = b[o + 2 * dw];
+                cols[10] = c[o + 2 * dw];
+                cols[11] = d[o + 2 * dw];
+            }
         }
         return;
     }
@@ -134,27 +160,52 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
 }
 #endif
 
+// The sums of four pixels' gathered columns with `rows` (1 .. BLOCK4_ROWS) weight rows of n,
+// row r at w + r * n: sums[r * 4 + j]. Rows past `rows` repeat the last (their sums unused).
+#if NCNN_MP_LX106
+typedef int16_t Block4Col;
+#define BLOCK4_ROWS 2
+void block4(const int16_t *cols, const signed char *w, int rows, int n, int32_t *sums) {
+    const signed char *w1 = rows > 1 ? w + n : w;
+    for (int r = 0; r < 8; r++) {
+        sums[r] = 0;
+    }
+    for (int k = 0; k < n; k += LX106_CHUNK) {  // (kernel_lx106.h: 508 positions a call)
+        ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK, sums);
+    }
+}
+#elif NCNN_MP_RV32
+typedef signed char Block4Col;
+#define BLOCK4_ROWS 4
+void block4(const signed char *cols, const signed char *w, int rows, int n, int32_t *sums) {
+    const signed char *w1 = rows > 1 ? w + n : w, *w2 = rows > 2 ? w + 2 * n : w1, *w3 = rows > 3 ? w + 3 * n : w2;
+    ncnn_mp_rv32_dot4x4(cols, w, w1, w2, w3, n, sums);
+}
+#elif NCNN_MP_THUMB2
+typedef signed char Block4Col;
+#define BLOCK4_ROWS 2
+void block4(const signed char *cols, const signed char *w, int rows, int n, int32_t *sums) {
+    ncnn_mp_thumb2_dot2x4(cols, w, rows > 1 ? w + n : w, n, sums);
+}
+#endif
+
 }  // namespace
 
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
     const int n = inch * s.maxk, npix = s.outw * s.outh;
-#if NCNN_MP_LX106
-    // Four pixels x two weight rows a call (kernel_lx106.h); an odd last row goes as both rows.
-    int16_t *cols16 = reinterpret_cast<int16_t *>(cols);
+#if NCNN_MP_BLOCK4
+    // Four pixels at a time, BLOCK4_ROWS weight rows a call (the core's block: block4 above).
     for (int pix = 0; pix < npix; pix += 4) {
         const int count = npix - pix < 4 ? npix - pix : 4;
-        gather4(in, q0, inch, s, pix, count, cols16);
-        for (int p = 0; p < outch; p += 2) {
-            const signed char *w0 = weights + p * n, *w1 = p + 1 < outch ? w0 + n : w0;
-            int32_t sums[8] = {};
-            for (int k = 0; k < n; k += LX106_CHUNK) {
-                ncnn_mp_lx106_dot2x4(cols16 + 4 * k, w0 + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK, sums);
-            }
-            for (int j = 0; j < count; j++) {
-                put_int8(out, out_p0 + p, pix + j, sums[j]);
-                if (p + 1 < outch) {
-                    put_int8(out, out_p0 + p + 1, pix + j, sums[4 + j]);
+        gather4(in, q0, inch, s, pix, count, reinterpret_cast<Block4Col *>(cols));
+        for (int p = 0; p < outch; p += BLOCK4_ROWS) {
+            const int rows = outch - p < BLOCK4_ROWS ? outch - p : BLOCK4_ROWS;
+            int32_t sums[4 * BLOCK4_ROWS];
+            block4(reinterpret_cast<const Block4Col *>(cols), weights + p * n, rows, n, sums);
+            for (int r = 0; r < rows; r++) {
+                for (int j = 0; j < count; j++) {
+                    put_int8(out, out_p0 + p + r, pix + j, sums[r * 4 + j]);
                 }
             }
         }

@@ -51,7 +51,7 @@ extern "C" void ncnn_mp_lx106_dot2x4(const int16_t *cols, const signed char *w0,
     "l32i a5, a6, " #offset "\n srai " #reg ", " #reg ", 8\n add a5, a5, " #reg "\n s32i a5, a6, " #offset "\n"
 
 __asm__(
-    "    .text\n"
+    "    .pushsection .text\n"
     "    .align 4\n"
     "    .global ncnn_mp_lx106_dot2x4\n"
     "    .type ncnn_mp_lx106_dot2x4, @function\n"
@@ -99,7 +99,8 @@ __asm__(
     "    l32i  a15, a1, 16\n"
     "    addi  a1, a1, 32\n"
     "    ret\n"
-    "    .size ncnn_mp_lx106_dot2x4, . - ncnn_mp_lx106_dot2x4\n");
+    "    .size ncnn_mp_lx106_dot2x4, . - ncnn_mp_lx106_dot2x4\n"
+    "    .popsection\n");
 
 #undef LX106_K
 #undef LX106_ADD_SUM

@@ -68,6 +68,7 @@ public:
         scale_a_ = pd.get(20, 0.f);
         scale_b_ = pd.get(21, 0.f);
         scale_out_ = pd.get(22, 0.f);
+        align_corner_ = pd.get(6, 0);  // (Interp's)
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
@@ -256,11 +257,65 @@ private:
         return 0;
     }
 
+    // A bilinear resize's taps along one axis as ncnn's Interp computes them (its linear_coeffs:
+    // source index ofs[i] and weight 1 - f, f for it and the next), if every f is a multiple of
+    // 1/16 (the x2 and x0.5 resizes of a feature pyramid: 0, 1/4, 1/2, 3/4, 1): then ofs[i] and
+    // f * 16 in weight[i]. False where ncnn's taps would not be that (or a side under 2).
+    bool bilinear_16ths(int w, int outw, int *ofs, signed char *weight) const {
+        if (w < 2 || outw < 1 || (align_corner_ && outw < 2)) {
+            return false;
+        }
+        const double scale = align_corner_ ? static_cast<double>(w - 1) / (outw - 1) : static_cast<double>(w) / outw;
+        for (int i = 0; i < outw; i++) {
+            float f = align_corner_ ? static_cast<float>(i * scale) : static_cast<float>((i + 0.5) * scale - 0.5);
+            int sx = static_cast<int>(floorf(f));
+            f -= static_cast<float>(sx);
+            if (sx < 0) {
+                sx = 0;
+                f = 0.f;
+            }
+            if (sx >= w - 1) {
+                sx = w - 2;
+                f = 1.f;
+            }
+            const float t = f * 16.f;
+            const int k = static_cast<int>(t);
+            if (!(t >= 0.f && t <= 16.f) || static_cast<float>(k) != t) {
+                return false;
+            }
+            ofs[i] = sx;
+            weight[i] = static_cast<signed char>(k);
+        }
+        return true;
+    }
+
+    // One channel of a bilinear resize in integers, taps in 16ths (bilinear_16ths): each output
+    // n / 256 exactly, n = sum of value x 16 (1 - fx) x 16 (1 - fy) ..., rounded half away from
+    // zero as ncnn's float2int8 does. ncnn's float path computes the same n / 256 without
+    // rounding (every product and sum of int8 values and 16ths is exact in float32), so this is
+    // its result bit for bit; interp_int8 checks that on the first channel too.
+    static void bilinear_int8(const signed char *src, int w, signed char *dst, int outw, int outh, const int *xofs,
+                              const signed char *ax, const int *yofs, const signed char *by) {
+        for (int dy = 0; dy < outh; dy++, dst += outw) {
+            const signed char *r0 = src + yofs[dy] * w, *r1 = r0 + w;
+            const int b1 = by[dy], b0 = 16 - b1;
+            for (int dx = 0; dx < outw; dx++) {
+                const int sx = xofs[dx], a1 = ax[dx], a0 = 16 - a1;
+                const int n = (r0[sx] * a0 + r0[sx + 1] * a1) * b0 + (r1[sx] * a0 + r1[sx + 1] * a1) * b1;
+                const int q = ((n < 0 ? -n : n) + 128) >> 8;
+                dst[dx] = static_cast<signed char>(n < 0 ? -(q > 127 ? 127 : q) : (q > 127 ? 127 : q));
+            }
+        }
+    }
+
     // ncnn's Interp (any resize type, scale or output size) on an int8 blob: each channel's
     // int8 values as floats through the build's own Interp, rounded back to int8 in the same
     // scale (ncnn's float2int8). Nearest copies the values; bilinear and bicubic give what
     // ncnn's layer gives on the same values, rounded: within half an int8 step of the float
-    // path. One channel at a time, so no float copy of the whole blob exists.
+    // path. One channel at a time, so no float copy of the whole blob exists. A bilinear resize
+    // whose taps are 16ths (bilinear_16ths) runs the channels after the first in integers
+    // (bilinear_int8: the same bytes; on a soft-float core a few percent of the instructions),
+    // once the first channel's float result and integer result agree.
     int interp_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
         ncnn::Option o = opt;
         o.blob_allocator = opt.workspace_allocator;
@@ -307,6 +362,38 @@ private:
             for (int i = 0; i < top.w * top.h; i++) {
                 d[i] = float2int8(v[i]);
             }
+            if (q == 0 && channels > 1 && op_type_ == 2) {
+                int ret2 = interp_rest_int8(bottom, top, channels, opt);
+                if (ret2 != 1) {
+                    return ret2;  // (done, or out of memory)
+                }
+            }
+        }
+        return 0;
+    }
+
+    // Channels 1.. of a bilinear Interp in integers where its taps are 16ths and channel 0's
+    // integer result is the float path's (in top): 0 done, -100 out of memory, 1 not this case.
+    int interp_rest_int8(const ncnn::Mat &bottom, ncnn::Mat &top, int channels, const ncnn::Option &opt) const {
+        const int w = bottom.w, h = bottom.h, outw = top.w, outh = top.h;
+        // (the taps' sources as ints, their weights as bytes, then channel 0 again)
+        ncnn::Mat taps(5 * (outw + outh) + outw * outh, static_cast<size_t>(1u), opt.workspace_allocator);
+        if (taps.empty()) {
+            return -100;
+        }
+        int *xofs = static_cast<int *>(taps.data), *yofs = xofs + outw;
+        signed char *ax = reinterpret_cast<signed char *>(yofs + outh), *by = ax + outw;
+        signed char *check = by + outh;
+        if (!bilinear_16ths(w, outw, xofs, ax) || !bilinear_16ths(h, outh, yofs, by)) {
+            return 1;
+        }
+        bilinear_int8(static_cast<const signed char *>(bottom.data), w, check, outw, outh, xofs, ax, yofs, by);
+        if (memcmp(check, top.data, static_cast<size_t>(outw) * outh) != 0) {
+            return 1;  // (not ncnn's taps after all: the float path for every channel)
+        }
+        for (int q = 1; q < channels; q++) {
+            bilinear_int8(static_cast<const signed char *>(bottom.data) + q * bottom.cstep, w,
+                          static_cast<signed char *>(top.data) + q * top.cstep, outw, outh, xofs, ax, yofs, by);
         }
         return 0;
     }
@@ -520,7 +607,8 @@ private:
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
     bool max_ = false;
-    int op_type_ = 0;                                  // BinaryOp's operation
+    int op_type_ = 0;                                  // BinaryOp's operation, Interp's resize type
+    int align_corner_ = 0;                             // Interp's
     float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none); scale_a_
                                                        // also an int8 Sigmoid's, Reshape's or Permute's input's
 };

@@ -87,6 +87,24 @@
 #else
 #define NCNN_MP_LX106 0
 #endif
+// 32-bit RISC-V with the M extension and 32 registers (rv32imac, the ESP32-C3's rv32imc):
+// conv_int8's MAC loop in assembly (kernel_rv32.h) over four pixels' values.
+#if defined(__riscv) && __riscv_xlen == 32 && defined(__riscv_mul) && !defined(__riscv_32e) && \
+    !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_RV32 1
+#else
+#define NCNN_MP_RV32 0
+#endif
+// Thumb-2 without the DSP extension's form (the Cortex-M3; kernel_dsp.h where there is one):
+// conv_int8's MAC loop in assembly (kernel_thumb2.h) over four pixels' values.
+#if defined(__thumb2__) && !(defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && !defined(NCNN_MP_NO_DSP)) && \
+    !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_THUMB2 1
+#else
+#define NCNN_MP_THUMB2 0
+#endif
+// Any of them: conv_int8 a block of four pixels at a time.
+#define NCNN_MP_BLOCK4 (NCNN_MP_LX106 || NCNN_MP_RV32 || NCNN_MP_THUMB2)
 
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
@@ -302,10 +320,10 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     }
 }
 
-// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, or on lx106
-// four pixels' as int16.
+// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32 and
+// Thumb-2 four pixels', on lx106 four pixels' as int16.
 static inline size_t conv_int8_cols(int n) {
-    return static_cast<size_t>(n) * (NCNN_MP_LX106 ? 8u : 2u);
+    return static_cast<size_t>(n) * (NCNN_MP_LX106 ? 8u : NCNN_MP_BLOCK4 ? 4u : 2u);
 }
 
 // A convolution of `inch` input planes with outch output channels (one group), output

@@ -146,6 +146,10 @@ pass_case("Interp nearest x2", "Interp i 1 1 a b 0=1 1=2.0 2=2.0", ["a"], ["b"])
 pass_case("Interp bilinear x2", "Interp i 1 1 a b 0=2 1=2.0 2=2.0", ["a"], ["b"], compare=rounded_to)
 pass_case("Interp bilinear x0.5", "Interp i 1 1 a b 0=2 1=0.5 2=0.5", ["a"], ["b"], compare=rounded_to)
 pass_case("Interp bicubic to 7x9", "Interp i 1 1 a b 0=3 3=9 4=7", ["a"], ["b"], compare=rounded_to)
+# (bilinear x2 and x0.5 above: taps in 16ths, channels after the first in integers; these two
+# in 16ths too, or not: the float path for every channel)
+pass_case("Interp bilinear x2 align corners", "Interp i 1 1 a b 0=2 1=2.0 2=2.0 6=1", ["a"], ["b"], compare=rounded_to)
+pass_case("Interp bilinear to 7x9", "Interp i 1 1 a b 0=2 3=9 4=7", ["a"], ["b"], compare=rounded_to)
 
 
 def binary_case(label, op, model):
