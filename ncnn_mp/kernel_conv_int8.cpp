@@ -165,27 +165,28 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
 #if NCNN_MP_LX106
 typedef int16_t Block4Col;
 #define BLOCK4_ROWS 2
-void block4(const int16_t *cols, const signed char *w, int rows, int n, int32_t *sums) {
+void block4(const int16_t *cols, const signed char *w, int rows, int n, int *sums) {
     const signed char *w1 = rows > 1 ? w + n : w;
     for (int r = 0; r < 8; r++) {
         sums[r] = 0;
     }
     for (int k = 0; k < n; k += LX106_CHUNK) {  // (kernel_lx106.h: 508 positions a call)
-        ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK, sums);
+        ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK,
+                             reinterpret_cast<int32_t *>(sums));
     }
 }
 #elif NCNN_MP_RV32
 typedef signed char Block4Col;
 #define BLOCK4_ROWS 4
-void block4(const signed char *cols, const signed char *w, int rows, int n, int32_t *sums) {
+void block4(const signed char *cols, const signed char *w, int rows, int n, int *sums) {
     const signed char *w1 = rows > 1 ? w + n : w, *w2 = rows > 2 ? w + 2 * n : w1, *w3 = rows > 3 ? w + 3 * n : w2;
-    ncnn_mp_rv32_dot4x4(cols, w, w1, w2, w3, n, sums);
+    ncnn_mp_rv32_dot4x4(cols, w, w1, w2, w3, n, reinterpret_cast<int32_t *>(sums));
 }
 #elif NCNN_MP_THUMB2
 typedef signed char Block4Col;
 #define BLOCK4_ROWS 2
-void block4(const signed char *cols, const signed char *w, int rows, int n, int32_t *sums) {
-    ncnn_mp_thumb2_dot2x4(cols, w, rows > 1 ? w + n : w, n, sums);
+void block4(const signed char *cols, const signed char *w, int rows, int n, int *sums) {
+    ncnn_mp_thumb2_dot2x4(cols, w, rows > 1 ? w + n : w, n, reinterpret_cast<int32_t *>(sums));
 }
 #endif
 
@@ -201,12 +202,10 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
         gather4(in, q0, inch, s, pix, count, reinterpret_cast<Block4Col *>(cols));
         for (int p = 0; p < outch; p += BLOCK4_ROWS) {
             const int rows = outch - p < BLOCK4_ROWS ? outch - p : BLOCK4_ROWS;
-            int32_t sums[4 * BLOCK4_ROWS];
+            int sums[4 * BLOCK4_ROWS];
             block4(reinterpret_cast<const Block4Col *>(cols), weights + p * n, rows, n, sums);
             for (int r = 0; r < rows; r++) {
-                for (int j = 0; j < count; j++) {
-                    put_int8(out, out_p0 + p + r, pix + j, sums[r * 4 + j]);
-                }
+                put_row_int8(out, out_p0 + p + r, pix, sums + r * 4, count);
             }
         }
     }
@@ -317,6 +316,33 @@ void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, i
     }
 }
 
+#if NCNN_MP_RV32
+// A 3x3 kernel's nine taps along an output row of n at once (31 registers hold the nine
+// weights and a sliding 3x3 window): sums[j] written once, no pass over the row per kernel row.
+void taps9(const signed char *p, int r1, int n, int sw, int d, const signed char *k, int *sums) {
+    const int k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
+    const signed char *a = p, *b = p + r1, *c = p + 2 * r1;
+    if (sw == 1 && d == 1) {
+        int a0 = a[0], a1 = a[1], b0 = b[0], b1 = b[1], c0 = c[0], c1 = c[1];
+        for (int j = 0; j < n; j++) {
+            int a2 = a[j + 2], b2 = b[j + 2], c2 = c[j + 2];
+            sums[j] = a0 * k0 + a1 * k1 + a2 * k2 + b0 * k3 + b1 * k4 + b2 * k5 + c0 * k6 + c1 * k7 + c2 * k8;
+            a0 = a1;
+            a1 = a2;
+            b0 = b1;
+            b1 = b2;
+            c0 = c1;
+            c1 = c2;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, a += sw, b += sw, c += sw) {
+        sums[j] = a[0] * k0 + a[d] * k1 + a[2 * d] * k2 + b[0] * k3 + b[d] * k4 + b[2 * d] * k5 + c[0] * k6 +
+                  c[d] * k7 + c[2 * d] * k8;
+    }
+}
+#endif
+
 }  // namespace
 
 void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, int *sums,
@@ -329,6 +355,11 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
             const signed char *p = plane + i * row;
             if (s.kernel_w == 3 && s.kernel_h == 3) {  // row by row: three weights in registers at a time
                 const int d = s.dilation_w, r1 = s.dilation_h * in.w;
+#if NCNN_MP_RV32
+                taps9(p, r1, s.outw, sw, d, k, sums);
+                put_row_int8(out, g, i * s.outw, sums, s.outw);
+                continue;
+#endif
                 taps3<0>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
                 taps3<1>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
                 taps3<2>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
