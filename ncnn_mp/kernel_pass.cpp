@@ -362,14 +362,77 @@ private:
             for (int i = 0; i < top.w * top.h; i++) {
                 d[i] = float2int8(v[i]);
             }
-            if (q == 0 && channels > 1 && op_type_ == 2) {
-                int ret2 = interp_rest_int8(bottom, top, channels, opt);
+            if (q == 0 && channels > 1 && (op_type_ == 2 || (op_type_ == 1 && channels > 3))) {
+                int ret2 = op_type_ == 2 ? interp_rest_int8(bottom, top, channels, opt)
+                                         : nearest_rest_int8(bottom, top, channels, o);
                 if (ret2 != 1) {
                     return ret2;  // (done, or out of memory)
                 }
             }
         }
         return 0;
+    }
+
+    // Channels 1.. of a nearest Interp as copies of bytes, from where the build's own Interp
+    // takes each output: its forward of a plane holding each value's column, and of one holding
+    // its row (exact in float32), read as an output's source column (along the first row) and row
+    // (down the first column); used where channel 0 so copied is the float path's (in top), which
+    // holds for ncnn's nearest (a source column per output column, a row per output row).
+    // 0 done, -100 out of memory, 1 not this case.
+    int nearest_rest_int8(const ncnn::Mat &bottom, ncnn::Mat &top, int channels, const ncnn::Option &o) const {
+        const int w = bottom.w, h = bottom.h, outw = top.w, outh = top.h;
+        if (w >= (1 << 24) || h >= (1 << 24)) {
+            return 1;
+        }
+        ncnn::Mat maps(outw + outh, static_cast<size_t>(4u), o.workspace_allocator);
+        ncnn::Mat index(w, h, 1, static_cast<size_t>(4u), o.workspace_allocator);
+        ncnn::Mat check(outw * outh, static_cast<size_t>(1u), o.workspace_allocator);
+        if (maps.empty() || index.empty() || check.empty()) {
+            return -100;
+        }
+        int *xofs = static_cast<int *>(maps.data), *yofs = xofs + outw;
+        for (int axis = 0; axis < 2; axis++) {
+            float *v = static_cast<float *>(index.data);
+            for (int y = 0; y < h; y++) {
+                for (int x = 0; x < w; x++) {
+                    v[y * w + x] = static_cast<float>(axis == 0 ? x : y);
+                }
+            }
+            ncnn::Mat out;
+            int ret = native_->forward(index, out, o);
+            if (ret != 0 || out.w != outw || out.h != outh || out.elemsize != 4u || out.elempack != 1) {
+                return ret == -100 ? -100 : 1;
+            }
+            const float *r = static_cast<const float *>(out.data);
+            for (int i = 0; i < (axis == 0 ? outw : outh); i++) {
+                const float f = r[axis == 0 ? i : i * outw];
+                const int k = static_cast<int>(f);
+                if (!(f >= 0.f) || static_cast<float>(k) != f || k >= (axis == 0 ? w : h)) {
+                    return 1;
+                }
+                (axis == 0 ? xofs : yofs)[i] = k;
+            }
+        }
+        signed char *c = static_cast<signed char *>(check.data);
+        nearest_int8(static_cast<const signed char *>(bottom.data), w, c, outw, outh, xofs, yofs);
+        if (memcmp(c, top.data, static_cast<size_t>(outw) * outh) != 0) {
+            return 1;
+        }
+        for (int q = 1; q < channels; q++) {
+            nearest_int8(static_cast<const signed char *>(bottom.data) + q * bottom.cstep, w,
+                         static_cast<signed char *>(top.data) + q * top.cstep, outw, outh, xofs, yofs);
+        }
+        return 0;
+    }
+
+    static void nearest_int8(const signed char *src, int w, signed char *dst, int outw, int outh, const int *xofs,
+                             const int *yofs) {
+        for (int dy = 0; dy < outh; dy++, dst += outw) {
+            const signed char *row = src + yofs[dy] * w;
+            for (int dx = 0; dx < outw; dx++) {
+                dst[dx] = row[xofs[dx]];
+            }
+        }
     }
 
     // Channels 1.. of a bilinear Interp in integers where its taps are 16ths and channel 0's
