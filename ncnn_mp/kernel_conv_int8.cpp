@@ -118,6 +118,13 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
                       *c = field(in, q0, s, pix + (count > 2 ? 2 : count - 1)),
                       *d = field(in, q0, s, pix + (count > 3 ? 3 : count - 1));
     const size_t cstep = in.cstep;
+    if (sizeof(T) == 1 && s.maxk == 1 && d == a + 3 && (reinterpret_cast<uintptr_t>(a) & 3) == 0 &&
+        (cstep & 3) == 0) {  // (four neighbours, word-aligned in every plane: a word a channel)
+        for (int q = 0; q < inch; q++, a += cstep, cols += 4) {
+            memcpy(cols, a, 4);
+        }
+        return;
+    }
     if (s.maxk == 1) {
         for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep, cols += 4) {
             cols[0] = *a;
@@ -167,12 +174,9 @@ typedef int16_t Block4Col;
 #define BLOCK4_ROWS 2
 void block4(const int16_t *cols, const signed char *w, int rows, int n, int *sums) {
     const signed char *w1 = rows > 1 ? w + n : w;
-    for (int r = 0; r < 8; r++) {
-        sums[r] = 0;
-    }
     for (int k = 0; k < n; k += LX106_CHUNK) {  // (kernel_lx106.h: 508 positions a call)
         ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK,
-                             reinterpret_cast<int32_t *>(sums));
+                             reinterpret_cast<int32_t *>(sums), k > 0);
     }
 }
 #elif NCNN_MP_RV32

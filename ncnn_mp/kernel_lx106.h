@@ -16,7 +16,7 @@
 //   number, exactly 256 * w; MUL16S multiplies the low halves as signed: 256 * x * w.
 // The sums are 256 times the true ones; |x * w| <= 128 * 128, so LX106_CHUNK = 508 positions
 // add at most 508 * 2^22 < 2^31 without overflow: conv_int8 calls this a chunk at a time and
-// each call adds its sums / 256 (an exact arithmetic shift) to sums[].
+// each call stores (the first) or adds its sums / 256 (an exact arithmetic shift) to sums[].
 #ifndef NCNN_MP_KERNEL_LX106_H
 #define NCNN_MP_KERNEL_LX106_H
 
@@ -26,12 +26,13 @@
 
 #define LX106_CHUNK 508
 
-// sums[r * 4 + j] += sum over k < n of cols[4k + j] * w_r[k] (r: 0 for w0, 1 for w1); n <= LX106_CHUNK.
+// sums[r * 4 + j] (+)= sum over k < n of cols[4k + j] * w_r[k] (r: 0 for w0, 1 for w1); n <= LX106_CHUNK.
+// add 0: the sums are stored (a block's first chunk), else added to.
 extern "C" void ncnn_mp_lx106_dot2x4(const int16_t *cols, const signed char *w0, const signed char *w1, int n,
-                                     int32_t sums[8]);
+                                     int32_t sums[8], int add);
 
 // (Defined here, once: kernel_conv_int8.cpp is the one file that includes this header.)
-// a2 cols, a3 w0, a4 w1, a5 n, a6 sums. Sums in a7-a14 (row 0: a7-a10, row 1: a11-a14);
+// a2 cols, a3 w0, a4 w1, a5 n, a6 sums, a7 add. Sums in a7-a14 (row 0: a7-a10, row 1: a11-a14);
 // a15 and a0 the two weights, a5 a pixel's value, a6 a product.
 #define LX106_K(k)                                                   \
     "l8ui   a15, a3, " #k "\n"                                       \
@@ -49,6 +50,7 @@ extern "C" void ncnn_mp_lx106_dot2x4(const int16_t *cols, const signed char *w0,
 
 #define LX106_ADD_SUM(reg, offset) \
     "l32i a5, a6, " #offset "\n srai " #reg ", " #reg ", 8\n add a5, a5, " #reg "\n s32i a5, a6, " #offset "\n"
+#define LX106_PUT_SUM(reg, offset) "srai " #reg ", " #reg ", 8\n s32i " #reg ", a6, " #offset "\n"
 
 __asm__(
     "    .pushsection .text\n"
@@ -56,13 +58,14 @@ __asm__(
     "    .global ncnn_mp_lx106_dot2x4\n"
     "    .type ncnn_mp_lx106_dot2x4, @function\n"
     "ncnn_mp_lx106_dot2x4:\n"
-    "    addi  a1, a1, -32\n"
+    "    addi  a1, a1, -48\n"
     "    s32i  a0, a1, 0\n"
     "    s32i  a12, a1, 4\n"
     "    s32i  a13, a1, 8\n"
     "    s32i  a14, a1, 12\n"
     "    s32i  a15, a1, 16\n"
     "    s32i  a6, a1, 20\n"  // sums
+    "    s32i  a7, a1, 32\n"  // add
     "    add   a15, a3, a5\n"
     "    s32i  a15, a1, 28\n"  // w0 + n: the end
     "    srli  a5, a5, 2\n"
@@ -90,20 +93,28 @@ __asm__(
     "    bne   a3, a6, 3b\n"
     "4:\n"
     "    l32i  a6, a1, 20\n"
+    "    l32i  a5, a1, 32\n"
+    "    bnez  a5, 5f\n"
+    LX106_PUT_SUM(a7, 0) LX106_PUT_SUM(a8, 4) LX106_PUT_SUM(a9, 8) LX106_PUT_SUM(a10, 12)
+    LX106_PUT_SUM(a11, 16) LX106_PUT_SUM(a12, 20) LX106_PUT_SUM(a13, 24) LX106_PUT_SUM(a14, 28)
+    "    j     6f\n"
+    "5:\n"
     LX106_ADD_SUM(a7, 0) LX106_ADD_SUM(a8, 4) LX106_ADD_SUM(a9, 8) LX106_ADD_SUM(a10, 12)
     LX106_ADD_SUM(a11, 16) LX106_ADD_SUM(a12, 20) LX106_ADD_SUM(a13, 24) LX106_ADD_SUM(a14, 28)
+    "6:\n"
     "    l32i  a0, a1, 0\n"
     "    l32i  a12, a1, 4\n"
     "    l32i  a13, a1, 8\n"
     "    l32i  a14, a1, 12\n"
     "    l32i  a15, a1, 16\n"
-    "    addi  a1, a1, 32\n"
+    "    addi  a1, a1, 48\n"
     "    ret\n"
     "    .size ncnn_mp_lx106_dot2x4, . - ncnn_mp_lx106_dot2x4\n"
     "    .popsection\n");
 
 #undef LX106_K
 #undef LX106_ADD_SUM
+#undef LX106_PUT_SUM
 
 #endif  // NCNN_MP_LX106
 

@@ -27,17 +27,21 @@ bool fixed_point(float v, int32_t &mult, int32_t &round, int8_t &shift) {
     return true;
 }
 
-// round(v) half away from zero, if |v| < 2^30.
+// round(v) half away from zero, if |v| < 2^30: from the float's bits (this runs per output
+// channel per forward, and a float conversion, subtraction and comparison are library calls on
+// the soft-float cores; kernels.h float2int8 rounds the same way).
 bool rounded(float v, int32_t &out) {
-    if (!(v > -1073741824.f && v < 1073741824.f)) {
+    const uint32_t b = float_bits(v), a = b & 0x7fffffffu;
+    if (a >= 0x4e800000u) {  // |v| >= 2^30, inf or NaN
         return false;
     }
-    float a = v < 0.f ? -v : v;
-    int32_t r = static_cast<int32_t>(a);  // (truncated; a float this size minus it is exact)
-    if (a - static_cast<float>(r) >= 0.5f) {
-        r++;
+    int32_t r = 0;
+    if (a >= 0x3f000000u) {  // |v| >= 0.5: mantissa m, |v| = m * 2^(e - 150), e in 126..156
+        const int shift = 150 - static_cast<int>(a >> 23);
+        const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+        r = static_cast<int32_t>(shift <= 0 ? m << -shift : (m + (1u << (shift - 1))) >> shift);
     }
-    out = v < 0.f ? -r : r;
+    out = b >> 31 ? -r : r;
     return true;
 }
 

@@ -310,6 +310,15 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     if (out.requant != NULL && out.requant[p].mult != 0) {
         const Requant r = out.requant[p];
         signed char *d = static_cast<signed char *>(out.data) + p * out.cstep + i0;
+        if (r.neg_mult == r.mult && r.neg_round == r.round && r.neg_shift == r.shift) {
+            // (no leaky slope: one multiplier, without a choice per output)
+            const int32_t bias = r.bias, mult = r.mult, round = r.round, shift = r.shift, lo = r.lo, hi = r.hi;
+            for (int j = 0; j < n; j++) {
+                int32_t q = (mul_high(sums[j] + bias, mult) + round) >> shift;
+                d[j] = static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
+            }
+            return;
+        }
         for (int j = 0; j < n; j++) {
             d[j] = r.apply(sums[j]);
         }
