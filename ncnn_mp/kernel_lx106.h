@@ -53,7 +53,7 @@ extern "C" void ncnn_mp_lx106_dot2x4(const int16_t *cols, const signed char *w0,
 #define LX106_PUT_SUM(reg, offset) "srai " #reg ", " #reg ", 8\n s32i " #reg ", a6, " #offset "\n"
 
 __asm__(
-    "    .pushsection .text\n"
+    "    .pushsection .text.ncnn_mp_lx106_dot2x4, \"ax\"\n"  // (its own section: dropped with its caller)
     "    .align 4\n"
     "    .global ncnn_mp_lx106_dot2x4\n"
     "    .type ncnn_mp_lx106_dot2x4, @function\n"

@@ -36,7 +36,7 @@ extern "C" void ncnn_mp_rv32_dot4x4(const signed char *cols, const signed char *
     RV32_PIXEL(k, 2, s2, s6, s10, t5) RV32_PIXEL(k, 3, s3, s7, s11, t6)
 
 __asm__(
-    "    .pushsection .text\n"
+    "    .pushsection .text.ncnn_mp_rv32_dot4x4, \"ax\"\n"  // (its own section: dropped with its caller)
     "    .align 2\n"
     "    .globl ncnn_mp_rv32_dot4x4\n"
     "    .type ncnn_mp_rv32_dot4x4, @function\n"

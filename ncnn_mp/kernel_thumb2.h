@@ -35,7 +35,7 @@ extern "C" void ncnn_mp_thumb2_dot2x4(const signed char *cols, const signed char
 __asm__(
     "    .syntax unified\n"
     "    .thumb\n"
-    "    .pushsection .text\n"
+    "    .pushsection .text.ncnn_mp_thumb2_dot2x4, \"ax\"\n"  // (its own section: dropped with its caller)
     "    .align 2\n"
     "    .global ncnn_mp_thumb2_dot2x4\n"
     "    .type ncnn_mp_thumb2_dot2x4, %function\n"
