@@ -165,6 +165,52 @@ static NCNN_MP_INLINE float mul_ff(float a, float b) {
     return a * b;
 }
 
+// 1 / a, correctly rounded (to nearest, ties to even), for the kernels' per-channel
+// 1 / (input scale * weight scale) (a division is a long library call on these cores): the
+// mantissa m's reciprocal 2^47 / m by long division in bytes (three 32-bit divisions; each
+// remainder is under m < 2^24, so shifted by 8 it stays within 32 bits), the remainder deciding
+// the rounding. A zero, subnormal, infinite or NaN a, or a result out of the normal range, goes
+// to the compiler's division. tests/kernels/float_steps_check.cpp checks every float.
+static NCNN_MP_INLINE float recip_ff(float a) {
+#if !NCNN_MP_SOFT_STEPS  // (lx106 measured slower with this: its 32-bit divisions are library calls too)
+    return 1.f / a;
+#endif
+    const uint32_t ua = float_bits(a);
+    if (!normal_float(ua)) {
+        return 1.f / a;
+    }
+    const uint32_t m = (ua & 0x7fffffu) | 0x800000u;
+    if (m == 0x800000u) {  // a power of two: exact
+        const int e = 254 - static_cast<int>((ua >> 23) & 0xffu);
+        if (e < 1 || e > 254) {
+            return 1.f / a;
+        }
+        return bits_float((ua & 0x80000000u) | (static_cast<uint32_t>(e) << 23));
+    }
+    // q = floor(2^47 / m), in (2^23, 2^24) for m in (2^23, 2^24)
+    uint32_t q = 0x80000000u / m, r = 0x80000000u - q * m;
+    uint32_t d = (r << 8) / m;
+    r = (r << 8) - d * m;
+    q = (q << 8) | d;
+    d = (r << 8) / m;
+    r = (r << 8) - d * m;
+    q = (q << 8) | d;
+    if (2 * r > m || (2 * r == m && (q & 1u))) {  // (2 * r < 2^25: no overflow)
+        q++;
+    }
+    // 1 / a = q * 2^-47 * 2^(127 - e_a) ... as a float: mantissa q (24 bits, or 2^24 after the
+    // rounding carried), exponent 253 - e_a (q in [2^23, 2^24): the value is q 2^(-23) 2^(126 - (e_a - 127)))
+    int e = 253 - static_cast<int>((ua >> 23) & 0xffu);
+    if (q == 0x1000000u) {
+        q = 0x800000u;
+        e++;
+    }
+    if (e < 1 || e > 254) {
+        return 1.f / a;
+    }
+    return bits_float((ua & 0x80000000u) | (static_cast<uint32_t>(e) << 23) | (q & 0x7fffffu));
+}
+
 // sum * b (int * float: ncnn's sum * scale_in, the int converted to float first).
 static NCNN_MP_INLINE float mul_if(int sum, float b) {
 #if !NCNN_MP_SOFT_STEPS

@@ -462,8 +462,8 @@ private:
             return -100;
         }
         for (int p = 0; p < num_output_; p++) {
-            float ws = weight_scale(p, group);  // (mul_ff: the same product, without a library call on rv32)
-            scales[p] = (float_bits(ws) & 0x7fffffffu) == 0 ? 0.f : 1.f / mul_ff(bottom_scales_[0], ws);
+            float ws = weight_scale(p, group);  // (mul_ff, recip_ff: the same numbers, fewer library calls)
+            scales[p] = (float_bits(ws) & 0x7fffffffu) == 0 ? 0.f : recip_ff(mul_ff(bottom_scales_[0], ws));
             if (requantize) {
                 scales[num_output_ + p] = top_scales_[0];
             }

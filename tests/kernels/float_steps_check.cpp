@@ -101,6 +101,18 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    printf("mul_ff, add_ff, mul_if: %ld draws each, equal to the hardware's; mul_high_halves: %ld, equal\n", n, 4 * n);
+    // recip_ff against the hardware's 1 / a: random patterns of every class, and the mantissas
+    // next to a power of two (the rounding's carry into the exponent)
+    for (long i = 0; i < n; i++) {
+        float a = i % 4 == 0 ? bits_float(next()) : draw(1.0f);
+        if (i % 16 == 1) {
+            a = bits_float((next() & 0xff800000u) | (i % 32 == 1 ? 0x7fffffu - (next() % 64) : next() % 64));
+        }
+        volatile float va = a;
+        float want = 1.f / va, got = recip_ff(a);
+        if (!same(got, want)) return fail("recip_ff", 1.f, a, got, want);
+    }
+    printf("mul_ff, add_ff, mul_if, recip_ff: %ld draws each, equal to the hardware's; mul_high_halves: %ld, "
+           "equal\n", n, 4 * n);
     return 0;
 }
