@@ -174,7 +174,7 @@ typedef int16_t Block4Col;
 #define BLOCK4_ROWS 2
 void block4(const int16_t *cols, const signed char *w, int rows, int n, int *sums) {
     const signed char *w1 = rows > 1 ? w + n : w;
-    for (int k = 0; k < n; k += LX106_CHUNK) {  // (kernel_lx106.h: 508 positions a call)
+    for (int k = 0; k < n || k == 0; k += LX106_CHUNK) {  // (508 positions a call; n 0: the sums stored 0)
         ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK,
                              reinterpret_cast<int32_t *>(sums), k > 0);
     }
