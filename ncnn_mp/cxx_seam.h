@@ -121,10 +121,12 @@ long ncnn_mp_cxx_arena_allocator_plan(ncnn_allocator_t a, unsigned char *out, si
 // ---- A frame to int8 (cxx_pixels_int8.cpp) ----
 
 // One channel's way from a frame's value to the int8 an int8 first layer reads: ncnn's
-// substract_mean_normalize with this mean and norm (NULL: none), then its quantize with scale.
+// substract_mean_normalize with this mean and norm (NULL: none), then its quantize with scale;
+// and its result for each whole value 0..255 (a frame's values where it is not resized).
 typedef struct {
     float norm, add, scale;
     int op;  // 1: mean, 2: norm, 3: both (0: neither)
+    signed char table[256];
 } ncnn_mp_int8_step_t;
 void ncnn_mp_int8_step(ncnn_mp_int8_step_t *s, const float *mean, const float *norm, float scale);
 // n values (from_pixels_resize's, exactly) of one row to int8, the same float operations in

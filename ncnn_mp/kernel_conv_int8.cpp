@@ -5,11 +5,17 @@
 // then kernel position); then for each pair of output channels four sums at once: per k
 // two loads of inputs, two of weights, four multiply-accumulates. The gather costs
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
+// On lx106, rv32 and Thumb-2 without DSP (NCNN_MP_BLOCK4) four pixels are gathered (gather4)
+// and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_lx106.h,
+// kernel_rv32.h, kernel_thumb2.h), the same exact sums.
 // depthwise_int8: one plane per channel, an output row at a time: 3x3 as three passes of
 // three taps (the Cortex-M3's 13 registers hold three weights, not nine), the sums in a row
 // of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
+#include "kernel_lx106.h"
+#include "kernel_rv32.h"
+#include "kernel_thumb2.h"
 
 #if NCNN_MP_KERNELS
 
@@ -102,11 +108,113 @@ int dot(const signed char *c, int stride, const signed char *w, int n) {
     return s;
 }
 
+#if NCNN_MP_BLOCK4
+// Pixels pix .. pix + 3's receptive fields (n = inch * maxk values each), interleaved:
+// cols[4k + j] pixel pix + j's k-th value (past the last pixel, count < 4: the last again).
+// T int16 on lx106: sign-extended here once for every output channel (no instruction for it).
+template<typename T>
+void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int count, T *cols) {
+    const signed char *a = field(in, q0, s, pix), *b = field(in, q0, s, pix + (count > 1 ? 1 : 0)),
+                      *c = field(in, q0, s, pix + (count > 2 ? 2 : count - 1)),
+                      *d = field(in, q0, s, pix + (count > 3 ? 3 : count - 1));
+    const size_t cstep = in.cstep;
+    if (sizeof(T) == 1 && s.maxk == 1 && d == a + 3 && (reinterpret_cast<uintptr_t>(a) & 3) == 0 &&
+        (cstep & 3) == 0) {  // (four neighbours, word-aligned in every plane: a word a channel)
+        for (int q = 0; q < inch; q++, a += cstep, cols += 4) {
+            memcpy(cols, a, 4);
+        }
+        return;
+    }
+    if (s.maxk == 1) {
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep, cols += 4) {
+            cols[0] = *a;
+            cols[1] = *b;
+            cols[2] = *c;
+            cols[3] = *d;
+        }
+        return;
+    }
+    if (s.kernel_w == 3 && s.kernel_h == 3) {  // (unrolled: constant offsets into cols)
+        const int dw = s.dilation_w, r = s.dilation_h * in.w;
+        for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep) {
+            for (int y = 0; y < 3; y++, cols += 12) {
+                const int o = y * r;
+                cols[0] = a[o];
+                cols[1] = b[o];
+                cols[2] = c[o];
+                cols[3] = d[o];
+                cols[4] = a[o + dw];
+                cols[5] = b[o + dw];
+                cols[6] = c[o + dw];
+                cols[7] = d[o + dw];
+                cols[8] = a[o + 2 * dw];
+                cols[9] = b[o + 2 * dw];
+                cols[10] = c[o + 2 * dw];
+                cols[11] = d[o + 2 * dw];
+            }
+        }
+        return;
+    }
+    for (int q = 0; q < inch; q++, a += cstep, b += cstep, c += cstep, d += cstep) {
+        for (int k = 0; k < s.maxk; k++, cols += 4) {
+            const int o = s.ofs[k];
+            cols[0] = a[o];
+            cols[1] = b[o];
+            cols[2] = c[o];
+            cols[3] = d[o];
+        }
+    }
+}
+#endif
+
+// The sums of four pixels' gathered columns with `rows` (1 .. BLOCK4_ROWS) weight rows of n,
+// row r at w + r * n: sums[r * 4 + j]. Rows past `rows` repeat the last (their sums unused).
+#if NCNN_MP_LX106
+typedef int16_t Block4Col;
+#define BLOCK4_ROWS 2
+void block4(const int16_t *cols, const signed char *w, int rows, int n, int *sums) {
+    const signed char *w1 = rows > 1 ? w + n : w;
+    for (int k = 0; k < n || k == 0; k += LX106_CHUNK) {  // (508 positions a call; n 0: the sums stored 0)
+        ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK,
+                             reinterpret_cast<int32_t *>(sums), k > 0);
+    }
+}
+#elif NCNN_MP_RV32
+typedef signed char Block4Col;
+#define BLOCK4_ROWS 4
+void block4(const signed char *cols, const signed char *w, int rows, int n, int *sums) {
+    const signed char *w1 = rows > 1 ? w + n : w, *w2 = rows > 2 ? w + 2 * n : w1, *w3 = rows > 3 ? w + 3 * n : w2;
+    ncnn_mp_rv32_dot4x4(cols, w, w1, w2, w3, n, reinterpret_cast<int32_t *>(sums));
+}
+#elif NCNN_MP_THUMB2
+typedef signed char Block4Col;
+#define BLOCK4_ROWS 2
+void block4(const signed char *cols, const signed char *w, int rows, int n, int *sums) {
+    ncnn_mp_thumb2_dot2x4(cols, w, rows > 1 ? w + n : w, n, reinterpret_cast<int32_t *>(sums));
+}
+#endif
+
 }  // namespace
 
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
     const int n = inch * s.maxk, npix = s.outw * s.outh;
+#if NCNN_MP_BLOCK4
+    // Four pixels at a time, BLOCK4_ROWS weight rows a call (the core's block: block4 above).
+    for (int pix = 0; pix < npix; pix += 4) {
+        const int count = npix - pix < 4 ? npix - pix : 4;
+        gather4(in, q0, inch, s, pix, count, reinterpret_cast<Block4Col *>(cols));
+        for (int p = 0; p < outch; p += BLOCK4_ROWS) {
+            const int rows = outch - p < BLOCK4_ROWS ? outch - p : BLOCK4_ROWS;
+            int sums[4 * BLOCK4_ROWS];
+            block4(reinterpret_cast<const Block4Col *>(cols), weights + p * n, rows, n, sums);
+            for (int r = 0; r < rows; r++) {
+                put_row_int8(out, out_p0 + p + r, pix, sums + r * 4, count);
+            }
+        }
+    }
+    return;
+#endif
     for (int pix = 0; pix < npix; pix += 2) {
         bool two = pix + 1 < npix;
         gather2(in, q0, inch, s, pix, two, cols);
@@ -151,11 +259,50 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
 
 namespace {
 
+#if NCNN_MP_LX106
+// x * w on lx106 without sign-extending x (no instruction for it): MUL16S multiplies the low
+// halves as signed, and the unsigned byte of x shifted left by 8 is 256 x there.
+NCNN_MP_INLINE int mul16s(int a, int b) {
+    int p;
+    __asm__("mul16s %0, %1, %2" : "=r"(p) : "r"(a), "r"(b));
+    return p;
+}
+
+NCNN_MP_INLINE int high_byte(const signed char *p) {
+    return *reinterpret_cast<const unsigned char *>(p) << 8;
+}
+
+// taps3 (below) on lx106: the sums are 256 times the true ones (|9 * 128 * 128 * 256| < 2^31)
+// until the last row (Pass 2) divides them, exactly.
+template<int Pass>
+void taps3_lx106(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+    if (sw == 1 && d == 1) {
+        int x0 = high_byte(r), x1 = high_byte(r + 1);
+        for (int j = 0; j < n; j++) {
+            int x2 = high_byte(r + j + 2);
+            int v = mul16s(x0, w0) + mul16s(x1, w1) + mul16s(x2, w2);
+            sums[j] = Pass == 0 ? v : Pass == 1 ? sums[j] + v : (sums[j] + v) >> 8;
+            x0 = x1;
+            x1 = x2;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, r += sw) {
+        int v = mul16s(high_byte(r), w0) + mul16s(high_byte(r + d), w1) + mul16s(high_byte(r + 2 * d), w2);
+        sums[j] = Pass == 0 ? v : Pass == 1 ? sums[j] + v : (sums[j] + v) >> 8;
+    }
+}
+#endif
+
 // One kernel row's three taps (weights w0, w1, w2, d apart) along an output row of n:
-// sums[j] = (or +=, !First) the three products. Stride 1 without dilation slides a window,
-// one load an output.
-template<bool First>
+// sums[j] = (Pass 0) or += (Pass 1, 2: the kernel's second and third rows) the three products.
+// Stride 1 without dilation slides a window, one load an output.
+template<int Pass>
 void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+#if NCNN_MP_LX106
+    return taps3_lx106<Pass>(r, n, sw, d, w0, w1, w2, sums);
+#endif
+    const bool First = Pass == 0;
     if (sw == 1 && d == 1) {
         int x0 = r[0], x1 = r[1];
         for (int j = 0; j < n; j++) {
@@ -173,6 +320,33 @@ void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, i
     }
 }
 
+#if NCNN_MP_RV32
+// A 3x3 kernel's nine taps along an output row of n at once (31 registers hold the nine
+// weights and a sliding 3x3 window): sums[j] written once, no pass over the row per kernel row.
+void taps9(const signed char *p, int r1, int n, int sw, int d, const signed char *k, int *sums) {
+    const int k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4], k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
+    const signed char *a = p, *b = p + r1, *c = p + 2 * r1;
+    if (sw == 1 && d == 1) {
+        int a0 = a[0], a1 = a[1], b0 = b[0], b1 = b[1], c0 = c[0], c1 = c[1];
+        for (int j = 0; j < n; j++) {
+            int a2 = a[j + 2], b2 = b[j + 2], c2 = c[j + 2];
+            sums[j] = a0 * k0 + a1 * k1 + a2 * k2 + b0 * k3 + b1 * k4 + b2 * k5 + c0 * k6 + c1 * k7 + c2 * k8;
+            a0 = a1;
+            a1 = a2;
+            b0 = b1;
+            b1 = b2;
+            c0 = c1;
+            c1 = c2;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, a += sw, b += sw, c += sw) {
+        sums[j] = a[0] * k0 + a[d] * k1 + a[2 * d] * k2 + b[0] * k3 + b[d] * k4 + b[2 * d] * k5 + c[0] * k6 +
+                  c[d] * k7 + c[2 * d] * k8;
+    }
+}
+#endif
+
 }  // namespace
 
 void depthwise_int8(const Planes<signed char> &in, const signed char *weights, const ConvShape &s, int *sums,
@@ -185,9 +359,14 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
             const signed char *p = plane + i * row;
             if (s.kernel_w == 3 && s.kernel_h == 3) {  // row by row: three weights in registers at a time
                 const int d = s.dilation_w, r1 = s.dilation_h * in.w;
-                taps3<true>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
-                taps3<false>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
-                taps3<false>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
+#if NCNN_MP_RV32
+                taps9(p, r1, s.outw, sw, d, k, sums);
+                put_row_int8(out, g, i * s.outw, sums, s.outw);
+                continue;
+#endif
+                taps3<0>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
+                taps3<1>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
+                taps3<2>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
             } else {
                 for (int j = 0; j < s.outw; j++, p += sw) {
                     int sum = 0;

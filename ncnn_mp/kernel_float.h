@@ -53,6 +53,20 @@
 
 namespace ncnn_mp_kernels {
 
+// The high word of x * m (0 <= m < 2^31) from four 16x16 products, exact, for a core without a
+// high multiply (kernels.h mul_high): x * m = xh*mh 2^32 + (xh*ml + xl*mh) 2^16 + xl*ml, with
+// x = xh 2^16 + xl, m = mh 2^16 + ml (xl, ml the unsigned low halves); the middle and low
+// words' bits below 2^32 carry (their 16-bit pieces' sum) >> 16 into the high word (what is
+// below 2^16 in the lowest word cannot reach the next 2^32). Every product fits 32 bits.
+static NCNN_MP_INLINE int32_t mul_high_halves(int32_t x, int32_t m) {
+    const uint32_t xl = static_cast<uint32_t>(x) & 0xffffu, ml = static_cast<uint32_t>(m) & 0xffffu;
+    const int32_t xh = x >> 16, mh = m >> 16;
+    const uint32_t ll = xl * ml, lh = xl * static_cast<uint32_t>(mh);
+    const int32_t hl = xh * static_cast<int32_t>(ml);
+    const uint32_t carry = ((ll >> 16) + (lh & 0xffffu) + (static_cast<uint32_t>(hl) & 0xffffu)) >> 16;
+    return xh * mh + (hl >> 16) + static_cast<int32_t>(lh >> 16) + static_cast<int32_t>(carry);
+}
+
 static NCNN_MP_INLINE uint32_t float_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
@@ -149,6 +163,52 @@ static NCNN_MP_INLINE float mul_ff(float a, float b) {
         return bits_float((ua ^ ub) & 0x80000000u);  // (a zero times a finite number)
     }
     return a * b;
+}
+
+// 1 / a, correctly rounded (to nearest, ties to even), for the kernels' per-channel
+// 1 / (input scale * weight scale) (a division is a long library call on these cores): the
+// mantissa m's reciprocal 2^47 / m by long division in bytes (three 32-bit divisions; each
+// remainder is under m < 2^24, so shifted by 8 it stays within 32 bits), the remainder deciding
+// the rounding. A zero, subnormal, infinite or NaN a, or a result out of the normal range, goes
+// to the compiler's division. tests/kernels/float_steps_check.cpp checks every float.
+static NCNN_MP_INLINE float recip_ff(float a) {
+#if !NCNN_MP_SOFT_STEPS  // (lx106 measured slower with this: its 32-bit divisions are library calls too)
+    return 1.f / a;
+#endif
+    const uint32_t ua = float_bits(a);
+    if (!normal_float(ua)) {
+        return 1.f / a;
+    }
+    const uint32_t m = (ua & 0x7fffffu) | 0x800000u;
+    if (m == 0x800000u) {  // a power of two: exact
+        const int e = 254 - static_cast<int>((ua >> 23) & 0xffu);
+        if (e < 1 || e > 254) {
+            return 1.f / a;
+        }
+        return bits_float((ua & 0x80000000u) | (static_cast<uint32_t>(e) << 23));
+    }
+    // q = floor(2^47 / m), in (2^23, 2^24) for m in (2^23, 2^24)
+    uint32_t q = 0x80000000u / m, r = 0x80000000u - q * m;
+    uint32_t d = (r << 8) / m;
+    r = (r << 8) - d * m;
+    q = (q << 8) | d;
+    d = (r << 8) / m;
+    r = (r << 8) - d * m;
+    q = (q << 8) | d;
+    if (2 * r > m || (2 * r == m && (q & 1u))) {  // (2 * r < 2^25: no overflow)
+        q++;
+    }
+    // 1 / a = q * 2^-47 * 2^(127 - e_a) ... as a float: mantissa q (24 bits, or 2^24 after the
+    // rounding carried), exponent 253 - e_a (q in [2^23, 2^24): the value is q 2^(-23) 2^(126 - (e_a - 127)))
+    int e = 253 - static_cast<int>((ua >> 23) & 0xffu);
+    if (q == 0x1000000u) {
+        q = 0x800000u;
+        e++;
+    }
+    if (e < 1 || e > 254) {
+        return 1.f / a;
+    }
+    return bits_float((ua & 0x80000000u) | (static_cast<uint32_t>(e) << 23) | (q & 0x7fffffu));
 }
 
 // sum * b (int * float: ncnn's sum * scale_in, the int converted to float first).

@@ -362,7 +362,8 @@ private:
         const int inch_g = channels / group, outch_g = num_output_ / group;
         ncnn::Mat cols;
         if (!depthwise) {
-            cols.create(2 * inch_g * maxk, static_cast<size_t>(int8 ? 1u : 4u), opt.workspace_allocator);
+            cols.create(int8 ? static_cast<int>(conv_int8_cols(inch_g * maxk)) : 2 * inch_g * maxk,
+                        static_cast<size_t>(int8 ? 1u : 4u), opt.workspace_allocator);
             if (cols.empty()) {
                 return -100;
             }
@@ -461,8 +462,8 @@ private:
             return -100;
         }
         for (int p = 0; p < num_output_; p++) {
-            float ws = weight_scale(p, group);
-            scales[p] = ws == 0 ? 0.f : 1.f / (bottom_scales_[0] * ws);
+            float ws = weight_scale(p, group);  // (mul_ff, recip_ff: the same numbers, fewer library calls)
+            scales[p] = (float_bits(ws) & 0x7fffffffu) == 0 ? 0.f : recip_ff(mul_ff(bottom_scales_[0], ws));
             if (requantize) {
                 scales[num_output_ + p] = top_scales_[0];
             }

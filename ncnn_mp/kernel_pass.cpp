@@ -68,6 +68,7 @@ public:
         scale_a_ = pd.get(20, 0.f);
         scale_b_ = pd.get(21, 0.f);
         scale_out_ = pd.get(22, 0.f);
+        align_corner_ = pd.get(6, 0);  // (Interp's)
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
@@ -256,11 +257,65 @@ private:
         return 0;
     }
 
+    // A bilinear resize's taps along one axis as ncnn's Interp computes them (its linear_coeffs:
+    // source index ofs[i] and weight 1 - f, f for it and the next), if every f is a multiple of
+    // 1/16 (the x2 and x0.5 resizes of a feature pyramid: 0, 1/4, 1/2, 3/4, 1): then ofs[i] and
+    // f * 16 in weight[i]. False where ncnn's taps would not be that (or a side under 2).
+    bool bilinear_16ths(int w, int outw, int *ofs, signed char *weight) const {
+        if (w < 2 || outw < 1 || (align_corner_ && outw < 2)) {
+            return false;
+        }
+        const double scale = align_corner_ ? static_cast<double>(w - 1) / (outw - 1) : static_cast<double>(w) / outw;
+        for (int i = 0; i < outw; i++) {
+            float f = align_corner_ ? static_cast<float>(i * scale) : static_cast<float>((i + 0.5) * scale - 0.5);
+            int sx = static_cast<int>(floorf(f));
+            f -= static_cast<float>(sx);
+            if (sx < 0) {
+                sx = 0;
+                f = 0.f;
+            }
+            if (sx >= w - 1) {
+                sx = w - 2;
+                f = 1.f;
+            }
+            const float t = f * 16.f;
+            const int k = static_cast<int>(t);
+            if (!(t >= 0.f && t <= 16.f) || static_cast<float>(k) != t) {
+                return false;
+            }
+            ofs[i] = sx;
+            weight[i] = static_cast<signed char>(k);
+        }
+        return true;
+    }
+
+    // One channel of a bilinear resize in integers, taps in 16ths (bilinear_16ths): each output
+    // n / 256 exactly, n = sum of value x 16 (1 - fx) x 16 (1 - fy) ..., rounded half away from
+    // zero as ncnn's float2int8 does. ncnn's float path computes the same n / 256 without
+    // rounding (every product and sum of int8 values and 16ths is exact in float32), so this is
+    // its result bit for bit; interp_int8 checks that on the first channel too.
+    static void bilinear_int8(const signed char *src, int w, signed char *dst, int outw, int outh, const int *xofs,
+                              const signed char *ax, const int *yofs, const signed char *by) {
+        for (int dy = 0; dy < outh; dy++, dst += outw) {
+            const signed char *r0 = src + yofs[dy] * w, *r1 = r0 + w;
+            const int b1 = by[dy], b0 = 16 - b1;
+            for (int dx = 0; dx < outw; dx++) {
+                const int sx = xofs[dx], a1 = ax[dx], a0 = 16 - a1;
+                const int n = (r0[sx] * a0 + r0[sx + 1] * a1) * b0 + (r1[sx] * a0 + r1[sx + 1] * a1) * b1;
+                const int q = ((n < 0 ? -n : n) + 128) >> 8;
+                dst[dx] = static_cast<signed char>(n < 0 ? -(q > 127 ? 127 : q) : (q > 127 ? 127 : q));
+            }
+        }
+    }
+
     // ncnn's Interp (any resize type, scale or output size) on an int8 blob: each channel's
     // int8 values as floats through the build's own Interp, rounded back to int8 in the same
     // scale (ncnn's float2int8). Nearest copies the values; bilinear and bicubic give what
     // ncnn's layer gives on the same values, rounded: within half an int8 step of the float
-    // path. One channel at a time, so no float copy of the whole blob exists.
+    // path. One channel at a time, so no float copy of the whole blob exists. A bilinear resize
+    // whose taps are 16ths (bilinear_16ths) runs the channels after the first in integers
+    // (bilinear_int8: the same bytes; on a soft-float core a few percent of the instructions),
+    // once the first channel's float result and integer result agree.
     int interp_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
         ncnn::Option o = opt;
         o.blob_allocator = opt.workspace_allocator;
@@ -307,6 +362,101 @@ private:
             for (int i = 0; i < top.w * top.h; i++) {
                 d[i] = float2int8(v[i]);
             }
+            if (q == 0 && channels > 1 && (op_type_ == 2 || (op_type_ == 1 && channels > 3))) {
+                int ret2 = op_type_ == 2 ? interp_rest_int8(bottom, top, channels, opt)
+                                         : nearest_rest_int8(bottom, top, channels, o);
+                if (ret2 != 1) {
+                    return ret2;  // (done, or out of memory)
+                }
+            }
+        }
+        return 0;
+    }
+
+    // Channels 1.. of a nearest Interp as copies of bytes, from where the build's own Interp
+    // takes each output: its forward of a plane holding each value's column, and of one holding
+    // its row (exact in float32), read as an output's source column (along the first row) and row
+    // (down the first column); used where channel 0 so copied is the float path's (in top), which
+    // holds for ncnn's nearest (a source column per output column, a row per output row).
+    // 0 done, -100 out of memory, 1 not this case.
+    int nearest_rest_int8(const ncnn::Mat &bottom, ncnn::Mat &top, int channels, const ncnn::Option &o) const {
+        const int w = bottom.w, h = bottom.h, outw = top.w, outh = top.h;
+        if (w >= (1 << 24) || h >= (1 << 24)) {
+            return 1;
+        }
+        ncnn::Mat maps(outw + outh, static_cast<size_t>(4u), o.workspace_allocator);
+        ncnn::Mat index(w, h, 1, static_cast<size_t>(4u), o.workspace_allocator);
+        ncnn::Mat check(outw * outh, static_cast<size_t>(1u), o.workspace_allocator);
+        if (maps.empty() || index.empty() || check.empty()) {
+            return -100;
+        }
+        int *xofs = static_cast<int *>(maps.data), *yofs = xofs + outw;
+        for (int axis = 0; axis < 2; axis++) {
+            float *v = static_cast<float *>(index.data);
+            for (int y = 0; y < h; y++) {
+                for (int x = 0; x < w; x++) {
+                    v[y * w + x] = static_cast<float>(axis == 0 ? x : y);
+                }
+            }
+            ncnn::Mat out;
+            int ret = native_->forward(index, out, o);
+            if (ret != 0 || out.w != outw || out.h != outh || out.elemsize != 4u || out.elempack != 1) {
+                return ret == -100 ? -100 : 1;
+            }
+            const float *r = static_cast<const float *>(out.data);
+            for (int i = 0; i < (axis == 0 ? outw : outh); i++) {
+                const float f = r[axis == 0 ? i : i * outw];
+                const int k = static_cast<int>(f);
+                if (!(f >= 0.f) || static_cast<float>(k) != f || k >= (axis == 0 ? w : h)) {
+                    return 1;
+                }
+                (axis == 0 ? xofs : yofs)[i] = k;
+            }
+        }
+        signed char *c = static_cast<signed char *>(check.data);
+        nearest_int8(static_cast<const signed char *>(bottom.data), w, c, outw, outh, xofs, yofs);
+        if (memcmp(c, top.data, static_cast<size_t>(outw) * outh) != 0) {
+            return 1;
+        }
+        for (int q = 1; q < channels; q++) {
+            nearest_int8(static_cast<const signed char *>(bottom.data) + q * bottom.cstep, w,
+                         static_cast<signed char *>(top.data) + q * top.cstep, outw, outh, xofs, yofs);
+        }
+        return 0;
+    }
+
+    static void nearest_int8(const signed char *src, int w, signed char *dst, int outw, int outh, const int *xofs,
+                             const int *yofs) {
+        for (int dy = 0; dy < outh; dy++, dst += outw) {
+            const signed char *row = src + yofs[dy] * w;
+            for (int dx = 0; dx < outw; dx++) {
+                dst[dx] = row[xofs[dx]];
+            }
+        }
+    }
+
+    // Channels 1.. of a bilinear Interp in integers where its taps are 16ths and channel 0's
+    // integer result is the float path's (in top): 0 done, -100 out of memory, 1 not this case.
+    int interp_rest_int8(const ncnn::Mat &bottom, ncnn::Mat &top, int channels, const ncnn::Option &opt) const {
+        const int w = bottom.w, h = bottom.h, outw = top.w, outh = top.h;
+        // (the taps' sources as ints, their weights as bytes, then channel 0 again)
+        ncnn::Mat taps(5 * (outw + outh) + outw * outh, static_cast<size_t>(1u), opt.workspace_allocator);
+        if (taps.empty()) {
+            return -100;
+        }
+        int *xofs = static_cast<int *>(taps.data), *yofs = xofs + outw;
+        signed char *ax = reinterpret_cast<signed char *>(yofs + outh), *by = ax + outw;
+        signed char *check = by + outh;
+        if (!bilinear_16ths(w, outw, xofs, ax) || !bilinear_16ths(h, outh, yofs, by)) {
+            return 1;
+        }
+        bilinear_int8(static_cast<const signed char *>(bottom.data), w, check, outw, outh, xofs, ax, yofs, by);
+        if (memcmp(check, top.data, static_cast<size_t>(outw) * outh) != 0) {
+            return 1;  // (not ncnn's taps after all: the float path for every channel)
+        }
+        for (int q = 1; q < channels; q++) {
+            bilinear_int8(static_cast<const signed char *>(bottom.data) + q * bottom.cstep, w,
+                          static_cast<signed char *>(top.data) + q * top.cstep, outw, outh, xofs, ax, yofs, by);
         }
         return 0;
     }
@@ -476,10 +626,25 @@ private:
         }
         const int channels = a.dims >= 3 ? a.c : 1;
         const int size = a.w * (a.dims >= 2 ? a.h : 1) * (a.dims == 4 ? a.d : 1);
+        // An add whose ratios are under 2^14 (every int8 model's) in 32-bit arithmetic, the same
+        // result: with R = H 2^16 + L (L < 2^16), a RA + b RB + 2^23 = x 2^16 + y for
+        // x = a HA + b HB (|x| < 2^30) and y = a LA + b LB + 2^23 (|y| < 2^25), so
+        // (v + 2^23) >> 24 = (x + (y >> 16)) >> 8. (A 64-bit product is a library call on lx106.)
+        const bool narrow = add && mult_a < (static_cast<int64_t>(1) << 38) && mult_b < (static_cast<int64_t>(1) << 38);
+        const int32_t ha = static_cast<int32_t>(mult_a >> 16), la = static_cast<int32_t>(mult_a & 0xffff);
+        const int32_t hb = static_cast<int32_t>(mult_b >> 16), lb = static_cast<int32_t>(mult_b & 0xffff);
         for (int q = 0; q < channels; q++) {
             const signed char *pa = static_cast<const signed char *>(a.data) + q * a.cstep;
             const signed char *pb = static_cast<const signed char *>(b.data) + q * b.cstep;
             signed char *out = static_cast<signed char *>(top.data) + q * top.cstep;
+            if (narrow) {
+                for (int i = 0; i < size; i++) {
+                    int32_t x = pa[i] * ha + pb[i] * hb, y = pa[i] * la + pb[i] * lb + (1 << 23);
+                    int32_t r = (x + (y >> 16)) >> 8;
+                    out[i] = static_cast<signed char>(r > 127 ? 127 : r < -127 ? -127 : r);
+                }
+                continue;
+            }
             for (int i = 0; i < size; i++) {
                 int64_t v = add ? pa[i] * mult_a + pb[i] * mult_b : static_cast<int64_t>(pa[i] * pb[i]) * mult_a;
                 int64_t r = (v + half) >> shift;
@@ -520,7 +685,8 @@ private:
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
     bool max_ = false;
-    int op_type_ = 0;                                  // BinaryOp's operation
+    int op_type_ = 0;                                  // BinaryOp's operation, Interp's resize type
+    int align_corner_ = 0;                             // Interp's
     float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none); scale_a_
                                                        // also an int8 Sigmoid's, Reshape's or Permute's input's
 };

@@ -27,18 +27,34 @@ bool fixed_point(float v, int32_t &mult, int32_t &round, int8_t &shift) {
     return true;
 }
 
-// round(v) half away from zero, if |v| < 2^30.
+// round(v) half away from zero, if |v| < 2^30: from the float's bits (this runs per output
+// channel per forward, and a float conversion, subtraction and comparison are library calls on
+// the soft-float cores; kernels.h float2int8 rounds the same way).
 bool rounded(float v, int32_t &out) {
-    if (!(v > -1073741824.f && v < 1073741824.f)) {
+    const uint32_t b = float_bits(v), a = b & 0x7fffffffu;
+    if (a >= 0x4e800000u) {  // |v| >= 2^30, inf or NaN
         return false;
     }
-    float a = v < 0.f ? -v : v;
-    int32_t r = static_cast<int32_t>(a);  // (truncated; a float this size minus it is exact)
-    if (a - static_cast<float>(r) >= 0.5f) {
-        r++;
+    int32_t r = 0;
+    if (a >= 0x3f000000u) {  // |v| >= 0.5: mantissa m, |v| = m * 2^(e - 150), e in 126..156
+        const int shift = 150 - static_cast<int>(a >> 23);
+        const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+        r = static_cast<int32_t>(shift <= 0 ? m << -shift : (m + (1u << (shift - 1))) >> shift);
     }
-    out = v < 0.f ? -r : r;
+    out = b >> 31 ? -r : r;
     return true;
+}
+
+// A channel whose weight scale is zero (all its weights zero: a pruned channel, common in
+// trained models): ncnn dequantizes every sum to sum * 0, +-0, so its output is one int8
+// value, the float steps' for a sum of 0 (the sign of a zero reaches no int8 result: it
+// gives +0 or -0 through every activation, or the same sigmoid). As a Requant: the product's
+// high word, 0 or -1, shifted by 31 (0 or -1), clamped to [c, c].
+Requant constant(float bias, int activation_type, const float *activation_params, float scale_out) {
+    float v = activate(add_ff(0.f, bias), activation_type, activation_params);
+    int8_t c = static_cast<int8_t>(float2int8(mul_ff(v, scale_out)));
+    Requant r = { 0, 1, 1, 0, 0, 31, 31, c, c };
+    return r;
 }
 
 }  // namespace
@@ -47,8 +63,11 @@ Requant make_requant(float scale_in, float d, float scale_out, float bias, int a
                      const float *activation_params, int n) {
     Requant r = { 0, 0, 0, 0, 0, 0, 0, -127, 127 };  // (bias, mult, neg_mult, round, neg_round,
     const Requant keep_float = r;                    //  shift, neg_shift, lo, hi; mult 0: floats)
+    if (scale_in == 0.f) {  // (a zero weight scale: ncnn's float steps give one value for every sum)
+        return constant(bias, activation_type, activation_params, scale_out);
+    }
     float m = mul_ff(scale_in, scale_out);
-    if (scale_in == 0.f || !fixed_point(m, r.mult, r.round, r.shift) || !rounded(mul_ff(bias, d), r.bias)) {
+    if ( !fixed_point(m, r.mult, r.round, r.shift) || !rounded(mul_ff(bias, d), r.bias)) {
         return keep_float;
     }
     // sum + bias within 32 bits: |sum| <= 127 * 127 * n

@@ -80,6 +80,32 @@
 #define NCNN_MP_LAYER_Permute NCNN_MP_LAYER_DEFAULT
 #endif
 
+// Xtensa cores with the call0 ABI (lx106, the ESP8266's: MUL16, no MAC, no SEXT): conv_int8's
+// MAC loop in assembly (kernel_lx106.h) over four pixels' values gathered as int16.
+#if defined(__XTENSA__) && defined(__XTENSA_CALL0_ABI__) && !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_LX106 1
+#else
+#define NCNN_MP_LX106 0
+#endif
+// 32-bit RISC-V with the M extension and 32 registers (rv32imac, the ESP32-C3's rv32imc):
+// conv_int8's MAC loop in assembly (kernel_rv32.h) over four pixels' values.
+#if defined(__riscv) && __riscv_xlen == 32 && defined(__riscv_mul) && !defined(__riscv_32e) && \
+    !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_RV32 1
+#else
+#define NCNN_MP_RV32 0
+#endif
+// Thumb-2 without the DSP extension's form (the Cortex-M3; kernel_dsp.h where there is one):
+// conv_int8's MAC loop in assembly (kernel_thumb2.h) over four pixels' values.
+#if defined(__thumb2__) && !(defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && !defined(NCNN_MP_NO_DSP)) && \
+    !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_THUMB2 1
+#else
+#define NCNN_MP_THUMB2 0
+#endif
+// Any of them: conv_int8 a block of four pixels at a time.
+#define NCNN_MP_BLOCK4 (NCNN_MP_LX106 || NCNN_MP_RV32 || NCNN_MP_THUMB2)
+
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
 // camera-sized input never exists whole (RetinaFace's first layer at 160x160: 77 KiB whole,
@@ -179,6 +205,16 @@ struct ConvShape {
     int maxk;
 };
 
+// The high word of x * m (0 <= m < 2^31), exact: the 64-bit product's, or on lx106 (MUL32
+// without MUL32_HIGH: the 64-bit product is a libgcc call) kernel_float.h's mul_high_halves.
+static NCNN_MP_INLINE int32_t mul_high(int32_t x, int32_t m) {
+#if NCNN_MP_LX106
+    return mul_high_halves(x, m);
+#else
+    return static_cast<int32_t>((static_cast<int64_t>(x) * m) >> 32);
+#endif
+}
+
 // A channel's fixed-point requantization, for an int8 output made from int8 sums with no
 // float operation (int8 from layer to layer: docs/kernels.md "int8 between layers"):
 //   q = clamp(round((sum + bias) * M), lo, hi)
@@ -190,9 +226,9 @@ struct ConvShape {
 // (one 32x32 multiply, an add and a shift; the low word only ever adds less than 1 before a
 // floor). A negative sum + bias takes neg_mult, neg_round, neg_shift: a leaky ReLU's slope
 // folded into M. make_requant (kernel_requant.cpp) derives them, the ReLU or clip bounds
-// and the bias in units of the sum, or mult 0 where a channel keeps ncnn's float steps: a
-// zero weight scale, a sigmoid, mish or hard swish, M >= 0.25 or too small, or sums that
-// could leave 32 bits.
+// and the bias in units of the sum (a zero weight scale: the channel's one value as lo = hi),
+// or mult 0 where a channel keeps ncnn's float steps: a sigmoid, mish or hard swish, M >= 0.25
+// or too small, or sums that could leave 32 bits.
 struct Requant {
     int32_t bias, mult, neg_mult, round, neg_round;
     int8_t shift, neg_shift, lo, hi;
@@ -200,7 +236,7 @@ struct Requant {
     NCNN_MP_INLINE signed char apply(int sum) const {
         int32_t x = sum + bias;
         bool neg = x < 0;
-        int32_t high = static_cast<int32_t>((static_cast<int64_t>(x) * (neg ? neg_mult : mult)) >> 32);
+        int32_t high = mul_high(x, neg ? neg_mult : mult);
         int32_t q = (high + (neg ? neg_round : round)) >> (neg ? neg_shift : shift);
         return static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
     }
@@ -274,6 +310,15 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     if (out.requant != NULL && out.requant[p].mult != 0) {
         const Requant r = out.requant[p];
         signed char *d = static_cast<signed char *>(out.data) + p * out.cstep + i0;
+        if (r.neg_mult == r.mult && r.neg_round == r.round && r.neg_shift == r.shift) {
+            // (no leaky slope: one multiplier, without a choice per output)
+            const int32_t bias = r.bias, mult = r.mult, round = r.round, shift = r.shift, lo = r.lo, hi = r.hi;
+            for (int j = 0; j < n; j++) {
+                int32_t q = (mul_high(sums[j] + bias, mult) + round) >> shift;
+                d[j] = static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
+            }
+            return;
+        }
         for (int j = 0; j < n; j++) {
             d[j] = r.apply(sums[j]);
         }
@@ -284,9 +329,16 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     }
 }
 
+// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32 and
+// Thumb-2 four pixels', on lx106 four pixels' as int16.
+static inline size_t conv_int8_cols(int n) {
+    return static_cast<size_t>(n) * (NCNN_MP_LX106 ? 8u : NCNN_MP_BLOCK4 ? 4u : 2u);
+}
+
 // A convolution of `inch` input planes with outch output channels (one group), output
 // channels out_p0.. in `out`. weights: outch rows of inch * maxk, ncnn's layout.
-// cols: workspace of 2 * inch * maxk elements. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
+// cols: workspace of conv_int8_cols(inch * maxk) bytes (int8), 2 * inch * maxk floats (fp32),
+// 4-byte aligned. (kernel_conv_int8.cpp, kernel_conv_fp32.cpp)
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0);
 void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, const float *bias, int outch,

@@ -1,5 +1,5 @@
 """ncnn_mp/kernel_float.h (the kernels' float steps in integer arithmetic, used on soft-float
-RISC-V) against this machine's float arithmetic, bit for bit: tests/kernels/float_steps_check.cpp
+RISC-V, and lx106's high multiply from halves) against this machine's arithmetic, bit for bit: tests/kernels/float_steps_check.cpp
 built with the host's C++ compiler and run over random operands of every class."""
 
 from __future__ import annotations
@@ -21,4 +21,5 @@ def test_float_steps_equal_the_hardware(tmp_path: Path) -> None:
                     str(REPO / "tests" / "kernels" / "float_steps_check.cpp")], check=True)
     r = subprocess.run([str(exe), "5000000"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout == "mul_ff, add_ff, mul_if: 5000000 draws each, equal to the hardware's\n"
+    assert r.stdout == ("mul_ff, add_ff, mul_if, recip_ff: 5000000 draws each, equal to the hardware's; "
+                        "mul_high_halves: 20000000, equal\n")

@@ -83,6 +83,36 @@ int main(int argc, char **argv) {
         sink = got;
     }
     (void)sink;
-    printf("mul_ff, add_ff, mul_if: %ld draws each, equal to the hardware's\n", n);
+    // mul_high_halves against the 64-bit product: the halves' edges, then random pairs
+    const int32_t xs[] = { 0, 1, -1, 0x7fffffff, -0x7fffffff - 1, 0xffff, 0x10000, -0x10000, -0x10001, 0x7fff, -0x8000 };
+    const int32_t ms[] = { 0, 1, 0xffff, 0x10000, 0x7fffffff, 0x7fffff80, 1 << 30 };
+    for (long i = 0; i < 4 * n; i++) {
+        int32_t x = static_cast<int32_t>(next()), m = static_cast<int32_t>(next() & 0x7fffffffu);
+        if (i < 77) {
+            x = xs[i % 11];
+            m = ms[i / 11];
+        } else {
+            x >>= next() % 32;
+            m >>= next() % 32;
+        }
+        int32_t want = static_cast<int32_t>((static_cast<int64_t>(x) * m) >> 32), got = mul_high_halves(x, m);
+        if (got != want) {
+            printf("mul_high_halves(%d, %d): %d, the 64-bit product gives %d\n", x, m, got, want);
+            return 1;
+        }
+    }
+    // recip_ff against the hardware's 1 / a: random patterns of every class, and the mantissas
+    // next to a power of two (the rounding's carry into the exponent)
+    for (long i = 0; i < n; i++) {
+        float a = i % 4 == 0 ? bits_float(next()) : draw(1.0f);
+        if (i % 16 == 1) {
+            a = bits_float((next() & 0xff800000u) | (i % 32 == 1 ? 0x7fffffu - (next() % 64) : next() % 64));
+        }
+        volatile float va = a;
+        float want = 1.f / va, got = recip_ff(a);
+        if (!same(got, want)) return fail("recip_ff", 1.f, a, got, want);
+    }
+    printf("mul_ff, add_ff, mul_if, recip_ff: %ld draws each, equal to the hardware's; mul_high_halves: %ld, "
+           "equal\n", n, 4 * n);
     return 0;
 }

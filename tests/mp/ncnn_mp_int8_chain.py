@@ -143,17 +143,24 @@ pass_case("ShuffleChannel", "ShuffleChannel s 1 1 a b 0=2", ["a"], ["b"])
 pass_case("Crop", "Crop c 1 1 a b 0=1 1=2 3=3 4=2 5=-233", ["a"], ["b"])
 pass_case("Crop to a reference", "Crop c 2 1 a a2 b 0=1 1=1", ["a", "a2"], ["b"])
 pass_case("Interp nearest x2", "Interp i 1 1 a b 0=1 1=2.0 2=2.0", ["a"], ["b"])
+pass_case("Interp nearest to 7x9", "Interp i 1 1 a b 0=1 3=9 4=7", ["a"], ["b"])
 pass_case("Interp bilinear x2", "Interp i 1 1 a b 0=2 1=2.0 2=2.0", ["a"], ["b"], compare=rounded_to)
 pass_case("Interp bilinear x0.5", "Interp i 1 1 a b 0=2 1=0.5 2=0.5", ["a"], ["b"], compare=rounded_to)
 pass_case("Interp bicubic to 7x9", "Interp i 1 1 a b 0=3 3=9 4=7", ["a"], ["b"], compare=rounded_to)
+# (bilinear x2 and x0.5 above: taps in 16ths, channels after the first in integers; these two
+# in 16ths too, or not: the float path for every channel)
+pass_case("Interp bilinear x2 align corners", "Interp i 1 1 a b 0=2 1=2.0 2=2.0 6=1", ["a"], ["b"], compare=rounded_to)
+pass_case("Interp bilinear to 7x9", "Interp i 1 1 a b 0=2 3=9 4=7", ["a"], ["b"], compare=rounded_to)
 
 
-def binary_case(label, op, model):
-    """An int8 BinaryOp of two int8 blobs in scale TS into scale TO = 24 (ratios exact in float32,
-    so that this model computes the kernel's integers on every port), against `model`."""
+def binary_case(label, op, model, scales=None):
+    """An int8 BinaryOp of two int8 blobs in scale TS (or scales: the ones it is told) into scale
+    TO = 24 (the model's multipliers given as integers, so that it computes the kernel's integers
+    on every port), against `model`."""
+    sa, sb = scales or (TS, TS)
     lines = ["Input data 0 1 data", "Split sp 1 2 data d1 d2", conv_line("c1", "d1", "a", CIN, C, True),
              conv_line("c2", "d2", "a2", CIN, C, True),
-             "BinaryOp op 2 1 a a2 b 0=%d 20=%.1f 21=%.1f 22=24.0" % (op, TS, TS)]
+             "BinaryOp op 2 1 a a2 b 0=%d 20=%.2f 21=%.2f 22=24.0" % (op, sa, sb)]
     chained = net_of(lines, int8_conv(CIN, C, True) + int8_conv(CIN, C, True))
     a, a2, b = run(chained, {"data": data(7, 6, CIN)}, ["a", "a2", "b"])
     bad = 0
@@ -182,6 +189,8 @@ def sigmoid_case():
 sigmoid_case()
 binary_case("BinaryOp add", 0, lambda x, y: (x * 12582912 + y * 12582912 + (1 << 23)) >> 24)  # (24 / 32 * 2^24)
 binary_case("BinaryOp mul", 2, lambda x, y: (x * y * 25165824 + (1 << 29)) >> 30)  # (24 / 32^2 * 2^30)
+# ratios whose multipliers have low 16 bits (round(24 / 20.5 * 2^24), round(24 / 44.25 * 2^24))
+binary_case("BinaryOp add, other scales", 0, lambda x, y: (x * 19641619 + y * 9099507 + (1 << 23)) >> 24, (20.5, 44.25))
 
 # Refused at load: each layer below would read the int8 blob `a` as floats.
 net = ncnn_mp.Net()

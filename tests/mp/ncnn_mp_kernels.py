@@ -462,5 +462,44 @@ for kind in ("Convolution", "ConvolutionDepthWise", "InnerProduct"):
                 failed += 1
                 print("differs:", kind, "int8" if int8 else "fp32", text(params), shape, why)
         print(kind, "int8" if int8 else "fp32", CASES, "cases:", "failed %d" % failed if failed else "equal")
+
+
+def wide_case(c, k, outch, w, h, extreme):
+    """An int8 Convolution whose sums add more products than the lx106 assembly takes a call
+    (kernel_lx106.h: 508 a chunk), its chunks' edges inside kernel rows; extreme: weights and
+    inputs at the int8 ends (127, and weights +-127, -128): rows 0, 2, 4 sum products of one sign."""
+    n = c * k * k
+    params = {0: outch, 1: k, 11: k, 2: 1, 3: 1, 5: 0, 6: outch * n, 8: 1, 9: 0}
+    if extreme:
+        vals = array("b", (pick(127, -127, -128) if o % 2 else (127 if o < 2 else -128) for o in range(outch)
+                           for _ in range(n)))
+    else:
+        vals = array("b", (rand(255) - 127 for _ in range(outch * n)))
+    ws = [f32(uniform(40.0, 200.0)) for _ in range(outch)]
+    m = {"bias": None, "ws": ws, "bs": f32(100.0), "ts": None, "quantized_at_load": False, "w": vals}
+    weights = struct.pack("<I", 0x000D4B38) + bytes(vals) + bytes((4 - len(vals) % 4) % 4) + raw(ws) + raw([m["bs"]])
+    x = ncnn_mp.Mat(w, h, c)
+    for q in range(c):
+        for i in range(w * h):
+            x[q * x.cstep + i] = 2.0 if extreme else uniform(-1.2, 1.2)
+    return params, weights, (w, h, c), m, x
+
+
+failed = 0
+for c, k, outch, w, h, extreme in ((64, 3, 5, 6, 5, True), (64, 3, 3, 7, 3, False), (600, 1, 3, 3, 3, True),
+                                   (113, 3, 2, 5, 4, False), (1100, 1, 2, 2, 3, False)):
+    gc.collect()
+    params, weights, shape, m, x = wide_case(c, k, outch, w, h, extreme)
+    got = in_net("Convolution", params, weights, x)
+    if ON_MCU:
+        want = standalone("Convolution", params, weights, x)
+    else:
+        want = model_layer("Convolution", params, shape, m, values(x), True)
+    why = differs(got, want, False)
+    if why:
+        failed += 1
+        print("differs: wide", c, k, outch, w, h, extreme, why)
+    x = got = want = None
+print("Convolution int8 wide sums:", "failed %d" % failed if failed else "equal")
 assert ON_MCU or fixed_cases > 0, "no case reached the fixed-point requantization"
 assert fixed_apart <= 1, "the fixed-point requantization %d steps from ncnn's float steps" % fixed_apart
