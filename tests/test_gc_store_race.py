@@ -8,6 +8,7 @@ issue 31)."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,11 @@ SECONDS = "3"
 
 
 def lost(micropython: MicroPython, mode: str) -> tuple[int, int]:
+    """(stores, lost) of one run; a plain run that dies by SIGSEGV counts as (0, 1): a freed
+    object read back through its attribute can be a pointer into anything."""
     r = micropython.run(SCRIPT, mode, SECONDS, timeout=60)
+    if mode == "plain" and r.returncode == -signal.SIGSEGV:
+        return 0, 1
     m = re.fullmatch(rf"{mode}: (\d+) stores, (\d+) lost\n", r.stdout)
     assert r.returncode == 0 and m, r.explain()
     return int(m.group(1)), int(m.group(2))
