@@ -202,8 +202,10 @@ def micropython() -> MicroPython:
 
 @pytest.fixture(scope="session")
 def micropython_gil() -> MicroPython:
-    """The unix firmware built with a GIL, as esp32's MicroPython has (profile unix-gil)."""
-    return MicroPython(_firmware("unix-gil"), _script_env())
+    """The unix firmware built with a GIL, as esp32's MicroPython has (profile unix-gil); under
+    make sanitize the sanitizer firmware with one (asan-gil)."""
+    asan = os.environ.get("NCNN_MP_PROFILE") == "asan"
+    return MicroPython(_firmware("asan-gil" if asan else "unix-gil"), _script_env())
 
 
 @pytest.fixture(scope="session")
