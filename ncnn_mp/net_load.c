@@ -24,7 +24,14 @@ static long ncnn_mp_c_heap_in_use(void) {
     #if defined(ESP_PLATFORM)
     used = (long)(heap_caps_get_total_size(MALLOC_CAP_DEFAULT) - heap_caps_get_free_size(MALLOC_CAP_DEFAULT));
     #elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    // One thread at a time: where another malloc replaces glibc's (AddressSanitizer's), this
+    // can be glibc's first malloc call, which initialises its malloc without a lock and hands
+    // its main arena to the calling thread; two threads' first loads at once both took it, and
+    // the second to exit aborted ("malloc assertion failure in __malloc_arena_thread_freeres",
+    // 1 run in 100 of ncnn_mp_threads.py under make sanitize).
+    mp_uint_t l = ncnn_mp_lock();
     struct mallinfo2 mi = mallinfo2();
+    ncnn_mp_unlock(l);
     used = (long)(mi.uordblks + mi.hblkhd);
     #elif defined(_NEWLIB_VERSION) || defined(__PICOLIBC__)
     struct mallinfo mi = mallinfo();
