@@ -223,7 +223,8 @@ def run_sanitized(pytest_args: list[str]) -> int:
     env = dict(os.environ, NCNN_MP_FIRMWARE=str(fw), NCNN_MP_PROFILE="asan",
                NCNN_MP_DIGITS=str(digits_model(python)))
     tests = ["tests/test_mp_scripts.py", "tests/test_fuzz_loader.py", "tests/test_fuzz_api.py",
-             "tests/test_oom.py", "tests/test_soak.py", "tests/test_interrupt.py"]
+             "tests/test_oom.py", "tests/test_soak.py", "tests/test_interrupt.py",
+             "tests/test_first_load_threads.py"]
     say("running the MicroPython-side suite and the fuzzers' CI budgets under ASan + UBSan")
     rc = subprocess.call([str(python), "-m", "pytest", *tests, "-m", "not mcu", "-k", "not valgrind",
                           *pytest_args], cwd=REPO, env=env)
