@@ -27,8 +27,8 @@ static long ncnn_mp_c_heap_in_use(void) {
     // One thread at a time: where another malloc replaces glibc's (AddressSanitizer's), this
     // can be glibc's first malloc call, which initialises its malloc without a lock and hands
     // its main arena to the calling thread; two threads' first loads at once both took it, and
-    // the second to exit aborted ("malloc assertion failure in __malloc_arena_thread_freeres",
-    // 1 run in 100 of ncnn_mp_threads.py under make sanitize).
+    // the second to exit aborted ("malloc assertion failure in __malloc_arena_thread_freeres")
+    // or one read it half made (tests/test_first_load_threads.py: 1 run in 7 before the lock).
     mp_uint_t l = ncnn_mp_lock();
     struct mallinfo2 mi = mallinfo2();
     ncnn_mp_unlock(l);
