@@ -177,6 +177,8 @@ def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) ->
                           timeout=timeout, env=dict(os.environ, **(env or {})))
 
 
+# Whether this is make sanitize's run (ci/tool.py run_sanitized sets the profile for its pytest).
+SANITIZED = os.environ.get("NCNN_MP_PROFILE") == "asan"
 SANITIZER_ENV = {
     "NCNN_MP_SANITIZED": "1",
     "ASAN_OPTIONS": "exitcode=86:detect_leaks=1:abort_on_error=0",
@@ -188,7 +190,7 @@ def _script_env() -> dict[str, str]:
     """The environment of the MicroPython scripts the tests run: MICROPYPATH, where they import
     the examples' libraries and tests/mp's helpers from (ci/testenv.py)."""
     env = dict(os.environ, MICROPYPATH=MICROPYPATH)
-    if env.get("NCNN_MP_PROFILE") == "asan":
+    if SANITIZED:
         env.update(SANITIZER_ENV)
     env["NCNN_MP_SHARED_MODELS"] = str(SHARED_MODELS) if SHARED_MODELS.is_dir() else ""
     env.setdefault("NCNN_MP_DIGITS", str(REPO / "build" / "models" / "digits"))
@@ -204,8 +206,7 @@ def micropython() -> MicroPython:
 def micropython_gil() -> MicroPython:
     """The unix firmware built with a GIL, as esp32's MicroPython has (profile unix-gil); under
     make sanitize the sanitizer firmware with one (asan-gil)."""
-    asan = os.environ.get("NCNN_MP_PROFILE") == "asan"
-    return MicroPython(_firmware("asan-gil" if asan else "unix-gil"), _script_env())
+    return MicroPython(_firmware("asan-gil" if SANITIZED else "unix-gil"), _script_env())
 
 
 @pytest.fixture(scope="session")

@@ -7,18 +7,17 @@ thread, so this runs only there."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import MicroPython
+from conftest import SANITIZED, MicroPython
 
 SCRIPT = Path(__file__).resolve().parent / "mp" / "ncnn_mp_first_load_threads.py"
 RUNS = 60  # (0.85^60: a race of that rate is missed 1 time in 16,000)
 
 
-@pytest.mark.skipif(os.environ.get("NCNN_MP_PROFILE") != "asan",
+@pytest.mark.skipif(not SANITIZED,
                     reason="only a firmware whose malloc is not glibc's (make sanitize) calls glibc's first from threads")
 def test_first_loads_in_threads_at_once(micropython: MicroPython) -> None:
     for i in range(RUNS):

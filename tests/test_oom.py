@@ -4,14 +4,13 @@ still work afterwards."""
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from pathlib import Path
 
 import pytest
 
-from conftest import MP_TESTS, MicroPython
+from conftest import MP_TESTS, SANITIZED, MicroPython
 
 # A chain of CHAIN Python layers (the digits model's Standardize, each subtracting 0.01),
 # loaded and run on an 8x8 input of 3s; prints "ok <first output>" or "MemoryError
@@ -307,7 +306,7 @@ def test_tiny_heaps(micropython: MicroPython, tmp_path: Path) -> None:
     # Under the sanitizers the firmware's own allocations differ: the extract's windows (where
     # the collections fall) were not met by the sweep there; the plain and valgrind runs keep
     # the whole demand (and test_allocations_failing fills the heap before each step anyway).
-    stages = STAGES if os.environ.get("NCNN_MP_PROFILE") != "asan" else STAGES[:-1]
+    stages = STAGES if not SANITIZED else STAGES[:-1]
     missing = [s for s in ["interpreter", *(f"MemoryError {stage}" for stage in stages), expected] if s not in reached]
     assert not missing, f"never seen: {missing}\n" + "\n".join(f"heapsize {a}..{b}: {out}" for a, b, out in runs)
 
@@ -369,7 +368,7 @@ def test_sizes_checked_before_ncnn_allocates(micropython: MicroPython, tmp_path:
     import resource
     import subprocess
 
-    if os.environ.get("NCNN_MP_PROFILE") == "asan":
+    if SANITIZED:
         pytest.skip("ASan reserves its shadow memory up front: it cannot run under an address-space limit")
     script = tmp_path / "sizes.py"
     script.write_text(SIZES)

@@ -7,14 +7,13 @@ device (tests/mp's ncnn_mp_interp_size.py has what the rules refuse first)."""
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import MicroPython
+from conftest import SANITIZED, MicroPython
 
 # An Interp whose size expression (param 9) gives an output 2^30 - 1 wide: ncnn's x86 Interp
 # counts its coefficient buffer (3 ints a column and row) in int, which wrapped negative, and
@@ -112,7 +111,7 @@ report("forward wide again", lambda: wide.forward(x, opt))
 
 
 def test_out_of_memory_in_a_layer(micropython: MicroPython, tmp_path: Path) -> None:
-    if os.environ.get("NCNN_MP_PROFILE") == "asan":
+    if SANITIZED:
         pytest.skip("ASan reserves its shadow memory up front: it cannot run under an address-space limit")
     script = tmp_path / "oom.py"
     script.write_text(OUT_OF_MEMORY)
