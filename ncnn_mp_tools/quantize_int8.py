@@ -32,7 +32,9 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
   every layer reading the group takes the same scale as its input scale (the widest range
   of the group's blobs). A BinaryOp add or mul of two such groups writing into another gets
   their scales as params 20 and 21 and its output's as 22 (ncnn_mp's own: ncnn's BinaryOp
-  reads params 0 to 2 only), and computes int8 from int8. ncnn_mp's kernels requantize with an integer multiplier and shift
+  reads params 0 to 2 only), and computes int8 from int8; an Eltwise of two inputs that is a
+  plain sum or a product is written as that BinaryOp first (eltwise_as_binaryop).
+  ncnn_mp's kernels requantize with an integer multiplier and shift
   per channel (ncnn_mp/kernels.h); a Net refuses at load a param that gives an int8 blob to
   a layer that cannot read it, so run such a model on a firmware built with
   NCNN_MP_KERNELS=1 (the boards; ncnn's own x86 and generic Concat, ReLU and Pooling read
@@ -625,6 +627,32 @@ def sink_tables(model: Model) -> Model:
     return Model(layers, model.blob_count)
 
 
+def _unit_coefficients(layer: Layer) -> bool:
+    """Whether an Eltwise's coefficients (param 1, an array: -23301=n,c0,...) are absent or all 1."""
+    text = layer.value(-23301)
+    if text is None:
+        return True
+    try:
+        return all(float(c) == 1.0 for c in text.split(",")[1:])
+    except ValueError:
+        return False
+
+
+def eltwise_as_binaryop(model: Model) -> Model:
+    """The model with each Eltwise of two inputs that is a plain sum (op 1, coefficients absent or
+    all 1) or product (op 0) written as the BinaryOp that computes the same (add, mul): the same
+    float result element by element, and a BinaryOp ncnn_mp computes from int8 into int8
+    (int8_op), so a residual join (darknet's and Caffe's converters write Eltwise) stays in the
+    chain instead of leaving it in floats on both sides. Other Eltwises stay as they are."""
+    out = []
+    for layer in model.layers:
+        op = layer.get_int(0, 0) if layer.type == "Eltwise" else -1
+        if len(layer.bottoms) == 2 and len(layer.tops) == 1 and (op == 0 or (op == 1 and _unit_coefficients(layer))):
+            layer = replace(layer, type="BinaryOp", params=[("0", "0" if op == 1 else "2")])
+        out.append(replace(layer, bottoms=list(layer.bottoms), tops=list(layer.tops)))
+    return Model(out, model.blob_count)
+
+
 def int8_op(layer: Layer) -> bool:
     """A BinaryOp ncnn_mp can compute from two int8 blobs into an int8 one, requantized (add,
     mul; no scalar): its kernel_pass.cpp reads the scales from params 20, 21 and 22."""
@@ -909,7 +937,7 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
     model = read_model(param_in, bin_in, layouts)
     calibrated = {b for layer in model.layers for b in layer.tops}  # (the blobs the fp32 model has)
     if chain:
-        model = sink_tables(model)
+        model = sink_tables(eltwise_as_binaryop(model))
     skip = list(skip)
     missing = set(skip) - {layer.name for layer in model.layers}
     if missing:

@@ -118,6 +118,53 @@ InnerProduct    fc   1 1 u out 0=2 2=4
     assert {tuple(g.producers) for g in qz.chains(dropped, (n for n in ["c0", "c1", "c2", "fc"]))} == {("c0",)}
 
 
+RESIDUAL = """7767517
+7 9
+Input           in   0 1 x
+Convolution     c0   1 1 x a0 0=4 1=1 6=12
+Split           sp   1 2 a0 a a1
+Convolution     c1   1 1 a b 0=4 1=1 6=16 9=1
+Eltwise         add  2 1 b a1 s 0=1
+Convolution     c2   1 1 s t 0=4 1=1 6=16
+Pooling         pa   1 1 t out 0=1 4=1
+"""
+
+
+def test_eltwise_joins_the_chain(tmp_path: Path) -> None:
+    """A residual join written as Eltwise (darknet's and Caffe's converters write it): a plain sum
+    or product of two inputs becomes the BinaryOp that computes the same, bit for bit in fp32 (in
+    the wheel), and then chains as an int8 BinaryOp does; one with other coefficients, or three
+    inputs, stays an Eltwise and leaves the chain there."""
+    model = qz.Model(*qz.parse_param(RESIDUAL))
+    chosen = ["c0", "c1", "c2"]
+    assert qz.chains(model, chosen) == []  # (a float Eltwise reads both groups)
+    for params, op in (("0=1", "0"), ("0=1 -23301=2,1.0,1.000000e+00", "0"), ("0=0", "2")):
+        moved = qz.eltwise_as_binaryop(qz.Model(*qz.parse_param(RESIDUAL.replace("0=1\n", params + "\n"))))
+        add = moved.layer("add")
+        assert (add.type, add.params, add.bottoms, add.tops) == ("BinaryOp", [("0", op)], ["b", "a1"], ["s"])
+        assert {tuple(g.producers) for g in qz.chains(moved, chosen)} == {("c0",), ("c1",), ("add",)}
+    for params in ("0=1 -23301=2,1.0,0.5", "0=2"):  # (weighted sum; max)
+        kept = qz.eltwise_as_binaryop(qz.Model(*qz.parse_param(RESIDUAL.replace("0=1\n", params + "\n"))))
+        assert kept.layer("add").type == "Eltwise" and qz.chains(kept, chosen) == [], params
+    three = RESIDUAL.replace("Split           sp   1 2 a0 a a1", "Split sp 1 3 a0 a a1 a2") \
+        .replace("Eltwise         add  2 1 b a1 s", "Eltwise add 3 1 b a1 a2 s").replace("7 9", "7 10")
+    assert qz.eltwise_as_binaryop(qz.Model(*qz.parse_param(three))).layer("add").type == "Eltwise"
+    # fp32, in the wheel: the same outputs bit for bit
+    rng = np.random.default_rng(3)
+    fp32 = qz.Model(*qz.parse_param(RESIDUAL))
+    for layer in fp32.layers:
+        for role, type_, count in (qz.LAYOUTS[layer.type](layer) if layer.type in qz.LAYOUTS else []):
+            layer.loads.append(qz.Load(role, type_, rng.normal(0, 1, count).astype(np.float32)))
+    qz.write_model(fp32, tmp_path / "e.param", tmp_path / "e.bin")
+    qz.write_model(qz.eltwise_as_binaryop(fp32), tmp_path / "b.param", tmp_path / "b.bin")
+    assert "BinaryOp" in (tmp_path / "b.param").read_text()
+    x = rng.normal(0, 1, (3, 7, 5)).astype(np.float32)
+    want = wheel_outputs(tmp_path / "e.param", tmp_path / "e.bin", "x", ["s", "out"], x)
+    got = wheel_outputs(tmp_path / "b.param", tmp_path / "b.bin", "x", ["s", "out"], x)
+    for name in ("s", "out"):
+        assert np.array_equal(got[name], want[name]), name
+
+
 def test_chained_model_refused_without_kernels(micropython: MicroPython, tmp_path: Path) -> None:
     """The plain unix firmware keeps ncnn's x86 layers, which read int8 as floats: the chained
     MNIST (int8 through Pooling) fails at load_param with the layer and blob named; the
