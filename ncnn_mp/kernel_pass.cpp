@@ -1,17 +1,17 @@
-// The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max Pooling,
-// Concat, Slice, ShuffleChannel, Crop, Interp, Reshape and Permute pass an int8 activation on
+// The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max and
+// average Pooling, Concat, Slice, ShuffleChannel, Crop, Interp, Reshape and Permute pass an int8 activation on
 // in its own scale; BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8
 // --chain) compute int8 from int8, requantized; a Sigmoid with its input's scale (param 20)
 // reads int8 and writes floats through a table, and a Reshape or Permute given its input's
 // scale (param 20) writes the values as floats, q / scale (a network's output: dequantized
 // where it leaves the int8 chain). Each is ncnn's own layer for float input and this
-// wrapper's int8 forward for int8 input: ReLU, max Pooling, Interp, BinaryOp and Permute here
+// wrapper's int8 forward for int8 input: ReLU, Pooling, Interp, BinaryOp and Permute here
 // (ncnn's generic ones read every blob as floats: past the end of an int8 one), Concat,
 // Slice, ShuffleChannel, Crop and Reshape through ncnn's generic layer (which copies elements
 // of any size; the x86 ones read int8 as floats or refuse it).
 //
 // Which layers may read an int8 blob is decided once, when the param loads
-// (shape_guard.cpp, ncnn_mp_cxx_int8_misfit): a ReLU with a slope, an average or adaptive
+// (shape_guard.cpp, ncnn_mp_cxx_int8_misfit): a ReLU with a slope, an adaptive
 // Pooling, a Concat of int8 and float inputs, an int8 BinaryOp given a float blob never gets
 // one here.
 #include <ncnn/layer_type.h>
@@ -64,6 +64,8 @@ public:
         global_ = pd.get(4, 0);
         pad_mode_ = pd.get(5, 0);
         max_ = pd.get(0, 0) == 0 && pd.get(7, 0) == 0;  // (max, not adaptive)
+        avg_ = pd.get(0, 0) == 1 && pd.get(7, 0) == 0;  // (average, not adaptive)
+        count_include_pad_ = pd.get(6, 0);
         op_type_ = pd.get(0, 0);  // (BinaryOp's operation)
         scale_a_ = pd.get(20, 0.f);
         scale_b_ = pd.get(21, 0.f);
@@ -116,7 +118,7 @@ public:
             return -100;
         }
         if (NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) {
-            return max_pool_int8(b, top, opt);
+            return avg_ ? avg_pool_int8(b, top, opt) : max_pool_int8(b, top, opt);
         }
         if (NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) {
             return interp_int8(b, top, opt);
@@ -251,6 +253,91 @@ private:
                         }
                     }
                     *out++ = m;
+                }
+            }
+        }
+        return 0;
+    }
+
+    // sum / area rounded half away from zero (area > 0), as float2int8 rounds: the mean of
+    // int8 values, itself within [-127, 127].
+    static signed char mean_int8(int sum, int area) {
+        const int q = (2 * (sum < 0 ? -sum : sum) + area) / (2 * area);
+        return static_cast<signed char>(sum < 0 ? -q : q);
+    }
+
+    // An average Pooling of an int8 blob, in its scale: each window's mean, rounded (the
+    // Python model in tests/mp/ncnn_mp_int8_chain.py), over ncnn's window and area
+    // (pooling.cpp): pads count as zeros; with count_include_pad (param 6) the area is the
+    // kernel's, else the window's positions inside [pad_top, padded h - pad_bottom - the tail
+    // pad) x (the same across), the layer's own pads, as ncnn counts them (with SAME pad_mode
+    // and pads 0 that is the whole padded window, SAME's zeros included). A window that
+    // counts no position gives 0 (ncnn's float: 0 / 0).
+    int avg_pool_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        const int channels = bottom.dims >= 3 ? bottom.c : 1;
+        if (global_) {
+            const int size = bottom.w * bottom.h;
+            top.create(channels, static_cast<size_t>(1u), opt.blob_allocator);
+            if (top.empty()) {
+                return -100;
+            }
+            if (size <= 0 || size > (1 << 23)) {  // (|sum| < 2^30)
+                return -1;
+            }
+            for (int q = 0; q < channels; q++) {
+                const signed char *p = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
+                int sum = 0;
+                for (int i = 0; i < size; i++) {
+                    sum += p[i];
+                }
+                static_cast<signed char *>(top.data)[q] = mean_int8(sum, size);
+            }
+            return 0;
+        }
+        Pads pads;
+        if (padding(bottom.w, bottom.h, pads) != 0) {
+            return -1;
+        }
+        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
+        const int outw = (padded_w - kernel_w_) / stride_w_ + 1, outh = (padded_h - kernel_h_) / stride_h_ + 1;
+        if (padded_w < kernel_w_ || padded_h < kernel_h_ || outw <= 0 || outh <= 0) {
+            return -100;
+        }
+        if (static_cast<int64_t>(kernel_w_) * kernel_h_ > (1 << 23)) {  // (|sum| < 2^30)
+            return -1;
+        }
+        // the counted region, in the padded blob's coordinates (ncnn's tail pads: pad_mode 0's)
+        const int tail_w = pad_mode_ == 0 ? padded_w - bottom.w - pad_left_ - pad_right_ : 0;
+        const int tail_h = pad_mode_ == 0 ? padded_h - bottom.h - pad_top_ - pad_bottom_ : 0;
+        const int cx0 = count_include_pad_ ? 0 : pad_left_, cx1 = count_include_pad_ ? padded_w : padded_w - pad_right_ - tail_w;
+        const int cy0 = count_include_pad_ ? 0 : pad_top_, cy1 = count_include_pad_ ? padded_h : padded_h - pad_bottom_ - tail_h;
+        top.create(outw, outh, channels, static_cast<size_t>(1u), opt.blob_allocator);
+        if (top.empty()) {
+            return -100;
+        }
+        for (int q = 0; q < channels; q++) {
+            const signed char *plane = static_cast<const signed char *>(bottom.data) + q * bottom.cstep;
+            signed char *out = static_cast<signed char *>(top.data) + q * top.cstep;
+            for (int i = 0; i < outh; i++) {
+                // the window's counted rows (padded coordinates), and those of them in the input
+                const int sy0 = i * stride_h_ > cy0 ? i * stride_h_ : cy0;
+                const int sy1 = i * stride_h_ + kernel_h_ < cy1 ? i * stride_h_ + kernel_h_ : cy1;
+                const int ya = sy0 - pads.top < 0 ? 0 : sy0 - pads.top;
+                const int yb = sy1 - pads.top > bottom.h ? bottom.h : sy1 - pads.top;
+                for (int j = 0; j < outw; j++) {
+                    const int sx0 = j * stride_w_ > cx0 ? j * stride_w_ : cx0;
+                    const int sx1 = j * stride_w_ + kernel_w_ < cx1 ? j * stride_w_ + kernel_w_ : cx1;
+                    const int xa = sx0 - pads.left < 0 ? 0 : sx0 - pads.left;
+                    const int xb = sx1 - pads.left > bottom.w ? bottom.w : sx1 - pads.left;
+                    int sum = 0;
+                    for (int y = ya; y < yb; y++) {
+                        const signed char *row = plane + y * bottom.w;
+                        for (int x = xa; x < xb; x++) {
+                            sum += row[x];
+                        }
+                    }
+                    const int area = count_include_pad_ ? kernel_w_ * kernel_h_ : (sy1 - sy0) * (sx1 - sx0);
+                    *out++ = sy1 > sy0 && sx1 > sx0 ? mean_int8(sum, area) : 0;
                 }
             }
         }
@@ -684,7 +771,8 @@ private:
                            // (native_ itself where the build's own is the generic one: the boards)
     int kernel_w_ = 1, kernel_h_ = 1, stride_w_ = 1, stride_h_ = 1;
     int pad_left_ = 0, pad_right_ = 0, pad_top_ = 0, pad_bottom_ = 0, global_ = 0, pad_mode_ = 0;
-    bool max_ = false;
+    bool max_ = false, avg_ = false;
+    int count_include_pad_ = 0;  // (an average Pooling's param 6)
     int op_type_ = 0;                                  // BinaryOp's operation, Interp's resize type
     int align_corner_ = 0;                             // Interp's
     float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none); scale_a_

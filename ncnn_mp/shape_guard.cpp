@@ -321,7 +321,7 @@ private:
                 int8_passes = pd.get(0, 0.f) == 0.f;  // (no slope)
                 break;
             case ncnn::LayerType::Pooling:
-                int8_passes = pd.get(0, 0) == 0 && pd.get(7, 0) == 0;  // (max, not adaptive)
+                int8_passes = (pd.get(0, 0) == 0 || pd.get(0, 0) == 1) && pd.get(7, 0) == 0;  // (max or average, not adaptive)
                 break;
             case ncnn::LayerType::Crop:  // (its second bottom, a shape to crop to, may be either)
                 int8_passes = true;

@@ -26,7 +26,7 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
   result with `opt.use_int8_inference` on (ncnn's default).
 - int8 between layers (`--chain`, `chain=True`): where int8 layers write blobs that only
   int8 layers read, directly or through Split, Concat, Slice, ShuffleChannel, ReLU (no slope),
-  max Pooling, Crop, Interp or Noop (`chains()`), the activation stays int8: each Convolution /
+  max or average Pooling, Crop, Interp or Noop (`chains()`), the activation stays int8: each Convolution /
   ConvolutionDepthWise writing into such a group gets `8=` + 100 and one more float32 after
   its bottom scale, the output scale (ncnn's own format: its top_blob_int8_scales), and
   every layer reading the group takes the same scale as its input scale (the widest range
@@ -571,8 +571,8 @@ def passes_int8(layer: Layer) -> bool:
         return True
     if layer.type == "ReLU":
         return layer.get_float(0, 0.0) == 0.0
-    if layer.type == "Pooling":
-        return layer.get_int(0, 0) == 0 and layer.get_int(7, 0) == 0
+    if layer.type == "Pooling":  # (max or average, not adaptive)
+        return layer.get_int(0, 0) in (0, 1) and layer.get_int(7, 0) == 0
     if layer.type == "Interp":  # (nearest, bilinear or bicubic, sized by its parameters: one bottom)
         return 1 <= layer.get_int(0, 0) <= 3 and layer.get_int(5, 0) == 0 and not layer.value(9) \
             and len(layer.bottoms) == 1

@@ -47,16 +47,18 @@ InnerProduct    fc   1 1 g out 0=2 2=8
 
 
 def test_chains_found() -> None:
-    """Groups joined by Split, Concat, ReLU, max Pooling and Interp, written by int8 convolutions
-    and read only by int8 layers; not one read by an average Pooling, not the input, not an
-    InnerProduct's output, not an output of the network."""
+    """Groups joined by Split, Concat, ReLU, max and average Pooling and Interp, written by int8
+    convolutions and read only by int8 layers; not one read by an adaptive Pooling, not the input,
+    not an InnerProduct's output, not an output of the network."""
     layers, blobs = qz.parse_param(GRAPH)
     model = qz.Model(layers, blobs)
     chosen = ["c0", "c1", "c2", "c3", "c4", "fc"]
     found = {(tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(model, chosen)}
     assert found == {(("a", "a1", "a2"), ("c0",), ("c1", "c2")),
                      (("b", "b2", "cat", "catr", "pl"), ("c1", "c2"), ("c3",)),
-                     (("d", "e"), ("c3",), ("c4",))}
+                     (("d", "e"), ("c3",), ("c4",)), (("f", "g"), ("c4",), ("fc",))}
+    adaptive = qz.Model(qz.parse_param(GRAPH.replace("0=1 1=2 2=2", "0=1 7=1 8=2 18=2"))[0], blobs)
+    assert {tuple(g.producers) for g in qz.chains(adaptive, chosen)} == {("c0",), ("c1", "c2"), ("c3",)}
     # an Interp with a dynamic size (a second bottom) passes nothing
     dynamic = qz.Model(qz.parse_param(GRAPH.replace("Interp          i    1 1 d e 0=1",
                                                     "Interp          i    2 1 d a2 e 0=1 5=1"))[0], blobs)
@@ -64,11 +66,11 @@ def test_chains_found() -> None:
         (tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(dynamic, chosen)}
     # a layer left fp32 (--skip) breaks its chains
     found = {tuple(g.producers) for g in qz.chains(model, ["c0", "c1", "c2", "c4", "fc"])}
-    assert found == {("c0",)}
+    assert found == {("c0",), ("c4",)}
     # a leaky ReLU between them is no pass-through
     leaky = qz.Model(qz.parse_param(GRAPH.replace("ReLU            r    1 1 cat catr",
                                                   "ReLU            r    1 1 cat catr 0=0.1"))[0], blobs)
-    assert {tuple(g.producers) for g in qz.chains(leaky, chosen)} == {("c0",), ("c3",)}
+    assert {tuple(g.producers) for g in qz.chains(leaky, chosen)} == {("c0",), ("c3",), ("c4",)}
 
 
 OPS = """7767517
@@ -93,15 +95,16 @@ def test_int8_binaryop_chains() -> None:
     chosen = ["c0", "c1", "c2", "fc"]
     found = {(tuple(sorted(g.blobs)), tuple(g.producers), tuple(g.consumers)) for g in qz.chains(model, chosen)}
     assert found == {(("a", "a0", "a1"), ("c0",), ("c1", "add")), (("b",), ("c1",), ("add",)),
-                     (("s",), ("add",), ("c2",))}
+                     (("s",), ("add",), ("c2",)), (("t", "u"), ("c2",), ("fc",))}
     mul = qz.Model(*qz.parse_param(text.replace("s 0=0", "s 0=2")))
-    assert len(qz.chains(mul, chosen)) == 3
+    assert len(qz.chains(mul, chosen)) == 4
     for other in ("s 0=0 1=1 2=2.0", "s 0=1"):  # (a scalar; sub)
         m = qz.Model(*qz.parse_param(text.replace("s 0=0", other)))
-        assert qz.chains(m, chosen) == [], other  # (a, which it reads too, goes float with it)
-    # the sum read by an average Pooling: the BinaryOp is not int8, nor are its inputs' groups
+        # (a, which it reads too, goes float with it; c2's output on through the average Pooling stays)
+        assert {tuple(g.producers) for g in qz.chains(m, chosen)} == {("c2",)}, other
+    # the sum read by an adaptive Pooling: the BinaryOp is not int8, nor are its inputs' groups
     # but for what the convolutions read
-    floaty = qz.Model(*qz.parse_param(text.replace("Convolution     c2   1 1 s t", "Pooling c2 1 1 s t 0=1 1=1")))
+    floaty = qz.Model(*qz.parse_param(text.replace("Convolution     c2   1 1 s t", "Pooling c2 1 1 s t 0=1 7=1 8=1 18=1")))
     assert {tuple(g.producers) for g in qz.chains(floaty, ["c0", "c1", "fc"])} == set()
     # the BinaryOp dropped, the rest found again (the layers given as a generator, as quantize_files does)
     dropped = qz.Model(*qz.parse_param("""7767517
@@ -112,7 +115,7 @@ Convolution     c1   1 1 a b 0=4 1=1 6=16
 Split           sp   1 2 b b1 b2
 Convolution     c2   1 1 b1 c 0=4 1=1 6=16
 BinaryOp        add  2 1 c b2 s 0=0
-Pooling         pa   1 1 s u 0=1 4=1
+Pooling         pa   1 1 s u 0=1 7=1 8=1 18=1
 InnerProduct    fc   1 1 u out 0=2 2=4
 """))
     assert {tuple(g.producers) for g in qz.chains(dropped, (n for n in ["c0", "c1", "c2", "fc"]))} == {("c0",)}

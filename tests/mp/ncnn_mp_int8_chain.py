@@ -1,5 +1,5 @@
 # int8 between layers (docs/models.md "int8 between layers"; quantize_int8.py --chain): a Convolution
-# with int8_scale_term > 100 writes int8, which ReLU, max Pooling, Concat, Slice, ShuffleChannel,
+# with int8_scale_term > 100 writes int8, which ReLU, max and average Pooling, Concat, Slice, ShuffleChannel,
 # Crop, Interp, Reshape and Permute pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass
 # layer's int8 output is compared with ncnn's own layer run on the same values as floats (a
 # second Net), and an int8 Convolution reading it with that Convolution on the floats. Where a
@@ -137,6 +137,31 @@ pass_case("max Pooling 3/1 pad 1 valid", "Pooling p 1 1 a b 0=0 1=3 2=1 3=1 5=1"
 pass_case("max Pooling 3/2 SAME upper", "Pooling p 1 1 a b 0=0 1=3 2=2 5=2", ["a"], ["b"])
 pass_case("max Pooling 2x3/2 SAME lower", "Pooling p 1 1 a b 0=0 1=2 11=3 2=2 5=3", ["a"], ["b"])
 pass_case("max Pooling global", "Pooling p 1 1 a b 0=0 4=1", ["a"], ["b"], reader=False)
+
+
+def mean_rounded(got, want):
+    """An int8 average Pooling against ncnn's float one on the same values: each the float mean
+    rounded half away from zero (float2int8's rounding; the means of a few int8 values are exact)."""
+    if (got.dims, got.w, got.h, got.c) != (want.dims, want.w, want.h, want.c):
+        return "shape %s vs %s" % ((got.dims, got.w, got.h, got.c), (want.dims, want.w, want.h, want.c))
+    for q in range(got.c):
+        for i in range(got.w * got.h):
+            g, w = got[q * got.cstep + i], want[q * want.cstep + i]
+            r = int(abs(w) + 0.5)
+            if g != (r if w >= 0 else -r):
+                return "differs at %d: %r vs %r" % (q * got.w * got.h + i, g, w)
+    return "equal, rounded"
+
+
+# average Pooling: ncnn's windows, pads and areas (count_include_pad 6=0 or 1; its tail pad in
+# pad_mode 0, SAME's in 2 and 3, counted there as ncnn counts them)
+for label, params in (("2/2", "1=2 2=2"), ("3/2 pad 1 full", "1=3 2=2 3=1"), ("3/2 pad 1 full counting pads", "1=3 2=2 3=1 6=1"),
+                      ("3/1 pad 1 valid", "1=3 2=1 3=1 5=1"), ("3/2 pad 1 valid counting pads", "1=3 2=2 3=1 5=1 6=1"),
+                      ("3/2 SAME upper", "1=3 2=2 5=2"), ("2x3/2 SAME lower", "1=2 11=3 2=2 5=3"),
+                      ("3/2 SAME upper, pads given too", "1=3 2=2 3=1 5=2"), ("4/3 pad 2 full", "1=4 2=3 3=2"),
+                      ("global", "4=1")):
+    pass_case("average Pooling " + label, "Pooling p 1 1 a b 0=1 " + params, ["a"], ["b"], reader=label != "global",
+              compare=mean_rounded)
 pass_case("Concat", "Concat k 2 1 a a2 b 0=0", ["a", "a2"], ["b"])
 pass_case("Slice", "Slice s 1 2 a b b2 -23300=2,-233,-233 1=0", ["a"], ["b", "b2"])
 pass_case("ShuffleChannel", "ShuffleChannel s 1 1 a b 0=2", ["a"], ["b"])
@@ -199,7 +224,7 @@ for label, line in (("Softmax", "Softmax s 1 1 a b"), ("leaky ReLU", "ReLU r 1 1
                     ("BinaryOp without int8 scales", "Split sp 1 2 a s1 s2\nBinaryOp o 2 1 s1 s2 b 0=0"),
                     ("int8 BinaryOp given a float blob", "Split sp 1 2 data e1 e2\nBinaryOp o 2 1 a e2 b 0=0 20=1.0 21=1.0 22=1.0"),
                     ("Interp of a dynamic size", "Split sp 1 2 a s1 s2\nInterp i 2 1 s1 s2 b 0=1 5=1"),
-                    ("average Pooling", "Pooling p 1 1 a b 0=1 1=2 2=2"),
+                    ("adaptive Pooling", "Pooling p 1 1 a b 0=1 7=1 8=2 18=2"),
                     ("fp32 Convolution", "Convolution f 1 1 a b 0=2 1=1 6=16"),
                     ("fp32 InnerProduct", "InnerProduct f 1 1 a b 0=2 2=%d" % (C * 4)),
                     ("Concat of int8 and float", None),
