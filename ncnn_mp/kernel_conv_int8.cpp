@@ -9,8 +9,8 @@
 // and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_lx106.h,
 // kernel_rv32.h, kernel_thumb2.h), the same exact sums.
 // depthwise_int8: one plane per channel, an output row at a time: 3x3 as three passes of
-// three taps (the Cortex-M3's 13 registers hold three weights, not nine), the sums in a row
-// of int32s, then the row's outputs.
+// three taps (the Cortex-M3's 13 registers hold three weights, not nine), 5x5 as five passes
+// of five, the sums in a row of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
 #include "kernel_lx106.h"
@@ -320,6 +320,32 @@ void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, i
     }
 }
 
+// One kernel row's five taps (weights k[0..4], d apart) along an output row of n: sums[j] =
+// (First: the kernel's first row) or += the five products. Stride 1 without dilation slides a
+// window, one load an output; a 5x5 depthwise layer is five such passes a row (the generic
+// offset loop loaded a weight and an offset per product).
+template<bool First>
+void taps5(const signed char *r, int n, int sw, int d, const signed char *k, int *sums) {
+    const int w0 = k[0], w1 = k[1], w2 = k[2], w3 = k[3], w4 = k[4];
+    if (sw == 1 && d == 1) {
+        int x0 = r[0], x1 = r[1], x2 = r[2], x3 = r[3];
+        for (int j = 0; j < n; j++) {
+            int x4 = r[j + 4];
+            int v = x0 * w0 + x1 * w1 + x2 * w2 + x3 * w3 + x4 * w4;
+            sums[j] = First ? v : sums[j] + v;
+            x0 = x1;
+            x1 = x2;
+            x2 = x3;
+            x3 = x4;
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++, r += sw) {
+        int v = r[0] * w0 + r[d] * w1 + r[2 * d] * w2 + r[3 * d] * w3 + r[4 * d] * w4;
+        sums[j] = First ? v : sums[j] + v;
+    }
+}
+
 #if NCNN_MP_RV32
 // A 3x3 kernel's nine taps along an output row of n at once (31 registers hold the nine
 // weights and a sliding 3x3 window): sums[j] written once, no pass over the row per kernel row.
@@ -367,6 +393,12 @@ void depthwise_int8(const Planes<signed char> &in, const signed char *weights, c
                 taps3<0>(p, s.outw, sw, d, k[0], k[1], k[2], sums);
                 taps3<1>(p + r1, s.outw, sw, d, k[3], k[4], k[5], sums);
                 taps3<2>(p + 2 * r1, s.outw, sw, d, k[6], k[7], k[8], sums);
+            } else if (s.kernel_w == 5 && s.kernel_h == 5) {  // row by row: five weights at a time
+                const int d = s.dilation_w, r1 = s.dilation_h * in.w;
+                taps5<true>(p, s.outw, sw, d, k, sums);
+                for (int r = 1; r < 5; r++) {
+                    taps5<false>(p + r * r1, s.outw, sw, d, k + 5 * r, sums);
+                }
             } else {
                 for (int j = 0; j < s.outw; j++, p += sw) {
                     int sum = 0;
