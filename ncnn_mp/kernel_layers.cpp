@@ -615,7 +615,7 @@ ncnn::Layer *ncnn_mp_kernel_create(int typeindex) {
         case ncnn::LayerType::InnerProduct:
             return NCNN_MP_LAYER_InnerProduct ? new KernelLayer(typeindex) : nullptr;
         default:
-            return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, ShuffleChannel, Crop, Interp, BinaryOp, Sigmoid)
+            return pass_layer_create(typeindex);  // (ReLU, Pooling, Concat, Slice, Interp, BinaryOp, Sigmoid, ...)
     }
 }
 

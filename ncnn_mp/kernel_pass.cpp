@@ -1,8 +1,8 @@
 // The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max and
 // average Pooling, Concat, Slice, ShuffleChannel, Crop, Interp, Reshape and Permute pass an int8 activation on
 // in its own scale; BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8
-// --chain) compute int8 from int8, requantized; a Sigmoid with its input's scale (param 20)
-// reads int8 and writes floats through a table, and a Reshape or Permute given its input's
+// --chain) compute int8 from int8, requantized; a Sigmoid or Softmax with its input's scale
+// (param 20) reads int8 and writes floats through a table, and a Reshape or Permute given its input's
 // scale (param 20) writes the values as floats, q / scale (a network's output: dequantized
 // where it leaves the int8 chain). Each is ncnn's own layer for float input and this
 // wrapper's int8 forward for int8 input: ReLU, Pooling, Interp, BinaryOp and Permute here
@@ -71,6 +71,7 @@ public:
         scale_b_ = pd.get(21, 0.f);
         scale_out_ = pd.get(22, 0.f);
         align_corner_ = pd.get(6, 0);  // (Interp's)
+        softmax_axis_ = pd.get(0, 0);  // (Softmax's)
         return ret;
     }
     int load_model(const ncnn::ModelBin &mb) override {
@@ -129,6 +130,9 @@ public:
         if (NCNN_MP_LAYER_Permute && typeindex == ncnn::LayerType::Permute) {
             return permute_int8(b, top, opt);
         }
+        if (NCNN_MP_LAYER_Softmax && typeindex == ncnn::LayerType::Softmax) {
+            return softmax_int8(b, top, opt);
+        }
         if (naive_ == nullptr) {
             return -1;
         }
@@ -155,8 +159,8 @@ private:
     void copy_flags() {
         ncnn_mp_copy_flags(*this, *native_);
         support_int8_storage = true;
-        if ((typeindex == ncnn::LayerType::Sigmoid || typeindex == ncnn::LayerType::Reshape ||
-             typeindex == ncnn::LayerType::Permute) && scale_a_ > 0.f) {
+        if ((typeindex == ncnn::LayerType::Sigmoid || typeindex == ncnn::LayerType::Softmax ||
+             typeindex == ncnn::LayerType::Reshape || typeindex == ncnn::LayerType::Permute) && scale_a_ > 0.f) {
             support_inplace = false;  // (int8 in, a float blob of its own out)
         }
     }
@@ -309,8 +313,10 @@ private:
         // the counted region, in the padded blob's coordinates (ncnn's tail pads: pad_mode 0's)
         const int tail_w = pad_mode_ == 0 ? padded_w - bottom.w - pad_left_ - pad_right_ : 0;
         const int tail_h = pad_mode_ == 0 ? padded_h - bottom.h - pad_top_ - pad_bottom_ : 0;
-        const int cx0 = count_include_pad_ ? 0 : pad_left_, cx1 = count_include_pad_ ? padded_w : padded_w - pad_right_ - tail_w;
-        const int cy0 = count_include_pad_ ? 0 : pad_top_, cy1 = count_include_pad_ ? padded_h : padded_h - pad_bottom_ - tail_h;
+        const int cx0 = count_include_pad_ ? 0 : pad_left_;
+        const int cx1 = count_include_pad_ ? padded_w : padded_w - pad_right_ - tail_w;
+        const int cy0 = count_include_pad_ ? 0 : pad_top_;
+        const int cy1 = count_include_pad_ ? padded_h : padded_h - pad_bottom_ - tail_h;
         top.create(outw, outh, channels, static_cast<size_t>(1u), opt.blob_allocator);
         if (top.empty()) {
             return -100;
@@ -685,6 +691,65 @@ private:
         return 0;
     }
 
+    // A Softmax of an int8 blob in scale s (param 20) into floats, along ncnn's axis (param 0,
+    // negative from the end): per line along it, with m its largest value, exp(x - max) for x =
+    // q / s is exp(-(m - q) / s), one of 255 values (a table of expf calls a forward, instead of
+    // one an element: newlib's expf in soft float is about 1,260 instructions on the Cortex-M3);
+    // the sum in ncnn's order, then each times 1 / sum. Against ncnn's Softmax on the floats q /
+    // s: within a few float roundings (its x - max and / sum round once more each).
+    int softmax_int8(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const {
+        const int dims = bottom.dims, axis = softmax_axis_ < 0 ? dims + softmax_axis_ : softmax_axis_;
+        if (!(scale_a_ > 0.f) || axis < 0 || axis >= dims) {
+            return -1;
+        }
+        float table[255];
+        for (int d = 0; d < 255; d++) {
+            table[d] = expf(static_cast<float>(-d) / scale_a_);
+        }
+        shaped_as(bottom, 4u, top, opt);
+        if (top.empty()) {
+            return -100;
+        }
+        // Lines along the axis: over the channels (length c, cstep apart, one a plane position),
+        // or inside each channel's plane as [outer][length][inner] (w the fastest, then h, d).
+        const int plane = bottom.w * (dims >= 2 ? bottom.h : 1) * (dims == 4 ? bottom.d : 1);
+        const int channels = dims >= 3 ? bottom.c : 1;
+        const bool over_c = dims >= 3 && axis == 0;
+        const int sides[3] = { dims == 4 ? bottom.d : 1, dims >= 2 ? bottom.h : 1, bottom.w };  // (d, h, w)
+        const int at = over_c ? 0 : 3 - (dims - axis);  // (the axis among d, h, w)
+        int inner = 1, outer = 1;
+        for (int i = 0; i < 3 && !over_c; i++) {
+            inner *= i > at ? sides[i] : 1;
+            outer *= i < at ? sides[i] : 1;
+        }
+        const int length = over_c ? channels : sides[at];
+        const size_t stride = over_c ? bottom.cstep : static_cast<size_t>(inner);
+        const size_t out_stride = over_c ? top.cstep : static_cast<size_t>(inner);
+        const int lines_per_channel = over_c ? plane : outer * inner;
+        for (int q = 0; q < (over_c ? 1 : channels); q++) {
+            for (int l = 0; l < lines_per_channel; l++) {
+                const size_t base = over_c ? l : static_cast<size_t>(l / inner) * length * inner + l % inner;
+                const signed char *src = static_cast<const signed char *>(bottom.data) + q * bottom.cstep + base;
+                float *dst = static_cast<float *>(top.data) + q * top.cstep + base;
+                int m = -127;
+                for (int i = 0; i < length; i++) {
+                    m = src[i * stride] > m ? src[i * stride] : m;
+                }
+                float sum = 0.f;
+                for (int i = 0; i < length; i++) {
+                    const int v = src[i * stride] < -127 ? -127 : src[i * stride];
+                    dst[i * out_stride] = table[m - v];
+                    sum = add_ff(sum, table[m - v]);
+                }
+                const float r = recip_ff(sum);
+                for (int i = 0; i < length; i++) {
+                    dst[i * out_stride] = mul_ff(dst[i * out_stride], r);
+                }
+            }
+        }
+        return 0;
+    }
+
     // An int8 BinaryOp of two int8 blobs of one shape (no broadcast): a in scale_a, b in
     // scale_b, the result in scale_out, in integers (the same on every core; a Python model
     // in tests/mp/ncnn_mp_int8_chain.py):
@@ -775,6 +840,7 @@ private:
     int count_include_pad_ = 0;  // (an average Pooling's param 6)
     int op_type_ = 0;                                  // BinaryOp's operation, Interp's resize type
     int align_corner_ = 0;                             // Interp's
+    int softmax_axis_ = 0;                             // Softmax's
     float scale_a_ = 0.f, scale_b_ = 0.f, scale_out_ = 0.f;  // an int8 BinaryOp's scales (0: none); scale_a_
                                                        // also an int8 Sigmoid's, Reshape's or Permute's input's
 };
@@ -791,6 +857,7 @@ ncnn::Layer *pass_layer_create(int typeindex) {
                   (NCNN_MP_LAYER_Crop && typeindex == ncnn::LayerType::Crop);
     if (!copies && !(NCNN_MP_LAYER_ReLU && typeindex == ncnn::LayerType::ReLU) &&
         !(NCNN_MP_LAYER_Sigmoid && typeindex == ncnn::LayerType::Sigmoid) &&
+        !(NCNN_MP_LAYER_Softmax && typeindex == ncnn::LayerType::Softmax) &&
         !(NCNN_MP_LAYER_Permute && typeindex == ncnn::LayerType::Permute) &&
         !(NCNN_MP_LAYER_Pooling && typeindex == ncnn::LayerType::Pooling) &&
         !(NCNN_MP_LAYER_Interp && typeindex == ncnn::LayerType::Interp) &&

@@ -73,6 +73,9 @@
 #ifndef NCNN_MP_LAYER_Sigmoid
 #define NCNN_MP_LAYER_Sigmoid NCNN_MP_LAYER_DEFAULT
 #endif
+#ifndef NCNN_MP_LAYER_Softmax
+#define NCNN_MP_LAYER_Softmax NCNN_MP_LAYER_DEFAULT
+#endif
 #ifndef NCNN_MP_LAYER_Reshape
 #define NCNN_MP_LAYER_Reshape NCNN_MP_LAYER_DEFAULT
 #endif

@@ -321,7 +321,8 @@ private:
                 int8_passes = pd.get(0, 0.f) == 0.f;  // (no slope)
                 break;
             case ncnn::LayerType::Pooling:
-                int8_passes = (pd.get(0, 0) == 0 || pd.get(0, 0) == 1) && pd.get(7, 0) == 0;  // (max or average, not adaptive)
+                // (max or average, not adaptive)
+                int8_passes = (pd.get(0, 0) == 0 || pd.get(0, 0) == 1) && pd.get(7, 0) == 0;
                 break;
             case ncnn::LayerType::Crop:  // (its second bottom, a shape to crop to, may be either)
                 int8_passes = true;
@@ -333,6 +334,9 @@ private:
                 int8_reads = pd.get(20, 0.f) > 0.f;
                 int8_writes = int8_reads && pd.get(21, 0.f) > 0.f;
                 output_scale = int8_writes ? pd.get(21, 0.f) : 0.f;
+                break;
+            case ncnn::LayerType::Softmax:  // int8 in (its scale: param 20), floats out
+                int8_reads = pd.get(20, 0.f) > 0.f;
                 break;
             case ncnn::LayerType::Reshape:  // (sized by its parameters) int8 on, or with its scale
             case ncnn::LayerType::Permute:  // (param 20) int8 in, floats out: a chain's end
@@ -724,9 +728,10 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Einsum:
         case ncnn::LayerType::RotaryEmbed:  // (Noop for its blob counts: a malformed model's)
         case ncnn::LayerType::Noop:
-        case ncnn::LayerType::ReLU:  // (these four for their int8 role too: GuardLayer::read_int8_role)
+        case ncnn::LayerType::ReLU:  // (these five for their int8 role too: GuardLayer::read_int8_role)
         case ncnn::LayerType::Crop:
         case ncnn::LayerType::Sigmoid:
+        case ncnn::LayerType::Softmax:
         case ncnn::LayerType::Permute:
             return true;
         default:

@@ -588,7 +588,8 @@ def moves_only(layer: Layer) -> bool:
 
 
 def sink_tables(model: Model) -> Model:
-    """The model with each one-input Sigmoid (reads_int8_to_float) whose output only Reshapes
+    """The model with each one-input Sigmoid (reads_int8_to_float; not a Softmax, which depends on
+    where its axis lies) whose output only Reshapes
     and Permutes move (each blob read once) placed after them: a function of each element
     commutes with moving the elements, so every output is the same, bit for bit, and an int8
     chain reaches the Sigmoid's table through them (a detector's class scores: Sigmoid,
@@ -608,7 +609,8 @@ def sink_tables(model: Model) -> Model:
         names.add(name)
         return name
 
-    for table in [layer for layer in layers if reads_int8_to_float(layer) and len(layer.tops) == 1]:
+    for table in [layer for layer in layers if layer.type == "Sigmoid" and reads_int8_to_float(layer)
+                  and len(layer.tops) == 1]:
         path: list[Layer] = []
         blob = table.tops[0]
         while len(readers(blob)) == 1 and moves_only(readers(blob)[0]):
@@ -662,8 +664,8 @@ def int8_op(layer: Layer) -> bool:
 
 def reads_int8_to_float(layer: Layer) -> bool:
     """A layer ncnn_mp runs on an int8 blob into floats through a table of the 255 values (a
-    Sigmoid: kernel_pass.cpp), given its input's scale as param 20."""
-    return layer.type == "Sigmoid" and len(layer.bottoms) == 1
+    Sigmoid; a Softmax, its exp(x - max): kernel_pass.cpp), given its input's scale as param 20."""
+    return layer.type in ("Sigmoid", "Softmax") and len(layer.bottoms) == 1 and len(layer.tops) == 1
 
 
 PROBABILITY_SCALE = 127.0  # a Sigmoid's int8 output (--int8-outputs): q = round(p * 127)
@@ -974,7 +976,7 @@ def quantize_files(param_in: str | Path, bin_in: str | Path, param_out: str | Pa
             layer = by_name[name]
             if reads_int8_to_float(layer) or name in ends:
                 op_scales[name] = {"20": scales[layer.bottoms[0]]}
-            if int8_outputs and reads_int8_to_float(layer) and layer.tops[0] not in read:
+            if int8_outputs and layer.type == "Sigmoid" and reads_int8_to_float(layer) and layer.tops[0] not in read:
                 op_scales[name]["21"] = PROBABILITY_SCALE
         if int8_outputs:
             op_scales.update({name: {"21": scales[g.blobs[0]]} for name in ends if by_name[name].tops[0] in g.blobs})

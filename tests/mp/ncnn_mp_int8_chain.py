@@ -212,6 +212,37 @@ def sigmoid_case():
 
 
 sigmoid_case()
+
+
+def flat(m):
+    return [m[q * m.cstep + i] for q in range(m.c) for i in range(m.w * m.h * m.d)]
+
+
+def softmax_case(label, mid, params):
+    """An int8 Softmax (its input's scale TS as param 20) along an axis of a blob of 1 to 4
+    dimensions (mid: Reshapes of the int8 blob a into r), into floats through a table of exp:
+    against ncnn's Softmax on q / TS (within 1e-6: the table's x - max and the product by 1 / sum
+    round once less or more than ncnn's floats)."""
+    lines = ["Input data 0 1 data", conv_line("c1", "data", "a", CIN, C, True)] + mid + \
+            ["Softmax s 1 1 r b %s 20=%.1f" % (params, TS)]
+    chained = net_of(lines, int8_conv(CIN, C, True))
+    a, b = run(chained, {"data": data(7, 6, CIN)}, ["a", "b"])
+    plain = net_of(["Input a 0 1 a"] + mid + ["Softmax s 1 1 r b " + params])
+    (want,) = run(plain, {"a": scaled(a, 1 / TS)}, ["b"])
+    got, want = flat(b), flat(want)
+    worst = max(abs(g - w) for g, w in zip(got, want))
+    print("Softmax", label, "int8 to float:", b.elemsize, (b.dims, b.w, b.h, b.d, b.c), "within 1e-6:", worst <= 1e-6)
+    chained.close()
+    plain.close()
+
+
+for axis in (0, 1, 2, -1):
+    softmax_case("3-D axis %d" % axis, ["Noop n 1 1 a r"], "0=%d 1=1" % axis)
+for axis in (0, 1):
+    softmax_case("2-D axis %d" % axis, ["Reshape rs 1 1 a r 0=42 1=8"], "0=%d 1=1" % axis)
+for axis in (0, 1, 2, 3):
+    softmax_case("4-D axis %d" % axis, ["Reshape rs 1 1 a r 0=7 1=3 11=2 2=8"], "0=%d 1=1" % axis)
+softmax_case("1-D", ["Reshape rs 1 1 a r 0=-1"], "0=0")
 binary_case("BinaryOp add", 0, lambda x, y: (x * 12582912 + y * 12582912 + (1 << 23)) >> 24)  # (24 / 32 * 2^24)
 binary_case("BinaryOp mul", 2, lambda x, y: (x * y * 25165824 + (1 << 29)) >> 30)  # (24 / 32^2 * 2^30)
 # ratios whose multipliers have low 16 bits (round(24 / 20.5 * 2^24), round(24 / 44.25 * 2^24))
