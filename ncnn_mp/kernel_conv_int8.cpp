@@ -200,16 +200,32 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
     const int n = inch * s.maxk, npix = s.outw * s.outh;
 #if NCNN_MP_BLOCK4
-    // Four pixels at a time, BLOCK4_ROWS weight rows a call (the core's block: block4 above).
-    for (int pix = 0; pix < npix; pix += 4) {
-        const int count = npix - pix < 4 ? npix - pix : 4;
-        gather4(in, q0, inch, s, pix, count, reinterpret_cast<Block4Col *>(cols));
+    // A strip of pixels gathered four at a time (conv_int8_strip), then BLOCK4_ROWS weight rows
+    // a call (the core's block: block4 above) along it, each row's sums requantized at once.
+    const int strip = conv_int8_strip(n);
+    Block4Col *c = reinterpret_cast<Block4Col *>(cols);
+    const size_t block = static_cast<size_t>(n) * 4;  // (a block of four pixels' columns)
+    for (int pix0 = 0; pix0 < npix; pix0 += strip) {
+        const int count = npix - pix0 < strip ? npix - pix0 : strip;
+        for (int b = 0; b < count; b += 4) {
+            gather4(in, q0, inch, s, pix0 + b, count - b < 4 ? count - b : 4, c + b / 4 * block);
+        }
         for (int p = 0; p < outch; p += BLOCK4_ROWS) {
             const int rows = outch - p < BLOCK4_ROWS ? outch - p : BLOCK4_ROWS;
-            int sums[4 * BLOCK4_ROWS];
-            block4(reinterpret_cast<const Block4Col *>(cols), weights + p * n, rows, n, sums);
+            int sums[BLOCK4_ROWS * NCNN_MP_STRIP_PIXELS];  // (row r's at r * NCNN_MP_STRIP_PIXELS)
+            for (int b = 0; b < count; b += 4) {
+                int s4[4 * BLOCK4_ROWS];
+                block4(c + b / 4 * block, weights + p * n, rows, n, s4);
+                for (int r = 0; r < rows; r++) {
+                    int *d = sums + r * NCNN_MP_STRIP_PIXELS + b;
+                    d[0] = s4[r * 4];
+                    d[1] = s4[r * 4 + 1];
+                    d[2] = s4[r * 4 + 2];
+                    d[3] = s4[r * 4 + 3];
+                }
+            }
             for (int r = 0; r < rows; r++) {
-                put_row_int8(out, out_p0 + p + r, pix, sums + r * 4, count);
+                put_row_int8(out, out_p0 + p + r, pix0, sums + r * NCNN_MP_STRIP_PIXELS, count);
             }
         }
     }
