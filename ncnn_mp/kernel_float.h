@@ -67,6 +67,14 @@ static NCNN_MP_INLINE int32_t mul_high_halves(int32_t x, int32_t m) {
     return xh * mh + (hl >> 16) + static_cast<int32_t>(lh >> 16) + static_cast<int32_t>(carry);
 }
 
+// The same high word for a Requant's multiplier (m << 7, m < 2^24) and |x| < 2^19, from two
+// 32-bit products (lx106: two MULLs where mul_high_halves takes four MUL16s and the carries):
+// with m = a 2^12 + b (a, b < 2^12), x * m = x * a 2^12 + x * b, every term within 32 bits,
+// and floor(x * m / 2^25) = (x * a + floor(x * b / 2^12)) >> 13 (x * a is an integer).
+static NCNN_MP_INLINE int32_t mul_high_split(int32_t x, int32_t a, int32_t b) {
+    return (x * a + ((x * b) >> 12)) >> 13;
+}
+
 static NCNN_MP_INLINE uint32_t float_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);

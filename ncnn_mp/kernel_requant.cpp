@@ -53,7 +53,7 @@ bool rounded(float v, int32_t &out) {
 Requant constant(float bias, int activation_type, const float *activation_params, float scale_out) {
     float v = activate(add_ff(0.f, bias), activation_type, activation_params);
     int8_t c = static_cast<int8_t>(float2int8(mul_ff(v, scale_out)));
-    Requant r = { 0, 1, 1, 0, 0, 31, 31, c, c };
+    Requant r = { 0, 1, 1, 0, 0, 31, 31, c, c, 0 };
     return r;
 }
 
@@ -61,8 +61,8 @@ Requant constant(float bias, int activation_type, const float *activation_params
 
 Requant make_requant(float scale_in, float d, float scale_out, float bias, int activation_type,
                      const float *activation_params, int n) {
-    Requant r = { 0, 0, 0, 0, 0, 0, 0, -127, 127 };  // (bias, mult, neg_mult, round, neg_round,
-    const Requant keep_float = r;                    //  shift, neg_shift, lo, hi; mult 0: floats)
+    Requant r = { 0, 0, 0, 0, 0, 0, 0, -127, 127, 0 };  // (bias, mult, neg_mult, round, neg_round,
+    const Requant keep_float = r;                       //  shift, neg_shift, lo, hi, narrow; mult 0: floats)
     if (scale_in == 0.f) {  // (a zero weight scale: ncnn's float steps give one value for every sum)
         return constant(bias, activation_type, activation_params, scale_out);
     }
@@ -103,6 +103,14 @@ Requant make_requant(float scale_in, float d, float scale_out, float bias, int a
         default:  // sigmoid, mish, hard swish: not piecewise linear
             return keep_float;
     }
+    // narrow: |sum + bias| under 2^19 for any int8 inputs (|x * w| <= 128 * 128), or past it
+    // nothing but lo and hi (q is monotonic in x: its values at +-(2^19 - 1) are the bounds)
+    const int32_t x_max = (1 << 19) - 1;
+    const int64_t most_bias = r.bias < 0 ? -static_cast<int64_t>(r.bias) : r.bias;
+    Requant at = r;
+    at.bias = 0;  // (at.apply(x): q for sum + bias = x)
+    r.narrow = static_cast<int64_t>(16384) * (n > 0 ? n : 0) + most_bias <= x_max ? 2
+               : at.apply(x_max) == r.hi && at.apply(-x_max) == r.lo ? 1 : 0;
     return r;
 }
 

@@ -232,9 +232,12 @@ static NCNN_MP_INLINE int32_t mul_high(int32_t x, int32_t m) {
 // and the bias in units of the sum (a zero weight scale: the channel's one value as lo = hi),
 // or mult 0 where a channel keeps ncnn's float steps: a sigmoid, mish or hard swish, M >= 0.25
 // or too small, or sums that could leave 32 bits.
+// `narrow` (make_requant, for lx106's mul_high_split): 2 where |sum + bias| stays under 2^19
+// whatever the int8 inputs, 1 where it may not but every x = sum + bias past +-(2^19 - 1) gives
+// what +-(2^19 - 1) gives (lo or hi: x clamped there first changes nothing), else 0.
 struct Requant {
     int32_t bias, mult, neg_mult, round, neg_round;
-    int8_t shift, neg_shift, lo, hi;
+    int8_t shift, neg_shift, lo, hi, narrow;
 
     NCNN_MP_INLINE signed char apply(int sum) const {
         int32_t x = sum + bias;
@@ -316,6 +319,20 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
         if (r.neg_mult == r.mult && r.neg_round == r.round && r.neg_shift == r.shift) {
             // (no leaky slope: one multiplier, without a choice per output)
             const int32_t bias = r.bias, mult = r.mult, round = r.round, shift = r.shift, lo = r.lo, hi = r.hi;
+#if NCNN_MP_LX106
+            if (r.narrow != 0) {  // two MULLs an output instead of four MUL16s (mul_high_split)
+                const int32_t a = (mult >> 7) >> 12, b = (mult >> 7) & 0xfff, x_max = (1 << 19) - 1;
+                for (int j = 0; j < n; j++) {
+                    int32_t x = sums[j] + bias;
+                    if (r.narrow == 1) {
+                        x = x > x_max ? x_max : x < -x_max ? -x_max : x;
+                    }
+                    int32_t q = (mul_high_split(x, a, b) + round) >> shift;
+                    d[j] = static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);
+                }
+                return;
+            }
+#endif
             for (int j = 0; j < n; j++) {
                 int32_t q = (mul_high(sums[j] + bias, mult) + round) >> shift;
                 d[j] = static_cast<signed char>(q < lo ? lo : q > hi ? hi : q);

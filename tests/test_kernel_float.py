@@ -22,4 +22,4 @@ def test_float_steps_equal_the_hardware(tmp_path: Path) -> None:
     r = subprocess.run([str(exe), "5000000"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == ("mul_ff, add_ff, mul_if, recip_ff: 5000000 draws each, equal to the hardware's; "
-                        "mul_high_halves: 20000000, equal\n")
+                        "mul_high_halves, mul_high_split: 20000000 each, equal\n")

@@ -101,6 +101,27 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    // mul_high_split (a Requant's multiplier m << 7, |x| < 2^19) against the 64-bit product:
+    // the ends of both ranges, then random pairs
+    const int32_t sx[] = { 0, 1, -1, (1 << 19) - 1, -(1 << 19) + 1, 4095, -4096, 4096 };
+    const int32_t sm[] = { 0x800000, 0xffffff, 0x800fff, 0xfff000, 0xabcdef };
+    for (long i = 0; i < 4 * n; i++) {
+        int32_t x = static_cast<int32_t>(next() % ((1u << 20) - 1)) - ((1 << 19) - 1);
+        int32_t m = static_cast<int32_t>((next() & 0x7fffffu) | 0x800000u);
+        if (i < 40) {
+            x = sx[i % 8];
+            m = sm[i / 8];
+        } else if (i % 3 == 0) {
+            x >>= next() % 20;
+        }
+        int32_t mult = m << 7;
+        int32_t want = static_cast<int32_t>((static_cast<int64_t>(x) * mult) >> 32);
+        int32_t got = mul_high_split(x, m >> 12, m & 0xfff);
+        if (got != want) {
+            printf("mul_high_split(%d, %d): %d, the 64-bit product gives %d\n", x, mult, got, want);
+            return 1;
+        }
+    }
     // recip_ff against the hardware's 1 / a: random patterns of every class, and the mantissas
     // next to a power of two (the rounding's carry into the exponent)
     for (long i = 0; i < n; i++) {
@@ -112,7 +133,7 @@ int main(int argc, char **argv) {
         float want = 1.f / va, got = recip_ff(a);
         if (!same(got, want)) return fail("recip_ff", 1.f, a, got, want);
     }
-    printf("mul_ff, add_ff, mul_if, recip_ff: %ld draws each, equal to the hardware's; mul_high_halves: %ld, "
-           "equal\n", n, 4 * n);
+    printf("mul_ff, add_ff, mul_if, recip_ff: %ld draws each, equal to the hardware's; mul_high_halves, "
+           "mul_high_split: %ld each, equal\n", n, 4 * n);
     return 0;
 }
