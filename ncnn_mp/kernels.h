@@ -26,6 +26,7 @@
 #include <ncnn/mat.h>
 #include <ncnn/option.h>
 
+#include "kernel_dsp.h"  // (NCNN_MP_DSP: conv_int8_cols)
 #include "kernel_float.h"
 
 // Which layer types' kernels a firmware keeps: all of them, or in a firmware built for some
@@ -349,7 +350,7 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
     }
 }
 
-// The four-pixel cores (NCNN_MP_BLOCK4) gather a strip of pixels at once, four at a time, and
+// The four-pixel cores (NCNN_MP_BLOCK4) and the DSP's (two at a time) gather a strip of pixels at once, and
 // requantize each output row's sums over the strip in one call: as many pixels (a multiple of 4,
 // at most NCNN_MP_STRIP_PIXELS) as keep their columns within NCNN_MP_STRIP_BYTES. A layer of few
 // input channels (4 to 32) spent about 35 instructions an output around its few MACs, a quarter
@@ -364,11 +365,11 @@ static inline int conv_int8_strip(int n) {
     return 4 * (blocks < 1 ? 1 : blocks > NCNN_MP_STRIP_PIXELS / 4 ? NCNN_MP_STRIP_PIXELS / 4 : blocks);
 }
 
-// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32 and
-// Thumb-2 a strip of pixels' (conv_int8_strip), on lx106 as int16.
+// The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32,
+// Thumb-2 and the DSP a strip of pixels' (conv_int8_strip), on lx106 as int16.
 static inline size_t conv_int8_cols(int n) {
-    return NCNN_MP_BLOCK4 ? static_cast<size_t>(n) * (NCNN_MP_LX106 ? 2u : 1u) * conv_int8_strip(n)
-                          : static_cast<size_t>(n) * 2u;
+    return NCNN_MP_BLOCK4 || NCNN_MP_DSP ? static_cast<size_t>(n) * (NCNN_MP_LX106 ? 2u : 1u) * conv_int8_strip(n)
+                                         : static_cast<size_t>(n) * 2u;
 }
 
 // A convolution of `inch` input planes with outch output channels (one group), output
