@@ -30,6 +30,9 @@ CHECKS: dict[str, str] = {
     "Softmax": ANY, "Reduction": ANY, "MVN": ANY, "LRN": ANY, "Squeeze": ANY,
     "ExpandDims": ANY, "Permute": ANY, "Tile": ANY, "Reorg": ANY, "PixelShuffle": ANY, "GLU": ANY,
     "Fold": ANY, "Unfold": ANY, "CumulativeSum": ANY, "Diag": ANY, "Flip": ANY, "StatisticsPooling": ANY,
+    "Unfold": "an image; its pads (given, or SAME) none negative and the dilated kernel fits the padded input",
+    "Fold": "an output (output_w/h, padded) the dilated kernel fits, under 2^28 values; rows of the values its "
+            "windows take, one for each kernel position",
     "Spectrogram": ANY, "InverseSpectrogram": ANY, "MemoryData": "no input; its size from its parameters "
     "(reads of no or negative size refused at load, standalone)",
     "ArgMax": "not built in this ncnn (no creator): Layer() refuses it",
@@ -103,6 +106,10 @@ CHECKS: dict[str, str] = {
                "ncnn does: every extent 1 or more, as many values as the input (batches: ncnn's own check)",
     "Einsum": "each input of as many dims as its term has letters, a letter one size in all; a trace (ii) "
               "of a square matrix",
+    "Spectrogram": "a row at least n_fft long once padded (center), deeper than a reflected border; fewer than "
+                   "2^28 output values",
+    "InverseSpectrogram": "a volume of frames (h) of two values (w) in n_fft / 2 + 1 or at least n_fft channels; "
+                          "an output of 1 or more values, fewer than 2^28",
     "PriorBox": "blob counts only",
     "PSROIPooling": "blob counts only (ncnn checks its channels)",
     "ROIAlign": "blob counts only",

@@ -290,6 +290,20 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
                     r->input, r->expected, r->got);
             }
             break;
+        case NCNN_MP_FOLD:
+            if (r->axis < 0) {
+                mp_printf(&print, " folds into %dx%d once padded (params 20 and 21 and its pads): its dilated kernel must "
+                    "fit that, its kernel, stride and dilation be 1 or more, its output under 2^28 values (",
+                    r->expected, r->got);
+            } else {
+                mp_printf(&print, " folds into %dx%d once padded: input 0 needs rows of %d values, and a row for each "
+                    "kernel position (", r->expected, r->got, r->axis);
+            }
+            break;
+        case NCNN_MP_SPECTRUM:  // (-1: past 2^31)
+            mp_printf(&print, " computes %d output values from %d frames: they must come to 1 or more and fewer "
+                "than 2^28 (", r->expected, r->got);
+            break;
         case NCNN_MP_OUTPUT_SIZE:  // (-1 also for a size not a number, or past 2^31)
             mp_printf(&print, " resizes to w=%d h=%d by its output size or scales (params 1 to 4): each must come to 1 or "
                 "more, the output to fewer than 2^28 values (", r->expected, r->got);

@@ -384,7 +384,8 @@ private:
         pads_ = false;
         front_ = behind_ = 0;
         image_ = typeindex == ncnn::LayerType::Convolution || typeindex == ncnn::LayerType::ConvolutionDepthWise ||
-                 typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise;
+                 typeindex == ncnn::LayerType::Deconvolution || typeindex == ncnn::LayerType::DeconvolutionDepthWise ||
+                 typeindex == ncnn::LayerType::Unfold;
         int n = pd.get(0, 0), kw = pd.get(1, 0), kh = pd.get(11, kw);
         switch (typeindex) {
             case ncnn::LayerType::Convolution:
@@ -392,6 +393,9 @@ private:
                     expected_ = quotient(pd.get(6, 0), n, kw, kh);
                     reads_ = kw == 1 && kh == 1 ? READS_C_OR_VECTOR : READS_C;
                 }
+                read_kernel(pd, kw, kh);
+                break;
+            case ncnn::LayerType::Unfold:  // (a convolution's window and padding, its keys too: unfold.cpp)
                 read_kernel(pd, kw, kh);
                 break;
             case ncnn::LayerType::Deconvolution:
@@ -689,6 +693,10 @@ bool guarded(int typeindex) {
         case ncnn::LayerType::Concat:
         case ncnn::LayerType::Eltwise:
         case ncnn::LayerType::BinaryOp:
+        case ncnn::LayerType::Spectrogram:
+        case ncnn::LayerType::InverseSpectrogram:
+        case ncnn::LayerType::Unfold:
+        case ncnn::LayerType::Fold:
         case ncnn::LayerType::Pooling:
         case ncnn::LayerType::Padding:
         case ncnn::LayerType::Convolution1D:

@@ -62,6 +62,10 @@ typedef enum {
     NCNN_MP_EINSUM,    // Einsum: axis 0, input `input` has got dims where its term has expected letters (expected
                        // -1: more than NCNN_MP_MORE_LIST terms; -2: its trace, ii, takes a square matrix); axis
                        // > 0: letter 'i' + axis - 1 is got long there and expected long in an input before
+    NCNN_MP_SPECTRUM,  // Spectrogram, InverseSpectrogram: the output of expected values (-1: past 2^31) it computes
+                       // from got frames must come to 1 or more and fewer than 2^28
+    NCNN_MP_FOLD,      // Fold: expected x got, the output once padded; axis -1: the dilated kernel does not fit it (or
+                       // a kernel, stride or dilation below 1, or 2^28 values or more), else the row length input 0 needs
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
     NCNN_MP_LOAD_FAILED, // not a misfit: the layer's own load_param (expected 0) or load_model (1) returned got
 } ncnn_mp_shape_rule_t;
@@ -191,6 +195,7 @@ enum ncnn_mp_more_kind_t {
     NCNN_MP_MORE_DETECTION, NCNN_MP_MORE_GROUPS, NCNN_MP_MORE_POOL, NCNN_MP_MORE_SCALE2,
     NCNN_MP_MORE_QUANT, NCNN_MP_MORE_GEMM2, NCNN_MP_MORE_INTERP, NCNN_MP_MORE_COEFFS,
     NCNN_MP_MORE_RESHAPE, NCNN_MP_MORE_ROTARY, NCNN_MP_MORE_CROP, NCNN_MP_MORE_EINSUM, NCNN_MP_MORE_MHA,
+    NCNN_MP_MORE_SPECTRO, NCNN_MP_MORE_ISPECTRO, NCNN_MP_MORE_FOLD,
 };
 #define NCNN_MP_MORE_LIST 16  // a Slice's pieces the guard follows (more: refused)
 struct ncnn_mp_more_rule_t {
@@ -234,6 +239,12 @@ struct ncnn_mp_more_rule_t {
         struct {  // MHA: the widths of q, k, v rows, its heads and a head's width; a mask; a kv cache
             int mha_qdim, mha_kdim, mha_vdim, mha_heads, mha_head_dim;
             bool mha_mask, mha_cache;
+        };
+        struct {  // SPECTRO, ISPECTRO: n_fft, hoplen, center, pad_type, power (ISPECTRO: returns), onesided
+            int fft_n, fft_hop, fft_center, fft_pad, fft_power, fft_onesided;
+        };
+        struct {  // FOLD: kernel, dilation, stride (w, h), the output once padded (output_w/h and the pads)
+            int fold_kw, fold_kh, fold_dw, fold_dh, fold_sw, fold_sh, fold_w, fold_h;
         };
         struct {  // INTERP: the output size its parameters give (0: from the scales), and its scales (extent 1:
                   // from a reference blob, dynamic_target_size; an expression: the layer's exprs)

@@ -80,6 +80,86 @@ bool gemm_c_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t *a,
     return false;
 }
 
+// A Spectrogram (spectrogram.cpp) frames its input's first row, w values (padded by n_fft / 2
+// on both sides with center 1: zeros, the edge, or reflected, pad_type 0 to 2), n_fft values a
+// frame, hoplen apart: (size - n_fft) / hoplen + 1 frames, which ncnn does not check. A row
+// shorter than n_fft gave a frame read past it (hoplen past the shortfall: the division comes
+// to 0), or none and a Mat of a negative size (valgrind: memalign of -316, then a write past a
+// block); a reflection as deep as the row reads past it. The output: frames x freqs (n_fft / 2
+// + 1 one-sided, or n_fft), twice for a complex one (power 0), below 2^28 values.
+bool spectrogram_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    if (m.fft_n < 1 || m.fft_hop < 1) {
+        return false;  // (its load_param refused these: NCNN_VALIDATION)
+    }
+    const long long half = m.fft_n / 2, pad = m.fft_center == 1 ? 2 * half : 0;
+    if (m.fft_center == 1 && m.fft_pad == 2 && half >= s.w) {
+        refuse(r, NCNN_MP_REFLECT, 0, s.w, 0, s);
+        r.axis = 0;
+        r.input = static_cast<int>(half);  // (the reflection's depth, as the padding rule reports it)
+        return true;
+    }
+    if (s.w + pad < m.fft_n) {
+        return refuse(r, NCNN_MP_KERNEL1D, static_cast<int>(m.fft_n - pad), s.w, 0, s);
+    }
+    const long long frames = (s.w + pad - m.fft_n) / m.fft_hop + 1;
+    const long long values = frames * (m.fft_onesided ? half + 1 : m.fft_n) * (m.fft_power == 0 ? 2 : 1);
+    return values >= (1LL << 28) &&
+           refuse(r, NCNN_MP_SPECTRUM, values < 0x7fffffffLL ? static_cast<int>(values) : -1,
+                  frames < 0x7fffffffLL ? static_cast<int>(frames) : -1, 0, s);
+}
+
+// An InverseSpectrogram (inversespectrogram.cpp) reads its input as frames (h) of complex
+// values (w: 2 read of each row) in channels of frequencies: one-sided where there are n_fft / 2
+// + 1 of them, else n_fft channels read; (frames - 1) x hoplen + n_fft (n_fft % 2 with center)
+// output values, twice for a complex one (returns 0). ncnn reads channel k of a vector or a
+// matrix past its end, and sizes its output unchecked (0 or negative: an empty or wrapped Mat).
+bool inverse_spectrogram_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s,
+                                 ncnn_mp_shape_refusal_t &r) {
+    if (m.fft_n < 1 || m.fft_hop < 1) {
+        return false;  // (its load_param refused these: NCNN_VALIDATION)
+    }
+    if (s.dims < 3) {
+        return refuse(r, NCNN_MP_DIMS, 4, s.dims, 0, s);
+    }
+    if (s.w < 2) {
+        return refuse(r, NCNN_MP_WIDTH, 2, s.w, 0, s);
+    }
+    if (s.c != m.fft_n / 2 + 1 && s.c < m.fft_n) {
+        return refuse(r, NCNN_MP_CHANNELS, m.fft_n, s.c, 0, s);
+    }
+    const long long outsize = (static_cast<long long>(s.h) - 1) * m.fft_hop + (m.fft_center ? m.fft_n % 2 : m.fft_n);
+    const long long values = outsize * (m.fft_power == 0 ? 2 : 1);
+    return (outsize < 1 || values + m.fft_n >= (1LL << 28)) &&
+           refuse(r, NCNN_MP_SPECTRUM, values < 0x7fffffffLL ? static_cast<int>(values) : -1, s.h, 0, s);
+}
+
+// A Fold (fold.cpp, col2im) adds its input's rows, a kernel position each (kw x kh of them a
+// channel), into an output of output_w x output_h once padded: each row's first inw x inh values,
+// for the windows the dilated kernel takes at its stride there. ncnn checks none of it: a kernel
+// wider than the padded output still took one window (the division truncates) and wrote past
+// the plane, rows shorter than inw x inh were read past, a kernel of 0 divided by zero.
+bool fold_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    const long long ext_w = static_cast<long long>(m.fold_dw) * (m.fold_kw - 1) + 1;
+    const long long ext_h = static_cast<long long>(m.fold_dh) * (m.fold_kh - 1) + 1;
+    const long long maxk = static_cast<long long>(m.fold_kw) * m.fold_kh, rows = s.dims >= 2 ? s.h : 1;
+    bool fits = m.fold_kw >= 1 && m.fold_kh >= 1 && m.fold_dw >= 1 && m.fold_dh >= 1 && m.fold_sw >= 1 &&
+                m.fold_sh >= 1 && m.fold_w >= ext_w && m.fold_h >= ext_h &&
+                static_cast<long long>(m.fold_w) * m.fold_h * (rows / maxk) < (1LL << 28);
+    r.axis = -1;
+    if (!fits) {
+        refuse(r, NCNN_MP_FOLD, m.fold_w, m.fold_h, 0, s);
+        r.axis = -1;
+        return true;
+    }
+    const long long need = ((m.fold_w - ext_w) / m.fold_sw + 1) * ((m.fold_h - ext_h) / m.fold_sh + 1);
+    if (s.w < need || rows < maxk) {
+        refuse(r, NCNN_MP_FOLD, m.fold_w, m.fold_h, 0, s);
+        r.axis = to_int(need);
+        return true;
+    }
+    return false;
+}
+
 // A Reshape's output shape replayed as ncnn's Reshape::forward resolves it (0: the input's
 // extent; -1: the input's values over the other extents, in ncnn's order, truncated): every
 // extent 1 or more and holding the input's values. ncnn divided by zero where a -1 resolved to
@@ -994,6 +1074,30 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
         case T::RotaryEmbed:  // (the cos and sin tables against the input: no parameter fixes them)
             m.kind = NCNN_MP_MORE_ROTARY;
             break;
+        case T::Spectrogram:  // (its parameters as its load_param reads them)
+        case T::InverseSpectrogram:
+            m.kind = typeindex == T::Spectrogram ? NCNN_MP_MORE_SPECTRO : NCNN_MP_MORE_ISPECTRO;
+            m.fft_n = pd.get(0, 0);
+            m.fft_power = pd.get(1, 0);
+            m.fft_hop = pd.get(2, m.fft_n / 4);
+            m.fft_center = pd.get(5, 1);
+            m.fft_pad = pd.get(6, 2);
+            m.fft_onesided = pd.get(8, 1);
+            break;
+        case T::Fold: {  // (its parameters as its load_param reads them)
+            m.kind = NCNN_MP_MORE_FOLD;
+            m.fold_kw = pd.get(1, 0);
+            m.fold_kh = pd.get(11, m.fold_kw);
+            m.fold_dw = pd.get(2, 1);
+            m.fold_dh = pd.get(12, m.fold_dw);
+            m.fold_sw = pd.get(3, 1);
+            m.fold_sh = pd.get(13, m.fold_sw);
+            const int left = pd.get(4, 0), right = pd.get(15, left), top = pd.get(14, left), bottom = pd.get(16, top);
+            const int out_w = pd.get(20, 0), out_h = pd.get(21, out_w);
+            m.fold_w = to_int(static_cast<long long>(out_w) + left + right);
+            m.fold_h = to_int(static_cast<long long>(out_h) + top + bottom);
+            break;
+        }
         case T::GridSample:
             m.kind = NCNN_MP_MORE_GRID;
             m.transposed = pd.get(3, 0) != 0;  // permute_fusion: the grid's components are its channels
@@ -1233,6 +1337,12 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
             return !fits && refuse(r, NCNN_MP_OUTPUT_SIZE, ow > -NCNN_MP_CAP && ow < NCNN_MP_CAP ? static_cast<int>(ow) : -1,
                                    oh > -NCNN_MP_CAP && oh < NCNN_MP_CAP ? static_cast<int>(oh) : -1, 0, s);
         }
+        case NCNN_MP_MORE_SPECTRO:
+            return spectrogram_refuses(m, s, r);
+        case NCNN_MP_MORE_FOLD:
+            return fold_refuses(m, s, r);
+        case NCNN_MP_MORE_ISPECTRO:
+            return inverse_spectrogram_refuses(m, s, r);
         case NCNN_MP_MORE_RESHAPE: {
             if (m.ndim != -1) {
                 return reshape_refuses(m, s, r);
