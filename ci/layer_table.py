@@ -69,8 +69,10 @@ CHECKS: dict[str, str] = {
     "Pooling": "its pads by pad_mode (given, to a whole stride, SAME) none negative, and the window fits the padded "
                "input (docs/internals.md: padding, one rule)",
     "Padding": "its pads none negative (in w, h, d or channels), a reflected one shallower than the input",
-    "Pooling1D": "rows; the window fits the padded length",
-    "Pooling3D": "a volume; the window fits the padded input",
+    "Pooling1D": "rows; its pads (given, the tail, SAME) none negative, the window fits the padded length, "
+                 "fewer than 2^28 values padded",
+    "Pooling3D": "a volume; its pads (given, the tail, SAME) none negative, the window fits the padded input, "
+                 "fewer than 2^28 values padded",
     "Slice": "its pieces, cut as ncnn cuts them (by its slices or its indices), lie in the input, each 1 or more "
              "long; as many outputs as pieces (up to 16)",
     "Gemm": "the inner size (K) of the input operands, and of a constant one, agree; a constant C covers the "

@@ -300,6 +300,10 @@ NORETURN void ncnn_mp_raise_shape_refused(const char *where, const char *what, c
                     "kernel position (", r->expected, r->got, r->axis);
             }
             break;
+        case NCNN_MP_PADDED_SIZE:
+            mp_printf(&print, " pads its input into %d values or more by its pads, stride and pad_mode: it must come "
+                "to fewer than 2^28 (", r->expected);
+            break;
         case NCNN_MP_SPECTRUM:  // (-1: past 2^31)
             mp_printf(&print, " computes %d output values from %d frames: they must come to 1 or more and fewer "
                 "than 2^28 (", r->expected, r->got);

@@ -66,6 +66,8 @@ typedef enum {
                        // from got frames must come to 1 or more and fewer than 2^28
     NCNN_MP_FOLD,      // Fold: expected x got, the output once padded; axis -1: the dilated kernel does not fit it (or
                        // a kernel, stride or dilation below 1, or 2^28 values or more), else the row length input 0 needs
+    NCNN_MP_PADDED_SIZE, // Pooling1D, Pooling3D: its input padded (tail and SAME pads as ncnn makes them) comes to
+                       // expected values (capped at 2^31 - 1), 2^28 or more
     NCNN_MP_THREW,     // not a misfit: the layer threw a C++ exception; expected: what the seam caught (cxx_seam.h)
     NCNN_MP_LOAD_FAILED, // not a misfit: the layer's own load_param (expected 0) or load_model (1) returned got
 } ncnn_mp_shape_rule_t;
@@ -217,8 +219,7 @@ struct ncnn_mp_more_rule_t {
         struct {
             // DYNAMIC: which convolution (shape_rules.cpp), its groups, bias, dilation and padding
             // (-1: padded to fit). WIDTH (recurrent layers): group, the directions; pad_w, pad_h:
-            // the hidden and cell states' widths. POOL: dynamic, the dims it pools (1 or 3);
-            // window, the window less its padding, per axis (w, h, d).
+            // the hidden and cell states' widths.
             int dynamic, group, dilation_w, dilation_h, pad_w, pad_h;
             int window[3];
             bool bias, int8;
@@ -242,6 +243,11 @@ struct ncnn_mp_more_rule_t {
         };
         struct {  // SPECTRO, ISPECTRO: n_fft, hoplen, center, pad_type, power (ISPECTRO: returns), onesided
             int fft_n, fft_hop, fft_center, fft_pad, fft_power, fft_onesided;
+        };
+        struct {  // POOL (Pooling1D, Pooling3D): kernel, stride (w, h, d), pads (left, right, top, bottom,
+                  // front, behind), pad_mode; pool_any: global or adaptive (no window)
+            int pool_k[3], pool_s[3], pool_p[6], pool_mode;
+            bool pool_any;
         };
         struct {  // FOLD: kernel, dilation, stride (w, h), the output once padded (output_w/h and the pads)
             int fold_kw, fold_kh, fold_dw, fold_dh, fold_sw, fold_sh, fold_w, fold_h;

@@ -133,6 +133,63 @@ bool inverse_spectrogram_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blo
            refuse(r, NCNN_MP_SPECTRUM, values < 0x7fffffffLL ? static_cast<int>(values) : -1, s.h, 0, s);
 }
 
+// A Pooling1D or Pooling3D (pooling1d.cpp, pooling3d.cpp) pads its input by its pad_mode as
+// ncnn's make_padding does (0: a tail up to a whole stride at the end; 1: as given; 2, 3:
+// SAME, Pooling3D's depth split as in mode 2 either way; any other: none), then slides its
+// window. ncnn checks none of it: a pad of the wrong sign (given, or SAME's on one axis while
+// another pads) made copy_make_border crop or write past its output, a stride of 2^30 made a
+// tail pad that wrapped the size (valgrind: memalign of -18364), a window wider than the padded
+// input took one window by truncation. Refused: a pad below 0 or past 2^30, a window wider than
+// the padded extent, a padded blob of 2^28 values or more.
+bool pool_refuses(const ncnn_mp_more_rule_t &m, const ncnn_mp_blob_shape_t &s, ncnn_mp_shape_refusal_t &r) {
+    const bool three = m.expected == 3;
+    if (three ? s.dims < 3 : s.dims > 2) {
+        return refuse(r, NCNN_MP_DIMS, three ? 4 : 2, s.dims, 0, s);
+    }
+    if (m.pool_any) {
+        return false;  // (global or adaptive: every value once, no window)
+    }
+    const long long ext[3] = { s.w, three ? s.h : 1, three && s.dims == 4 ? s.d : 1 };
+    long long pads[6], volume = three ? s.c : (s.dims == 2 ? s.h : 1);
+    bool padded = m.pool_mode == 0 || m.pool_mode == 1;
+    for (int a = 0; a < (three ? 3 : 1); a++) {
+        const long long k = m.pool_k[a], st = m.pool_s[a], p0 = m.pool_p[2 * a], p1 = m.pool_p[2 * a + 1];
+        if (k < 1 || st < 1) {
+            return false;  // (its load_param refused these: NCNN_VALIDATION)
+        }
+        pads[2 * a] = pads[2 * a + 1] = 0;
+        if (m.pool_mode == 0 || m.pool_mode == 1) {
+            const long long tail = m.pool_mode == 0 ? (ext[a] + p0 + p1 - k) % st : 0;
+            pads[2 * a] = p0;
+            pads[2 * a + 1] = p1 + (tail != 0 ? st - tail : 0);
+        } else if (m.pool_mode == 2 || m.pool_mode == 3) {
+            const long long pad = k + (ext[a] - 1) / st * st - ext[a];
+            const bool lower = m.pool_mode == 3 && a < 2;  // (SAME_LOWER: the odd pad before, but along d)
+            pads[2 * a] = lower ? pad - pad / 2 : pad / 2;
+            pads[2 * a + 1] = lower ? pad / 2 : pad - pad / 2;
+            padded = padded || pad > 0;
+        }
+    }
+    for (int a = 0; a < (three ? 3 : 1); a++) {
+        const long long before = padded ? pads[2 * a] : 0, after = padded ? pads[2 * a + 1] : 0;
+        const long long extent = ext[a] + before + after;
+        const int axis = a == 0 ? 0 : a == 1 ? 1 : 2;  // (w, h, d)
+        if (before < 0 || after < 0 || before > (1 << 30) || after > (1 << 30)) {
+            refuse(r, NCNN_MP_PADDING, to_int(before), to_int(after), 0, s);
+            r.axis = axis;
+            return true;
+        }
+        if (extent < m.pool_k[a]) {
+            return refuse(r, NCNN_MP_KERNEL1D, to_int(m.pool_k[a] - before - after), to_int(ext[a]), 0, s);
+        }
+        volume = capped(volume * extent);
+    }
+    if (volume < (1LL << 28)) {
+        return false;
+    }
+    return refuse(r, NCNN_MP_PADDED_SIZE, to_int(volume), 0, 0, s);
+}
+
 // A Fold (fold.cpp, col2im) adds its input's rows, a kernel position each (kw x kh of them a
 // channel), into an output of output_w x output_h once padded: each row's first inw x inh values,
 // for the windows the dilated kernel takes at its stride there. ncnn checks none of it: a kernel
@@ -884,20 +941,24 @@ ncnn_mp_more_rule_t ncnn_mp_more_rule(int typeindex, const ncnn::ParamDict &pd) 
             break;
         }
         case T::Pooling1D:
-        case T::Pooling3D: {  // the window against the padded input, as Pooling's rule
+        case T::Pooling3D: {  // its window and padding as its load_param reads them (pooling1d/3d.cpp)
             bool three = typeindex == T::Pooling3D;
             m.kind = NCNN_MP_MORE_POOL;
-            m.dynamic = three ? 3 : 1;  // (the spatial dims it pools)
-            if (pd.get(4, 0) == 0 && pd.get(7, 0) == 0 && (pd.get(5, 0) == 0 || pd.get(5, 0) == 1)) {
-                int kw = pd.get(1, 0), left = pd.get(3, 0), right = pd.get(14, left);
-                m.window[0] = kw - (left > 0 ? left : 0) - (right > 0 ? right : 0);
-                if (three) {
-                    int kh = pd.get(11, kw), kd = pd.get(21, kw), top = pd.get(13, left), bottom = pd.get(15, top);
-                    int front = pd.get(23, left), behind = pd.get(16, front);
-                    m.window[1] = kh - (top > 0 ? top : 0) - (bottom > 0 ? bottom : 0);
-                    m.window[2] = kd - (front > 0 ? front : 0) - (behind > 0 ? behind : 0);
-                }
-            }
+            m.expected = three ? 3 : 1;  // (the spatial dims it pools)
+            m.pool_any = pd.get(4, 0) != 0 || pd.get(7, 0) != 0;
+            m.pool_mode = pd.get(5, 0);
+            m.pool_k[0] = pd.get(1, 0);
+            m.pool_s[0] = pd.get(2, 1);
+            m.pool_p[0] = pd.get(3, 0);
+            m.pool_p[1] = pd.get(14, m.pool_p[0]);
+            m.pool_k[1] = three ? pd.get(11, m.pool_k[0]) : 1;
+            m.pool_k[2] = three ? pd.get(21, m.pool_k[0]) : 1;
+            m.pool_s[1] = three ? pd.get(12, m.pool_s[0]) : 1;
+            m.pool_s[2] = three ? pd.get(22, m.pool_s[0]) : 1;
+            m.pool_p[2] = three ? pd.get(13, m.pool_p[0]) : 0;
+            m.pool_p[3] = three ? pd.get(15, m.pool_p[2]) : 0;
+            m.pool_p[4] = three ? pd.get(23, m.pool_p[0]) : 0;
+            m.pool_p[5] = three ? pd.get(16, m.pool_p[4]) : 0;
             break;
         }
         case T::MultiHeadAttention: {  // q, k and v as wide as their projections; the mask and kv cache
@@ -1203,26 +1264,15 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
             }
             return false;
         }
-        case NCNN_MP_MORE_POOL: {
-            bool three = m.dynamic == 3;
-            if (three ? s.dims < 3 : s.dims > 2) {
-                return refuse(r, NCNN_MP_DIMS, three ? 4 : 2, s.dims, 0, s);
-            }
-            int ext[3] = { s.w, s.h, three && s.dims == 4 ? s.d : 1 };
-            for (int k = 0; k < m.dynamic; k++) {
-                if (m.window[k] > ext[k]) {
-                    return refuse(r, NCNN_MP_KERNEL1D, m.window[k], ext[k], 0, s);
-                }
-            }
-            return false;
-        }
+        case NCNN_MP_MORE_POOL:
+            return pool_refuses(m, s, r);
         case NCNN_MP_MORE_NORM: {
             long long plane = capped(static_cast<long long>(s.w) * s.h), volume = capped(plane * s.d);
             bool fits = s.w == m.expected || (s.dims >= 3 && plane == m.expected) || (s.dims == 4 && volume == m.expected);
             return !fits && refuse(r, NCNN_MP_NORM, m.expected, s.w, 0, s);
         }
         case NCNN_MP_MORE_GEMM: {
-            int k = !m.transposed || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
+            int k = !m.transposed ? s.w : s.dims == 3 ? s.c : s.h;  // (a vector's h: 1, as ncnn reads it)
             if (k != m.expected) {
                 return refuse(r, NCNN_MP_INNER, m.expected, k, 0, s);
             }
@@ -1234,8 +1284,11 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
                 return false;
             }
             ncnn_mp_blob_shape_t b = unpacked(blobs[1]);
-            int ka = m.trans_a == 0 || s.dims == 1 ? s.w : s.dims == 2 ? s.h : s.c;
-            int kb = m.transposed || b.dims == 1 ? b.w : b.dims == 2 ? b.h : b.c;
+            // K as ncnn's Gemm reads it (gemm.cpp, gemm_x86.cpp): A's w, or transposed its h (c for
+            // dims 3); B's h (c), or transposed its w. A vector's h is 1: a vector B of width K not
+            // transposed is one row (K = 1), and Gemm read K rows of it, past its end.
+            int ka = m.trans_a == 0 ? s.w : s.dims == 3 ? s.c : s.h;
+            int kb = m.transposed ? b.w : b.dims == 3 ? b.c : b.h;
             if (ka != kb) {
                 return refuse(r, NCNN_MP_INNER, ka, kb, 1, b);
             }

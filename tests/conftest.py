@@ -107,6 +107,7 @@ class MicroPython:
         # Without address randomisation: ncnn_mp keys its GC roots by C-heap addresses, so
         # with it the heap's bookkeeping (and the soak test's heap figure) varies by run.
         cmd = NO_ASLR + (VALGRIND if self.valgrind else []) + [str(self.binary)]
+        timeout *= SANITIZED_SLOWER
         if heapsize:
             cmd += ["-X", f"heapsize={heapsize}"]
         cmd += [str(script), *args]
@@ -179,6 +180,10 @@ def tool(*args: str, env: dict[str, str] | None = None, timeout: float = 900) ->
 
 # Whether this is make sanitize's run (ci/tool.py run_sanitized sets the profile for its pytest).
 SANITIZED = os.environ.get("NCNN_MP_PROFILE") == "asan"
+# A script's timeout is a guard against a hang, not a speed check: under make sanitize the
+# firmware (ASan and UBSan) runs two to three times slower, and beside other work (two runs at a
+# time) ncnn_mp_soak.py, 66 s of CPU there, overran 120 s.
+SANITIZED_SLOWER = 3 if SANITIZED else 1
 SANITIZER_ENV = {
     "NCNN_MP_SANITIZED": "1",
     "ASAN_OPTIONS": "exitcode=86:detect_leaks=1:abort_on_error=0",

@@ -56,6 +56,13 @@ gemm = layer("Gemm", {4: 0, 5: 1, 6: 1, 10: -1, 8: 3, 9: 4}, filled(3, 4))  # B:
 fits("A of 2x4", gemm, filled(4, 2))
 refused("A of 2x5", gemm, filled(5, 2))
 
+print("-- Gemm of two inputs: A's K (its w) is B's (its h, a vector's 1; transposed its w)")
+gemm2 = layer("Gemm", {})
+fits("2x4 by 4x3", gemm2, filled(4, 2), filled(3, 4))
+refused("a vector of 6 by a vector of 6", gemm2, filled(6), filled(6))
+fits("a vector of 1 by a vector of 6", gemm2, filled(1), filled(6))
+fits("a vector of 6 by a vector of 6 transposed", layer("Gemm", {3: 1}), filled(6), filled(6))
+
 print("-- MatMul: A's width is B's height")
 matmul = ncnn_mp.Layer("MatMul")
 fits("2x4 by 4x3", matmul, filled(4, 2), filled(3, 4))

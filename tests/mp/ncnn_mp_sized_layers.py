@@ -5,13 +5,16 @@
 # reflected border as deep as the row read past it; an InverseSpectrogram read channel k of a
 # vector past its end; an Unfold whose kernel is wider than its padded input read past it, as a
 # convolution would; a Fold into an output narrower than its kernel wrote past it (one window by
-# truncation), and read rows shorter than its windows past their end. The shape guard refuses each now, naming the layer, in a Net and
+# truncation), and read rows shorter than its windows past their end; a Pooling3D's tail pad
+# from a stride of 2^30 wrapped its padded size (memalign of -18364), its SAME pads of mixed
+# signs cropped and padded at once, a Pooling1D's window wider than its padded row took one
+# window by truncation. The shape guard refuses each now, naming the layer, in a Net and
 # standalone, and the layer works on afterwards.
 import ncnn_mp
 from mptest import check, require
 
 require("NCNN_STRING")
-for name in ("Spectrogram", "InverseSpectrogram", "Unfold", "Fold"):
+for name in ("Spectrogram", "InverseSpectrogram", "Unfold", "Fold", "Pooling1D", "Pooling3D"):
     try:
         ncnn_mp.Layer(name)
     except ValueError:
@@ -89,6 +92,17 @@ for label, params, x in (
     check(label, lambda: layer("Fold", **params).forward(x, opt))
 print("kernel 2 into 4x4, 8 rows of 9", shape(layer("Fold", k1=2, k20=4).forward(blob(9, 8), opt)))
 print("kernel 2 stride 2 pad 1 into 4x4", shape(layer("Fold", k1=2, k3=2, k4=1, k20=4).forward(blob(9, 4), opt)))
+
+print("-- Pooling1D and Pooling3D (k1 kernel, k11 its h, k2 stride, k3 pad, k5 pad_mode)")
+for label, kind, params, x in (
+        ("3D, stride 2^30 - 2^23, full padding", "Pooling3D", {"k1": 1, "k2": (1 << 30) - (1 << 23)}, blob(4, 4, 4, 1)),
+        ("3D SAME, w padded by -1, h by 2", "Pooling3D", {"k1": 1, "k11": 3, "k2": 2, "k12": 1, "k5": 2}, blob(4, 4, 2, 1)),
+        ("1D, window 5 on a row of 3", "Pooling1D", {"k1": 5, "k5": 1}, blob(3)),
+        ("1D, pad -2", "Pooling1D", {"k1": 2, "k3": -2, "k5": 1}, blob(8))):
+    check(label, lambda: layer(kind, **params).forward(x, opt))
+print("3D 2x2x2 on 4x4x4", shape(layer("Pooling3D", k1=2, k2=2).forward(blob(4, 4, 4, 1), opt)))
+print("3D SAME 3 on 5x5x5", shape(layer("Pooling3D", k1=3, k2=2, k5=2).forward(blob(5, 5, 5, 1), opt)))
+print("1D window 3 pad 1 on 8", shape(layer("Pooling1D", k1=3, k3=1).forward(blob(8), opt)))
 
 print("-- in a Net")
 net = ncnn_mp.Net()
