@@ -1365,10 +1365,7 @@ bool ncnn_mp_more_refuses(const ncnn_mp_more_rule_t &m, const char *exprs, const
                 }
                 ow = size[0];
                 oh = k == 2 ? size[1] : blobs[0].h;
-            } else if (m.extent) {
-                if (n < 2) {
-                    return false;  // (the blob counts are checked first)
-                }
+            } else if (m.extent && n >= 2) {  // (one input: ncnn's one-blob forward sizes by its parameters)
                 ow = blobs[1].w;
                 oh = blobs[1].h;
             } else if (n != 1) {
