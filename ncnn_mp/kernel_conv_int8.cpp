@@ -7,7 +7,9 @@
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
 // On lx106, rv32 and Thumb-2 without DSP (NCNN_MP_BLOCK4) four pixels are gathered (gather4)
 // and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_lx106.h,
-// kernel_rv32.h, kernel_thumb2.h), the same exact sums.
+// kernel_rv32.h, kernel_thumb2.h), the same exact sums. With the DSP extension (kernel_dsp.h)
+// the pairs are rearranged for SMLAD (dsp::pair_cols) and run through dsp::dot2x2. Both take a
+// strip of pixels at a time (conv_int8_strip); the 2x2 loop below is the portable form.
 // depthwise_int8: one plane per channel, an output row at a time: 3x3 as three passes of
 // three taps (the Cortex-M3's 13 registers hold three weights, not nine), 5x5 as five passes
 // of five, the sums in a row of int32s, then the row's outputs.
@@ -74,9 +76,6 @@ void gather2(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
 
 // Two pixels (interleaved cols) x two weight rows.
 void dot2x2(const signed char *c, const signed char *w0, const signed char *w1, int n, int sums[4]) {
-#if NCNN_MP_DSP
-    return dsp::dot2x2(c, w0, w1, n, sums);  // (the columns rearranged by dsp::pair_cols: kernel_dsp.h)
-#endif
     int s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     const signed char *end = w0 + n;
     for (; w0 + 4 <= end; w0 += 4, w1 += 4, c += 8) {
@@ -264,11 +263,6 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
     for (int pix = 0; pix < npix; pix += 2) {
         bool two = pix + 1 < npix;
         gather2(in, q0, inch, s, pix, two, cols);
-#if NCNN_MP_DSP
-        if (two) {
-            dsp::pair_cols(cols, n);
-        }
-#endif
         int p = 0;
         for (; p + 1 < outch; p += 2) {
             const signed char *w0 = weights + p * n;
@@ -286,15 +280,6 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
         }
         if (p < outch) {
             const signed char *w0 = weights + p * n;
-#if NCNN_MP_DSP
-            if (two) {  // (the columns are rearranged for dot2x2: it reads them, this row as both rows)
-                int sums[4];
-                dot2x2(cols, w0, w0, n, sums);
-                put_int8(out, out_p0 + p, pix, sums[0]);
-                put_int8(out, out_p0 + p, pix + 1, sums[1]);
-                continue;
-            }
-#endif
             put_int8(out, out_p0 + p, pix, dot(cols, 2, w0, n));
             if (two) {
                 put_int8(out, out_p0 + p, pix + 1, dot(cols + 1, 2, w0, n));

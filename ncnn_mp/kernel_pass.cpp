@@ -227,13 +227,10 @@ private:
             return 0;
         }
         Pads pads;
-        if (padding(bottom.w, bottom.h, pads) != 0) {
-            return -1;
-        }
-        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
-        const int outw = (padded_w - kernel_w_) / stride_w_ + 1, outh = (padded_h - kernel_h_) / stride_h_ + 1;
-        if (padded_w < kernel_w_ || padded_h < kernel_h_ || outw <= 0 || outh <= 0) {
-            return -100;
+        int outw, outh;
+        const int fits = windows(bottom, pads, outw, outh);
+        if (fits != 0) {
+            return fits;
         }
         top.create(outw, outh, channels, static_cast<size_t>(1u), opt.blob_allocator);
         if (top.empty()) {
@@ -299,18 +296,16 @@ private:
             return 0;
         }
         Pads pads;
-        if (padding(bottom.w, bottom.h, pads) != 0) {
-            return -1;
-        }
-        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
-        const int outw = (padded_w - kernel_w_) / stride_w_ + 1, outh = (padded_h - kernel_h_) / stride_h_ + 1;
-        if (padded_w < kernel_w_ || padded_h < kernel_h_ || outw <= 0 || outh <= 0) {
-            return -100;
+        int outw, outh;
+        const int fits = windows(bottom, pads, outw, outh);
+        if (fits != 0) {
+            return fits;
         }
         if (static_cast<int64_t>(kernel_w_) * kernel_h_ > (1 << 23)) {  // (|sum| < 2^30)
             return -1;
         }
         // the counted region, in the padded blob's coordinates (ncnn's tail pads: pad_mode 0's)
+        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
         const int tail_w = pad_mode_ == 0 ? padded_w - bottom.w - pad_left_ - pad_right_ : 0;
         const int tail_h = pad_mode_ == 0 ? padded_h - bottom.h - pad_top_ - pad_bottom_ : 0;
         const int cx0 = count_include_pad_ ? 0 : pad_left_;
@@ -804,6 +799,18 @@ private:
             }
         }
         return 0;
+    }
+
+    // A Pooling's pads (padding, below) and the windows they leave: outw x outh of them. 0, or
+    // -1 where the pads do not fit, -100 where no window does.
+    int windows(const ncnn::Mat &bottom, Pads &pads, int &outw, int &outh) const {
+        if (padding(bottom.w, bottom.h, pads) != 0) {
+            return -1;
+        }
+        const int padded_w = bottom.w + pads.left + pads.right, padded_h = bottom.h + pads.top + pads.bottom;
+        outw = (padded_w - kernel_w_) / stride_w_ + 1;
+        outh = (padded_h - kernel_h_) / stride_h_ + 1;
+        return padded_w < kernel_w_ || padded_h < kernel_h_ || outw <= 0 || outh <= 0 ? -100 : 0;
     }
 
     // Pooling::make_padding's pads for a w x h input (pad_mode 0: up to a whole stride at the
