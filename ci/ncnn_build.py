@@ -66,6 +66,10 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
     toolchain = prof.get("ncnn_toolchain")
     if toolchain:
         options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")
+    if prof.get("libc_from_source"):  # (its headers: the windowed core's picolibc, ci/picolibc.py)
+        from ci.picolibc import picolibc
+
+        options.append(f"-DNCNN_MP_LIBC_DIR={picolibc(build=build)}")
     key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
                  (Path(__file__).parent / toolchain).read_text() if toolchain else "")
     # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.

@@ -38,7 +38,7 @@ def ensure_debian_packages(names: list[str] | None = None) -> None:
         log=cache_root() / "logs" / "apt-install.log")
 
 
-def _checked(path: Path, sha256: str, origin: str) -> Path:
+def checked(path: Path, sha256: str, origin: str) -> Path:
     got = sha256_of(path)
     if got != sha256:
         path.rename(path.with_suffix(path.suffix + ".bad"))
@@ -90,7 +90,7 @@ def _ncnn_source() -> Path:
             log=cache_root() / "logs" / "ncnn-download.log")
         (tmp / pin["file"]).rename(archive)
         shutil.rmtree(tmp)
-    _checked(archive, pin["sha256"], "PyPI")
+    checked(archive, pin["sha256"], "PyPI")
     return _unpack(archive, cache_root() / "src", f"ncnn-{pin['version']}")
 
 
@@ -148,7 +148,7 @@ def _micropython_source() -> Path:
             "apt-get source micropython failed", todo, cwd=tmp, log=log)
         (tmp / pin["file"]).rename(archive)
         shutil.rmtree(tmp)
-    _checked(archive, pin["sha256"], "Debian")
+    checked(archive, pin["sha256"], "Debian")
     return _patched(_unpack(archive, cache_root() / "src", f"micropython-{pin['version']}"), pin.get("patches", []))
 
 
@@ -207,4 +207,4 @@ def debian_pool_file(pin: Settings, what: str) -> Path:
                 fail(f"downloading {what} failed ({'; '.join(tried)})",
                      "Debian may have dropped this version from its pool: set NCNN_MP_DEBIAN_SNAPSHOT to the "
                      "base URL of a snapshot of the Debian archive (ci/pins.toml says which file)")
-        return _checked(archive, pin["sha256"], "Debian")
+        return checked(archive, pin["sha256"], "Debian")

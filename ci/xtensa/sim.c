@@ -1,6 +1,8 @@
-// QEMU's Xtensa sim machine's own part of the board glue (lx106, picolibc); what every board
-// shares is ci/mcu/board.c, which says what it is for. The port itself (start-up, console, exit,
-// exception vectors, the fault reporter) is ci/xtensa/port/.
+// QEMU's Xtensa sim machine's own part of the board glue, for both of its boards: xtensa (the lx106
+// core, call0) and esp32core (the de233_fpu core, windowed: __XTENSA_WINDOWED_ABI__, which its
+// port defines); what every board shares is ci/mcu/board.c, which says what it is for. The ports
+// themselves (start-up, console, exit, exception vectors, the fault reporter) are
+// ci/xtensa/port/ and ci/esp32core/port/.
 //
 // - A timer: the core's ICOUNT register counts every instruction run at interrupt level 0
 //   (exactly: not a clock), and startup.S's debug-exception handler carries its wraps into a
@@ -11,13 +13,15 @@
 //   made the board 1.6 times slower (the soak test's first 2,000 cycles, 1.8e9 instructions:
 //   4.05 s of QEMU with ICOUNT counting, 2.55 s without), and only qemu_board.time_ns()
 //   reads it; differences of two reads are what it is for.
-// - The board's flash for models: 48 MiB of the machine's "sysrom" at 0x51000000 (the profile's
-//   romfs_address; the reset code lies at its start, 0x50000000). QEMU lets the program write
-//   there: nothing in the firmware does (ncnn_mp_port_read_only in board.c says it is flash).
+// - The board's flash for models: the machine's "sysrom" past the reset code at its start (the
+//   profile's romfs_address): lx106's is 64 MiB at 0x50000000 (48 MiB from 0x51000000 for
+//   models), de233_fpu's 32 MiB at 0xfe000000 (31 MiB from 0xfe100000). QEMU lets the program
+//   write there: nothing in the firmware does (ncnn_mp_port_read_only in board.c says it is flash).
 // - 4-byte atomics: lx106 has no S32C1I (compare-and-swap), so GCC calls libatomic's
 //   __atomic_*_4 for ncnn_mp's counting allocator (ncnn_mp/cxx_allocator.cpp), and Debian has no
 //   libatomic for this target. One core: each is the plain operation with interrupts masked
-//   (RSIL to level 15, as the ESP8266 SDK does it). ESP32 cores have S32C1I and inline them.
+//   (RSIL to level 15, as the ESP8266 SDK does it). ESP32 cores have S32C1I and the compiler
+//   inlines them: the esp32core board has none of these.
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,13 +36,22 @@ void board_init(void) {
 
 extern volatile uint32_t sim_icount_high;  // startup.S
 
+// ICOUNT counts what runs below this interrupt level. On the windowed core that includes the
+// window overflow and underflow handlers and the Alloca handler (they run with PS.EXCM set: level
+// 3 on de233_fpu), which an ESP32 runs too: a deep call chain's spills are part of its cost.
+#if defined(__XTENSA_WINDOWED_ABI__)
+#define ICOUNT_LEVEL 4
+#else
+#define ICOUNT_LEVEL 1
+#endif
+
 static bool counting;  // (not cleared by a soft reboot: the count goes on, as a board's timer)
 
 uint64_t board_time_ns(void) {
     if (!counting) {
         counting = true;
         // ICOUNT from 0, counted at interrupt level 0 (PS.INTLEVEL < ICOUNTLEVEL)
-        __asm__ volatile ("wsr %0, icount\n wsr %1, icountlevel\n isync" :: "r" (0), "r" (1) : "memory");
+        __asm__ volatile ("wsr %0, icount\n wsr %1, icountlevel\n isync" :: "r" (0), "r" (ICOUNT_LEVEL) : "memory");
         return 0;
     }
     uint32_t hi, lo;
@@ -50,7 +63,8 @@ uint64_t board_time_ns(void) {
     return (((uint64_t)hi << 32) | lo) - hi;
 }
 
-// ---- atomics ----
+// ---- atomics (lx106 only) ----
+#if !defined(__XTENSA_WINDOWED_ABI__)
 
 static inline uint32_t irq_off(void) {
     uint32_t ps;
@@ -93,9 +107,15 @@ _Bool __atomic_compare_exchange_4(volatile void *p, void *expected, uint32_t des
     irq_restore(ps);
     return same;
 }
+#endif
 
 // ---- the flash for models (the profile's romfs_address) ----
 
+#if defined(__XTENSA_WINDOWED_ABI__)
+#define ROMFS_BASE 0xfe100000
+#define ROMFS_SIZE (31 * 1024 * 1024)
+#else
 #define ROMFS_BASE 0x51000000
 #define ROMFS_SIZE (48 * 1024 * 1024)
+#endif
 const MP_DEFINE_MEMORYVIEW_OBJ(board_romfs, 'B', 0, ROMFS_SIZE, (void *)ROMFS_BASE);

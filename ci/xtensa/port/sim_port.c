@@ -1,5 +1,6 @@
-// The Xtensa sim board's side of MicroPython's ports/qemu (whose main.c, mphalport.c and
-// modmachine.c this port builds; ci/xtensa/port/Makefile): what the port's other boards get
+// The Xtensa sim boards' side of MicroPython's ports/qemu (whose main.c, mphalport.c and
+// modmachine.c these ports build; ci/xtensa/port/Makefile, and ci/esp32core/port/Makefile for the
+// windowed core, which builds this file too): what the port's other boards get
 // from their UART and start-up code, through QEMU's semihosting for Xtensa (the `simcall`
 // instruction: a2 the call, a3.. its arguments, the result in a2).
 //
@@ -33,7 +34,8 @@ static int simcall(int call, int a, int b, int c) {
     register int a3 __asm__("a3") = a;
     register int a4 __asm__("a4") = b;
     register int a5 __asm__("a5") = c;
-    __asm__ volatile ("simcall" : "+r" (a2), "+r" (a3) : "r" (a4), "r" (a5) : "memory");
+    // (SIMCALL's encoding: LLVM's assembler, the esp32core board's, does not know the mnemonic)
+    __asm__ volatile (".byte 0x00, 0x51, 0x00  /* simcall */" : "+r" (a2), "+r" (a3) : "r" (a4), "r" (a5) : "memory");
     return a2;
 }
 
