@@ -15,7 +15,10 @@ directives LLVM's assembler lacks (`.begin schedule`): they are left out, and pi
 take their place (machine/xtensa/CMakeLists.txt, edited in the copy built). setjmp.S (windowed:
 spills the register windows first) and strcmp.S stay. The FPU's fenv functions (libm/machine/xtensa)
 use GCC's inline-assembly constraint "a" (an address register), which clang calls "r": edited so in
-the copy. Which core it is built for, picolibc reads from <xtensa/config/core-isa.h>
+the copy. Its tiny stdio's ungetc is atomic (ATOMIC_UNGETC, always on in its CMake build), through
+functions of exchange.c and compare_exchange.c when the compiler has no 4-byte compare-and-swap
+builtins (clang 22 for Xtensa defines none), files only picolibc's meson build lists: added to the
+copy's CMake list (one thread here: their plain versions are right). Which core it is built for, picolibc reads from <xtensa/config/core-isa.h>
 (ci/esp32core/include/). Cached by the pin and the inputs' contents.
 """
 
@@ -35,7 +38,7 @@ DRIVER = CI / "esp32core" / "bin" / "xtensa-esp32-clang"
 GNU_AS_ONLY = ["memcpy.S", "memset.S", "strcpy.S", "strlen.S", "strncpy.S"]
 OPTIONS = ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG",
            "-DCMAKE_ASM_FLAGS_RELEASE=-O2 -DNDEBUG", "-DPREFER_SIZE_OVER_SPEED=OFF", "-DPICOLIBC_TLS=OFF",
-           "-DTESTS=OFF", "-DFORMAT_DEFAULT_DOUBLE=1", "-DFORMAT_DEFAULT_FLOAT=0", "-DFORMAT_DEFAULT_INTEGER=0"]
+           "-DTESTS=OFF", "-D_WANT_IO_LONG_LONG=ON", "-DFORMAT_DEFAULT_DOUBLE=1", "-DFORMAT_DEFAULT_FLOAT=0", "-DFORMAT_DEFAULT_INTEGER=0"]
 
 
 def _source() -> Path:
@@ -93,6 +96,8 @@ def picolibc(build: bool = True) -> Path:
                 fail(f"picolibc's {machine.relative_to(tree)} no longer lists {name}", "update GNU_AS_ONLY in ci/picolibc.py")
             text = text.replace(f"  {name}\n", "")
         machine.write_text(text)
+        stdio = tree / "newlib" / "libc" / "tinystdio" / "CMakeLists.txt"
+        stdio.write_text(stdio.read_text() + "\npicolibc_sources(exchange.c compare_exchange.c)\n")
         for fenv in sorted((tree / "newlib" / "libm" / "machine" / "xtensa").glob("*.c")):
             fenv.write_text(fenv.read_text().replace('"=a"(', '"=r"(').replace('"a"(', '"r"('))
         logs = cache_root() / "logs"

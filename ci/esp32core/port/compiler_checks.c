@@ -1,9 +1,11 @@
 // Module `compiler_checks` of the esp32core board: C code that goes wrong on this core when one of
 // the build's workarounds for clang 22 is missing, for tests/test_esp32core.py to call and compare
 // with what CPython computes. Each function names what it guards:
-// - varargs (ci/esp32core/include/stdarg.h): picolibc's snprintf with arguments in registers, one
-//   8-byte argument aligned past a register pair, and the rest on the stack; a variadic function of
-//   ours with six named arguments (every argument register named) and one with ten words;
+// - varargs (ci/esp32core/include/stdarg.h): picolibc's fprintf (into memory: MicroPython's own
+//   shared/libc/printf.c has the firmware's snprintf, single-precision and without %lld) with
+//   arguments in registers, one 8-byte argument aligned past a register pair, and the rest on the
+//   stack; a variadic function of ours with six named arguments (every argument register named)
+//   and one with ten words;
 // - the float-select crash (the driver's -combiner-disabled retry): a select between two float
 //   constants and copysignf, which the backend cannot compile otherwise (this file is one it
 //   retries: the build fails without the retry);
@@ -30,23 +32,40 @@ static long long get_ll(mp_obj_t o) {
     return v;
 }
 
-// A double as "%.17g" (exactly the double: picolibc's printf converts exactly), for CPython to
-// compare with its own: Python's floats here are single precision.
-static mp_obj_t double_str(double d) {
-    char buf[40];
-    int n = snprintf(buf, sizeof buf, "%.17g", d);
-    return mp_obj_new_str(buf, n > 0 ? (size_t)n : 0);
+// picolibc's fprintf into a buffer: a stream whose put function fills `printed`.
+static char printed[160];
+static size_t printed_len;
+
+static int put_printed(char c, FILE *f) {
+    (void)f;
+    if (printed_len < sizeof printed) {
+        printed[printed_len++] = c;
+    }
+    return (unsigned char)c;
 }
 
-static mp_obj_t snprintf_mixed(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    char buf[160];
-    int n = snprintf(buf, sizeof buf, "%d|%.3f|%lld|%s|%c|%g", (int)mp_obj_get_int(args[0]),
-        (double)mp_obj_get_float(args[1]), get_ll(args[2]), mp_obj_str_get_str(args[3]), (int)mp_obj_get_int(args[4]),
-        (double)mp_obj_get_float(args[5]));
-    return mp_obj_new_str(buf, n > 0 ? (size_t)n : 0);
+static FILE printed_stream = FDEV_SETUP_STREAM(put_printed, NULL, NULL, _FDEV_SETUP_WRITE);
+
+static mp_obj_t printed_str(void) {
+    return mp_obj_new_str(printed, printed_len);
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(snprintf_mixed_obj, 6, 6, snprintf_mixed);
+
+// A double's 64 bits, for CPython to compare with its own double: Python's floats here are single
+// precision.
+static mp_obj_t double_bits(double d) {
+    unsigned long long bits;
+    memcpy(&bits, &d, sizeof bits);
+    return mp_obj_new_int_from_ull(bits);
+}
+
+static mp_obj_t printf_mixed(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    printed_len = 0;
+    fprintf(&printed_stream, "%d|%.3f|%lld|%s|%c|%g", (int)mp_obj_get_int(args[0]), (double)mp_obj_get_float(args[1]),
+        get_ll(args[2]), mp_obj_str_get_str(args[3]), (int)mp_obj_get_int(args[4]), (double)mp_obj_get_float(args[5]));
+    return printed_str();
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(printf_mixed_obj, 6, 6, printf_mixed);
 
 static __attribute__((noinline)) long long weighted(int n, ...) {
     va_list ap;
@@ -88,7 +107,7 @@ static __attribute__((noinline)) double six_named(int a, int b, int c, int d, in
 
 // Every argument register named: the variadic ones (an int, a double, a long long) on the stack.
 static mp_obj_t va_six_named(mp_obj_t i, mp_obj_t x, mp_obj_t l) {
-    return double_str(six_named(1, 2, 3, 4, 5, 6, (int)mp_obj_get_int(i), (double)mp_obj_get_float(x), get_ll(l)));
+    return double_bits(six_named(1, 2, 3, 4, 5, 6, (int)mp_obj_get_int(i), (double)mp_obj_get_float(x), get_ll(l)));
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(va_six_named_obj, va_six_named);
 
@@ -115,7 +134,7 @@ static mp_obj_t int64_ops(mp_obj_t a_in, mp_obj_t b_in) {
     volatile unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
     mp_obj_t items[5] = {
         mp_obj_new_int_from_ll(a / b), mp_obj_new_int_from_ll(a % b), mp_obj_new_int_from_ull(ua / ub),
-        mp_obj_new_int_from_ll(a * b), double_str((double)a / (double)b),
+        mp_obj_new_int_from_ll(a * b), double_bits((double)a / (double)b),
     };
     return mp_obj_new_tuple(5, items);
 }
@@ -156,7 +175,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(alloca_after_spill_obj, alloca_after_spill);
 
 static const mp_rom_map_elem_t compiler_checks_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_compiler_checks) },
-    { MP_ROM_QSTR(MP_QSTR_snprintf_mixed), MP_ROM_PTR(&snprintf_mixed_obj) },
+    { MP_ROM_QSTR(MP_QSTR_printf_mixed), MP_ROM_PTR(&printf_mixed_obj) },
     { MP_ROM_QSTR(MP_QSTR_va_ten), MP_ROM_PTR(&va_ten_obj) },
     { MP_ROM_QSTR(MP_QSTR_va_six_named), MP_ROM_PTR(&va_six_named_obj) },
     { MP_ROM_QSTR(MP_QSTR_float_select), MP_ROM_PTR(&float_select_obj) },
