@@ -220,7 +220,7 @@ def micropython_memcheck() -> MicroPython:
     return MicroPython(_firmware("memcheck"), dict(_script_env(), NCNN_MP_UNDER_VALGRIND="1"), valgrind=True)
 
 
-@pytest.fixture(scope="session", params=["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa"])
+@pytest.fixture(scope="session", params=["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa", "esp32core"])
 def mcu(request: pytest.FixtureRequest) -> QemuBoard:
     """The MCU firmwares under QEMU, Cortex-M3 and RISC-V rv32imac, each with ncnn with names
     and with the smallest build without, the hard-float Cortex-M4F board and the Xtensa lx106

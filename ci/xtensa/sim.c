@@ -15,7 +15,7 @@
 //   reads it; differences of two reads are what it is for.
 // - The board's flash for models: the machine's "sysrom" past the reset code at its start (the
 //   profile's romfs_address): lx106's is 64 MiB at 0x50000000 (48 MiB from 0x51000000 for
-//   models), de233_fpu's 32 MiB at 0xfe000000 (31 MiB from 0xfe100000). QEMU lets the program
+//   models), de233_fpu's 32 MiB at 0xfe000000 (30 MiB from 0xfe100000). QEMU lets the program
 //   write there: nothing in the firmware does (ncnn_mp_port_read_only in board.c says it is flash).
 // - 4-byte atomics: lx106 has no S32C1I (compare-and-swap), so GCC calls libatomic's
 //   __atomic_*_4 for ncnn_mp's counting allocator (ncnn_mp/cxx_allocator.cpp), and Debian has no
@@ -112,8 +112,10 @@ _Bool __atomic_compare_exchange_4(volatile void *p, void *expected, uint32_t des
 // ---- the flash for models (the profile's romfs_address) ----
 
 #if defined(__XTENSA_WINDOWED_ABI__)
+// (30 MiB, not the 31 up to the end of sysrom: that region would end at 2^32, and its end pointer,
+// base + size, be 0: VfsRom's bounds checks then refused the image, ENODEV)
 #define ROMFS_BASE 0xfe100000
-#define ROMFS_SIZE (31 * 1024 * 1024)
+#define ROMFS_SIZE (30 * 1024 * 1024)
 #else
 #define ROMFS_BASE 0x51000000
 #define ROMFS_SIZE (48 * 1024 * 1024)
