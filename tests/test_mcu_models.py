@@ -150,7 +150,7 @@ def check_common(output: str, models: list[str], tol: dict[str, float]) -> None:
                 assert load <= reserve and extract <= needed, f"{model}: the stack check would let a thread overflow: {row}"
 
 
-@pytest.fixture(scope="module", params=["qemu", "rv32", "qemu-m4f", "xtensa"])
+@pytest.fixture(scope="module", params=["qemu", "rv32", "qemu-m4f", "xtensa", "esp32core"])
 def board(request: pytest.FixtureRequest) -> QemuBoard:
     """Each architecture's board, with the same ncnn options and layers (profiles qemu, rv32,
     and qemu-m4f: the Cortex-M4F, hard float and DSP instructions)."""
