@@ -222,7 +222,7 @@ def check_after(runs: list[Result], first: str) -> None:
         assert out == AFTER_EXPECTED.format(first=first), f"script {n}: " + r.explain()
 
 
-@pytest.fixture(scope="module", params=["qemu", "rv32", "xtensa"])
+@pytest.fixture(scope="module", params=["qemu", "rv32", "xtensa", "esp32core"])
 def board(request: pytest.FixtureRequest) -> QemuBoard:
     """Each architecture's board (the port's soft reboot is the same code on both)."""
     return QemuBoard(request.param)

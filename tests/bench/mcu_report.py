@@ -1,6 +1,7 @@
 """The microcontroller figures (make mcu-report): firmware size, memory and inference cost
 of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32imac
-(virt) and the hard-float Cortex-M4F (MPS2-AN386, qemu-m4f*), printed as Markdown tables.
+(virt), the hard-float Cortex-M4F (MPS2-AN386, qemu-m4f*), Xtensa lx106 and the ESP32's windowed
+core with its FPU (esp32core), printed as Markdown tables.
 
 - Size: text/data/bss of MicroPython's qemu firmware without ncnn_mp (profiles qemu-plain,
   rv32-plain) and with it (qemu and rv32: ncnn with names; qemu-nostring and rv32-nostring:
@@ -34,16 +35,18 @@ from ci.qemu import run_script
 from ncnn_mp_tools.preflight import probe
 
 PROFILES = ["qemu-plain", "qemu", "qemu-nostring", "rv32-plain", "rv32", "rv32-nostring", "qemu-m4f-plain", "qemu-m4f",
-            "xtensa-plain", "xtensa"]
-WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa"]
-BOARDS = ["qemu", "rv32", "qemu-m4f", "xtensa"]  # one firmware a board, with the same ncnn options
+            "xtensa-plain", "xtensa", "esp32core-plain", "esp32core"]
+WITH_NCNN = ["qemu", "qemu-nostring", "rv32", "rv32-nostring", "qemu-m4f", "xtensa", "esp32core"]
+BOARDS = ["qemu", "rv32", "qemu-m4f", "xtensa", "esp32core"]  # one firmware a board, with the same ncnn options
 PLAIN = {"qemu": "qemu-plain", "qemu-nostring": "qemu-plain", "rv32": "rv32-plain", "rv32-nostring": "rv32-plain",
-         "qemu-m4f": "qemu-m4f-plain", "xtensa": "xtensa-plain"}
+         "qemu-m4f": "qemu-m4f-plain", "xtensa": "xtensa-plain", "esp32core": "esp32core-plain"}
 
 
 def size(profile_name: str, elf: Path) -> tuple[int, int, int]:
-    """text, data, bss by the profile's own binutils (arm-none-eabi-size, riscv64-unknown-elf-size)."""
-    tool = profile(profile_name)["cc"].removesuffix("gcc") + "size"
+    """text, data, bss by the profile's own binutils (arm-none-eabi-size, riscv64-unknown-elf-size; LLVM's
+    for the boards clang builds)."""
+    cc = profile(profile_name)["cc"]
+    tool = "llvm-size-22" if cc.startswith("clang") else cc.removesuffix("gcc") + "size"
     out = subprocess.run([tool, str(elf)], capture_output=True, text=True, check=True).stdout
     text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
     return text, data, bss
@@ -58,8 +61,9 @@ def part_of(path: str) -> str:
         return "ncnn_mp kernels (kernel_*.cpp, NCNN_MP_KERNELS)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"
-    if "/ci/mcu/" in path or "/ci/rv32/" in path or "/ci/xtensa/" in path or "sim_port" in path or "startup.o" in path:
-        return "board glue (ci/mcu/, ci/rv32/, ci/xtensa/)"
+    if ("/ci/mcu/" in path or "/ci/rv32/" in path or "/ci/xtensa/" in path or "sim_port" in path or "startup.o" in path
+            or "gccollect.o" in path or "compiler_checks.o" in path):
+        return "board glue (ci/mcu/, ci/rv32/, ci/xtensa/, ci/esp32core/)"
     if "frozen_content" in path:
         return "frozen Python and test files"
     return "MicroPython"
