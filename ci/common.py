@@ -50,8 +50,8 @@ PROFILES = load_toml("profiles.toml")
 
 # What makes a profile's board rather than its ncnn: the port, the compiler and C library,
 # how the firmware links, and the QEMU machine it runs on.
-BOARD_KEYS = ("port", "port_dir", "libgcc_from_source", "libc_from_source", "firmware", "cc", "debian_packages", "ncnn_toolchain",
-              "link_libs", "make_vars", "qemu_system", "qemu_args", "qemu_console", "qemu_icount",
+BOARD_KEYS = ("port", "port_dir", "libgcc_from_source", "libc_from_source", "firmware", "cc", "debian_packages",
+              "ncnn_toolchain", "link_libs", "make_vars", "qemu_system", "qemu_args", "qemu_console", "qemu_icount",
               "romfs_address", "mpy_arch")
 
 

@@ -43,7 +43,8 @@ def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None) -> Path:
     port = [prof["port_dir"]] if "port_dir" in prof else []  # (the other boards' keys stay as they were)
     # (a C library built here is in it too, where the board has one: its headers are in every object)
     libc = [v for v in _runtime_vars(prof, build=False) if v.startswith("LIBC_DIR=")]
-    return BUILD / f"{profile_name}-{key_of(str(mp), str(ncnn), prof.get('make_vars', []), prof.get('frozen', []), *port, *libc)}"
+    key = key_of(str(mp), str(ncnn), prof.get("make_vars", []), prof.get("frozen", []), *port, *libc)
+    return BUILD / f"{profile_name}-{key}"
 
 
 def _ncnn_for(profile_name: str, build: bool) -> Path | None:

@@ -12,14 +12,16 @@ The build: picolibc's own CMake, the board's toolchain file, tiny stdio (streams
 ci/xtensa/port/sim_port.c), errno and the like in plain .bss (no TLS: one thread), speed over size
 (memcpy and the string functions word at a time). Its Xtensa string routines in assembly use GNU as
 directives LLVM's assembler lacks (`.begin schedule`): they are left out, and picolibc's C versions
-take their place (machine/xtensa/CMakeLists.txt, edited in the copy built). setjmp.S (windowed:
-spills the register windows first) and strcmp.S stay. The FPU's fenv functions (libm/machine/xtensa)
+take their place (machine/xtensa/CMakeLists.txt, edited in the copy built). setjmp.S (windowed: it
+has the register windows spilled through a SYSCALL, which ci/esp32core/port/startup.S answers) and
+strcmp.S stay. The FPU's fenv functions (libm/machine/xtensa)
 use GCC's inline-assembly constraint "a" (an address register), which clang calls "r": edited so in
 the copy. Its tiny stdio's ungetc is atomic (ATOMIC_UNGETC, always on in its CMake build), through
 functions of exchange.c and compare_exchange.c when the compiler has no 4-byte compare-and-swap
 builtins (clang 22 for Xtensa defines none), files only picolibc's meson build lists: added to the
-copy's CMake list (one thread here: their plain versions are right). Which core it is built for, picolibc reads from <xtensa/config/core-isa.h>
-(ci/esp32core/include/). Cached by the pin and the inputs' contents.
+copy's CMake list (one thread here: their plain versions are right). Which core it is built for,
+picolibc reads from <xtensa/config/core-isa.h> (ci/esp32core/include/). Cached by the pin and the
+inputs' contents.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ DRIVER = CI / "esp32core" / "bin" / "xtensa-esp32-clang"
 GNU_AS_ONLY = ["memcpy.S", "memset.S", "strcpy.S", "strlen.S", "strncpy.S"]
 OPTIONS = ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG",
            "-DCMAKE_ASM_FLAGS_RELEASE=-O2 -DNDEBUG", "-DPREFER_SIZE_OVER_SPEED=OFF", "-DPICOLIBC_TLS=OFF",
-           "-DTESTS=OFF", "-D_WANT_IO_LONG_LONG=ON", "-DFORMAT_DEFAULT_DOUBLE=1", "-DFORMAT_DEFAULT_FLOAT=0", "-DFORMAT_DEFAULT_INTEGER=0"]
+           "-DTESTS=OFF", "-D_WANT_IO_LONG_LONG=ON", "-DFORMAT_DEFAULT_DOUBLE=1", "-DFORMAT_DEFAULT_FLOAT=0",
+           "-DFORMAT_DEFAULT_INTEGER=0"]
 
 
 def _source() -> Path:
@@ -93,7 +96,8 @@ def picolibc(build: bool = True) -> Path:
         text = machine.read_text()
         for name in GNU_AS_ONLY:
             if f"  {name}\n" not in text:
-                fail(f"picolibc's {machine.relative_to(tree)} no longer lists {name}", "update GNU_AS_ONLY in ci/picolibc.py")
+                fail(f"picolibc's {machine.relative_to(tree)} no longer lists {name}",
+                     "update GNU_AS_ONLY in ci/picolibc.py")
             text = text.replace(f"  {name}\n", "")
         machine.write_text(text)
         stdio = tree / "newlib" / "libc" / "tinystdio" / "CMakeLists.txt"

@@ -51,7 +51,8 @@ BOARDS = {
               "nm": "xtensa-lx106-elf-nm", "ar": "xtensa-lx106-elf-ar"},
     "esp32core": {"cc": [str(ESP32CORE_BIN / "xtensa-esp32-clang"), "-O2", "-ffunction-sections",
                          "-ffreestanding", "-D__XTENSA_WINDOWED_ABI__"],
-                  "config": CI / "esp32core" / "include" / "xtensa" / "config" / "core-isa.h", "c64": CI / "esp32core" / "libgcc64.c",
+                  "config": CI / "esp32core" / "include" / "xtensa" / "config" / "core-isa.h",
+                  "c64": CI / "esp32core" / "libgcc64.c",
                   "nm": "llvm-nm-22", "ar": "llvm-ar-22"},
 }
 # The conditional branches and their inverses (an out-of-range one becomes the inverse over a `j`).
@@ -99,10 +100,11 @@ def _for_llvm_mc(text: str) -> str:
     text = re.sub(r"\b(bb[cs]i)\.l\b", r"\1", text)
 
     def srli(m: re.Match[str]) -> str:
-        n = int(eval(m.group(3), {"__builtins__": {}}))  # (digits, spaces, + - * only: the regex)
-        return f"srli\t{m.group(1)}, {m.group(2)}, {n}" if n < 16 else f"extui\t{m.group(1)}, {m.group(2)}, {n}, {32 - n}"
+        n = sum(int(term) for term in re.findall(r"[+-]?\d+", m.group(3).replace(" ", "")))  # (a sum: 24 - 9)
+        dst, src = m.group(1), m.group(2)
+        return f"srli\t{dst}, {src}, {n}" if n < 16 else f"extui\t{dst}, {src}, {n}, {32 - n}"
 
-    return re.sub(r"srli\s+(\w+),\s*(\w+),\s*([0-9 +\-*]+)$", srli, text, flags=re.M)
+    return re.sub(r"srli\s+(\w+),\s*(\w+),\s*([0-9 +\-]+)$", srli, text, flags=re.M)
 
 
 def _assemble_llvm(cc: list[str], group: str, src: Path, obj: Path) -> None:
@@ -119,10 +121,11 @@ def _assemble_llvm(cc: list[str], group: str, src: Path, obj: Path) -> None:
                            capture_output=True, text=True)
         if r.returncode == 0:
             return
-        far = sorted({int(n) for n in re.findall(rf"{re.escape(asm.name)}:(\d+):\d+: error: fixup value out of range",
-                                                    r.stderr)}, reverse=True)
+        out_of_range = rf"{re.escape(asm.name)}:(\d+):\d+: error: fixup value out of range"
+        far = sorted({int(n) for n in re.findall(out_of_range, r.stderr)}, reverse=True)
         if not far:
-            fail(f"assembling libgcc's {group} for esp32core failed: {r.stderr.strip()[:500]}", "see ci/xtensa_libgcc.py")
+            fail(f"assembling libgcc's {group} for esp32core failed: {r.stderr.strip()[:500]}",
+                 "see ci/xtensa_libgcc.py")
         for n in far:
             m = re.match(r"\s*(\w+)\s+(.*),\s*(\S+)\s*$", lines[n - 1])
             if not m or m.group(1) not in _INVERSE:
