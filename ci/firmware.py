@@ -23,17 +23,17 @@ def _usermods_dir() -> Path:
     return d
 
 
-def _runtime_vars(prof: Settings, build: bool) -> list[str]:
-    """The make variables naming the C runtime built from source for a board (cached builds)."""
+def _runtime_vars(prof: Settings) -> list[str]:
+    """The make variables naming the C runtime built from source for a board (built, or cached)."""
     found = []
     if prof.get("libgcc_from_source"):  # libgcc's Xtensa routines: what lx106's lacks, esp32core's all
         from ci.xtensa_libgcc import archive
 
-        found.append(f"LIBGCC_EXTRA={archive(prof['libgcc_from_source'], build=build)}")
+        found.append(f"LIBGCC_EXTRA={archive(prof['libgcc_from_source'])}")
     if prof.get("libc_from_source"):  # the windowed core's C library (Debian's is call0)
         from ci.picolibc import picolibc
 
-        found.append(f"LIBC_DIR={picolibc(build=build)}")
+        found.append(f"LIBC_DIR={picolibc()}")
     return found
 
 
@@ -42,7 +42,11 @@ def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None) -> Path:
     prof = profile(profile_name)
     port = [prof["port_dir"]] if "port_dir" in prof else []  # (the other boards' keys stay as they were)
     # (a C library built here is in it too, where the board has one: its headers are in every object)
-    libc = [v for v in _runtime_vars(prof, build=False) if v.startswith("LIBC_DIR=")]
+    libc = []
+    if prof.get("libc_from_source"):
+        from ci.picolibc import picolibc
+
+        libc.append(str(picolibc(build=False)))
     key = key_of(str(mp), str(ncnn), prof.get("make_vars", []), prof.get("frozen", []), *port, *libc)
     return BUILD / f"{profile_name}-{key}"
 
@@ -121,7 +125,7 @@ def build_firmware(profile_name: str = "unix") -> Path:
     if "port_dir" in prof:  # a port kept in this checkout (the Xtensa sim board's: ports/qemu has none)
         port = REPO / prof["port_dir"]
         make_vars.append(f"MICROPY_TOP={mp}")
-    make_vars += _runtime_vars(prof, build=True)
+    make_vars += _runtime_vars(prof)
     what = "with ncnn_mp" if ncnn else "without ncnn_mp"
     say(f"building MicroPython's {prof['port']} firmware {what} (about 40 s cold, seconds warm)")
     jobs = str(os.cpu_count() or 2)

@@ -135,9 +135,9 @@ def _assemble_llvm(cc: list[str], group: str, src: Path, obj: Path) -> None:
     fail(f"libgcc's {group}: branches still out of range", "see ci/xtensa_libgcc.py")
 
 
-def archive(board: str = "lx106", build: bool = True) -> Path:
+def archive(board: str = "lx106") -> Path:
     """The board's archive of libgcc's routines (built once, cached): link it before -lgcc (lx106)
-    or as the only libgcc (esp32core). With build=False, only where it would be."""
+    or as the only libgcc (esp32core)."""
     conf = BOARDS[board]
     cc = conf["cc"]
     assert isinstance(cc, list)
@@ -154,8 +154,6 @@ def archive(board: str = "lx106", build: bool = True) -> Path:
                  libgcc.stat().st_size if libgcc else 0)
     root = cache_root() / f"libgcc-{board}" / key
     lib = root / "libgcc-extra.a"
-    if not build:
-        return lib
     with locked(root.parent / f"{key}.lock", f"the {board} libgcc routines"):
         if lib.exists():
             return lib
