@@ -1,14 +1,17 @@
 /* stdarg.h of the esp32core board, found before clang's own (ci/esp32core/bin/xtensa-esp32-clang).
  *
- * Clang 22 lowers Xtensa varargs wrong (ENVIRONMENT: XtensaISelLowering.cpp). Its va_list is the
+ * Clang 22 lowers Xtensa varargs wrong (its backend's XtensaISelLowering). Its va_list is the
  * Xtensa ABI's { __va_stk, __va_reg, __va_ndx }, as GCC's, where va_arg reads the word at
  * __va_reg + __va_ndx while __va_ndx < 24 (the six argument registers a2..a7, saved by the
  * function) and at __va_stk + __va_ndx after (the caller's stack arguments, __va_stk pointing 32
  * bytes before the first). Clang's va_start points __va_reg at the first variadic register's slot
  * and also counts the named words in __va_ndx (every va_arg then reads one word too far a named
  * argument), and its va_arg adds the 32-byte gap again for every stack argument. So here:
- * va_start is clang's, then __va_reg moved back by __va_ndx; va_arg is the ABI's rule in C.
- * Fixed by a board test: tests/mp ... (printf of mixed arguments). */
+ * va_start is clang's, then __va_reg moved back by __va_ndx; va_arg is the ABI's rule in C (8-byte
+ * alignment; an argument that would straddle a7 goes whole to the stack). Guarded on the board by
+ * tests/test_esp32core.py::test_varargs_through_registers_and_stack, which fails with clang's own
+ * va_start and va_arg. Variadic functions must not use alloca or VLAs (clang then keeps a frame
+ * pointer, and saves a7 after its prologue overwrote it). */
 #ifndef NCNN_MP_ESP32CORE_STDARG_H
 #define NCNN_MP_ESP32CORE_STDARG_H
 

@@ -115,22 +115,22 @@ _WindowUnderflow12:
     rfwu
     .org    0x180               /* level 2..5 interrupts: never enabled; the Alloca handler */
 _alloca_exception:
-    rsr     a0, windowbase
-    rotw    -1
+    rsr     a0, windowbase      /* the window MOVSP ran in: the underflow's RFWU returns to it */
+    rotw    -1                  /* a0..a3 of the window below (spilled: free); ours are a4..a7 */
     rsr     a2, ps
     extui   a3, a2, PS_OWB_SHIFT, 4
-    xor     a3, a3, a4
-    rsr     a4, excsave1
+    xor     a3, a3, a4          /* PS.OWB := that WINDOWBASE (a4 now holds it) */
+    rsr     a4, excsave1        /* our a0 back: its top two bits are our caller's call size */
     slli    a3, a3, PS_OWB_SHIFT
     xor     a2, a2, a3
     wsr     a2, ps
     rsync
-    bbsi    a4, 31, 1f
+    bbsi    a4, 31, 1f          /* call4: the caller's window is this one */
     j       _WindowUnderflow4
-1:  rotw    -1
-    bbsi    a8, 30, 2f
+1:  rotw    -1                  /* (our a0 is now a8) */
+    bbsi    a8, 30, 2f          /* call8 */
     j       _WindowUnderflow8
-2:  rotw    -1
+2:  rotw    -1                  /* call12 */
     j       _WindowUnderflow12
     .org    0x280               /* debug (level 6) */
     j       _debug_exception
