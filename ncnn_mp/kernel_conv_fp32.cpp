@@ -13,6 +13,7 @@
 // depthwise 3x3 with its weights in registers. No fused multiply-add
 // (fp-contract=off below): VFMA would round once where ncnn rounds twice.
 #include "kernels.h"
+#include "kernel_xtensa_fp.h"
 
 #if NCNN_MP_KERNELS
 
@@ -25,13 +26,16 @@ namespace ncnn_mp_kernels {
 namespace {
 
 #if NCNN_MP_HARD_FLOAT
-// Fp32Out::put with the common activations (none, ReLU) inline; the others through the
-// shared epilogue (kernel_epilogue.cpp). The same operations either way.
-NCNN_MP_INLINE void put(const Fp32Out &out, int p, int i, float v) {
+// Fp32Out::put into a row of the output, with the common activations (none, ReLU, leaky ReLU)
+// inline; the others through the shared epilogue (kernel_epilogue.cpp). The same operations
+// either way.
+NCNN_MP_INLINE void put(const Fp32Out &out, float *row, int p, int i, float v) {
     if (out.activation_type == 0) {
-        out.data[p * out.cstep + i] = v;
+        row[i] = v;
     } else if (out.activation_type == 1) {
-        out.data[p * out.cstep + i] = activate(v, 1, out.activation_params);
+        row[i] = activate(v, 1, out.activation_params);
+    } else if (out.activation_type == 2) {
+        row[i] = activate(v, 2, out.activation_params);
     } else {
         store_fp32(out, p, i, v);
     }
@@ -56,6 +60,17 @@ NCNN_MP_OUTLINE void block(const float *x, size_t xs, const int *ofs, int maxk, 
             s[c][j] = b;
         }
     }
+#if NCNN_MP_XTENSA_FP
+    if (C == 2 && P == 4) {  // (the same sums in assembly: kernel_xtensa_fp.h)
+        float *sums = &s[0][0];
+        if (OFS) {
+            ncnn_mp_xtensa_fdot2x4_ofs(x, xs * sizeof(float), ofs, maxk, w, n / maxk, sums);
+        } else {
+            ncnn_mp_xtensa_fdot2x4(x, xs * sizeof(float), wr[0], wr[C - 1], n, sums);
+        }
+        n = 0;
+    }
+#endif
     for (int k = 0; k < n; x += xs) {
         for (int m = 0; m < (OFS ? maxk : 1); m++, k++) {
             const float *xp = OFS ? x + ofs[m] : x;
@@ -74,35 +89,43 @@ NCNN_MP_OUTLINE void block(const float *x, size_t xs, const int *ofs, int maxk, 
             }
         }
     }
-    float sums[C * P];
+    float sums[C][P];
 #pragma GCC unroll 4
     for (int c = 0; c < C; c++) {
 #pragma GCC unroll 4
         for (int j = 0; j < P; j++) {
-            sums[c * P + j] = s[c][j];
+            sums[c][j] = s[c][j];
         }
     }
 #pragma GCC unroll 1
-    for (int i = 0; i < C * P; i++) {  // (one copy of the epilogue, not C * P)
-        put(out, p + i / P, pix + i % P, sums[i]);
+    for (int c = 0; c < C; c++) {  // (one copy of the epilogue, not C * P)
+        float *row = out.data + (p + c) * out.cstep;
+#pragma GCC unroll 1
+        for (int j = 0; j < P; j++) {
+            put(out, row, p + c, pix + j, sums[c][j]);
+        }
     }
 }
 
-// Every output channel for P pixels: blocks of 4 channels, then one at a time.
-template<int P, bool OFS>
+// Every output channel for P pixels: blocks of C channels, then one at a time.
+template<int C, int P, bool OFS>
 void channels(const float *x, size_t xs, const int *ofs, int maxk, const float *weights, int n, const float *bias,
               int outch, const Fp32Out &out, int out_p0, int pix) {
     const float *b = bias != NULL ? bias + out_p0 : NULL;
     Fp32Out o = out;
     o.data += out_p0 * out.cstep;
     int p = 0;
-    for (; p + 4 <= outch; p += 4) {
-        block<4, P, OFS>(x, xs, ofs, maxk, weights + p * n, n, b, p, o, pix);
+    for (; p + C <= outch; p += C) {
+        block<C, P, OFS>(x, xs, ofs, maxk, weights + p * n, n, b, p, o, pix);
     }
     for (; p < outch; p++) {
         block<1, P, OFS>(x, xs, ofs, maxk, weights + p * n, n, b, p, o, pix);
     }
 }
+// The channels of a block read in place (4 pixels): C x 4 sums, 4 inputs and a weight in the
+// FPU's registers: 4 channels with 32 of them, 2 with Xtensa's 16. The gathered pixel pairs
+// (stride 2): 4 channels, 8 sums.
+constexpr int kPlaceC = NCNN_MP_FP_REGS >= 32 ? 4 : 2;
 #endif  // NCNN_MP_HARD_FLOAT
 
 void gather(const Planes<float> &in, int q0, int inch, const ConvShape &s, int pix, float *cols, int stride) {
@@ -153,10 +176,10 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
         const float *x = in.data + q0 * in.cstep;
         int pix = 0;
         for (; pix + 4 <= npix; pix += 4) {
-            channels<4, false>(x + pix, in.cstep, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
+            channels<kPlaceC, 4, false>(x + pix, in.cstep, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
         }
         for (; pix < npix; pix++) {
-            channels<1, false>(x + pix, in.cstep, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
+            channels<kPlaceC, 1, false>(x + pix, in.cstep, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
         }
         return;
     }
@@ -167,11 +190,11 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
             const float *x = in.data + q0 * in.cstep + i * s.stride_h * in.w;
             int j = 0;
             for (; j + 4 <= s.outw; j += 4) {
-                channels<4, true>(x + j, in.cstep, s.ofs, s.maxk, weights, n, bias, outch, out, out_p0,
+                channels<kPlaceC, 4, true>(x + j, in.cstep, s.ofs, s.maxk, weights, n, bias, outch, out, out_p0,
                                   i * s.outw + j);
             }
             for (; j < s.outw; j++) {
-                channels<1, true>(x + j, in.cstep, s.ofs, s.maxk, weights, n, bias, outch, out, out_p0,
+                channels<kPlaceC, 1, true>(x + j, in.cstep, s.ofs, s.maxk, weights, n, bias, outch, out, out_p0,
                                   i * s.outw + j);
             }
         }
@@ -181,9 +204,9 @@ void conv_fp32(const Planes<float> &in, int q0, int inch, const float *weights, 
         gather(in, q0, inch, s, pix, cols, 2);
         if (pix + 1 < npix) {
             gather(in, q0, inch, s, pix + 1, cols + 1, 2);
-            channels<2, false>(cols, 2, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
+            channels<4, 2, false>(cols, 2, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
         } else {
-            channels<1, false>(cols, 2, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
+            channels<4, 1, false>(cols, 2, NULL, 1, weights, n, bias, outch, out, out_p0, pix);
         }
     }
 #else
@@ -249,7 +272,7 @@ void depthwise_fp32(const Planes<float> &in, const float *weights, const float *
                     sum = sum + p2[0] * k6;
                     sum = sum + p2[1] * k7;
                     sum = sum + p2[2] * k8;
-                    put(out, g, pix++, sum);
+                    put(out, out.data + g * out.cstep, g, pix++, sum);
                 }
             }
             continue;

@@ -5,8 +5,8 @@
 // then kernel position); then for each pair of output channels four sums at once: per k
 // two loads of inputs, two of weights, four multiply-accumulates. The gather costs
 // 2 * inch * maxk copies per two pixels, shared by every output channel.
-// On lx106, rv32 and Thumb-2 without DSP (NCNN_MP_BLOCK4) four pixels are gathered (gather4)
-// and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_lx106.h,
+// On Xtensa, rv32 and Thumb-2 without DSP (NCNN_MP_BLOCK4) four pixels are gathered (gather4)
+// and a block of 2 or 4 weight rows x 4 pixels runs in assembly (block4: kernel_xtensa.h,
 // kernel_rv32.h, kernel_thumb2.h), the same exact sums. With the DSP extension (kernel_dsp.h)
 // the pairs are rearranged for SMLAD (dsp::pair_cols) and run through dsp::dot2x2. Both take a
 // strip of pixels at a time (conv_int8_strip); the 2x2 loop below is the portable form.
@@ -15,7 +15,7 @@
 // of five, the sums in a row of int32s, then the row's outputs.
 #include "kernels.h"
 #include "kernel_dsp.h"
-#include "kernel_lx106.h"
+#include "kernel_xtensa.h"
 #include "kernel_rv32.h"
 #include "kernel_thumb2.h"
 
@@ -110,7 +110,7 @@ int dot(const signed char *c, int stride, const signed char *w, int n) {
 #if NCNN_MP_BLOCK4
 // Pixels pix .. pix + 3's receptive fields (n = inch * maxk values each), interleaved:
 // cols[4k + j] pixel pix + j's k-th value (past the last pixel, count < 4: the last again).
-// T int16 on lx106: sign-extended here once for every output channel (no instruction for it).
+// T int16 on Xtensa: sign-extended here once for every output channel (no instruction for it).
 template<typename T>
 void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int count, T *cols) {
     const signed char *a = field(in, q0, s, pix), *b = field(in, q0, s, pix + (count > 1 ? 1 : 0)),
@@ -168,13 +168,13 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
 
 // The sums of four pixels' gathered columns with `rows` (1 .. BLOCK4_ROWS) weight rows of n,
 // row r at w + r * n: sums[r * 4 + j]. Rows past `rows` repeat the last (their sums unused).
-#if NCNN_MP_LX106
+#if NCNN_MP_XTENSA
 typedef int16_t Block4Col;
 #define BLOCK4_ROWS 2
 void block4(const int16_t *cols, const signed char *w, int rows, int n, int *sums) {
     const signed char *w1 = rows > 1 ? w + n : w;
-    for (int k = 0; k < n || k == 0; k += LX106_CHUNK) {  // (508 positions a call; n 0: the sums stored 0)
-        ncnn_mp_lx106_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < LX106_CHUNK ? n - k : LX106_CHUNK,
+    for (int k = 0; k < n || k == 0; k += XTENSA_CHUNK) {  // (508 positions a call; n 0: the sums stored 0)
+        ncnn_mp_xtensa_dot2x4(cols + 4 * k, w + k, w1 + k, n - k < XTENSA_CHUNK ? n - k : XTENSA_CHUNK,
                              reinterpret_cast<int32_t *>(sums), k > 0);
     }
 }
@@ -290,8 +290,8 @@ void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed cha
 
 namespace {
 
-#if NCNN_MP_LX106
-// x * w on lx106 without sign-extending x (no instruction for it): MUL16S multiplies the low
+#if NCNN_MP_XTENSA
+// x * w on Xtensa without sign-extending x (lx106 has no instruction for it): MUL16S multiplies the low
 // halves as signed, and the unsigned byte of x shifted left by 8 is 256 x there.
 NCNN_MP_INLINE int mul16s(int a, int b) {
     int p;
@@ -303,10 +303,10 @@ NCNN_MP_INLINE int high_byte(const signed char *p) {
     return *reinterpret_cast<const unsigned char *>(p) << 8;
 }
 
-// taps3 (below) on lx106: the sums are 256 times the true ones (|9 * 128 * 128 * 256| < 2^31)
+// taps3 (below) on Xtensa: the sums are 256 times the true ones (|9 * 128 * 128 * 256| < 2^31)
 // until the last row (Pass 2) divides them, exactly.
 template<int Pass>
-void taps3_lx106(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
+void taps3_mul16(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
     if (sw == 1 && d == 1) {
         int x0 = high_byte(r), x1 = high_byte(r + 1);
         for (int j = 0; j < n; j++) {
@@ -330,8 +330,8 @@ void taps3_lx106(const signed char *r, int n, int sw, int d, int w0, int w1, int
 // Stride 1 without dilation slides a window, one load an output.
 template<int Pass>
 void taps3(const signed char *r, int n, int sw, int d, int w0, int w1, int w2, int *sums) {
-#if NCNN_MP_LX106
-    return taps3_lx106<Pass>(r, n, sw, d, w0, w1, w2, sums);
+#if NCNN_MP_XTENSA
+    return taps3_mul16<Pass>(r, n, sw, d, w0, w1, w2, sums);
 #endif
     const bool First = Pass == 0;
     if (sw == 1 && d == 1) {

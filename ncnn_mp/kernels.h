@@ -84,12 +84,28 @@
 #define NCNN_MP_LAYER_Permute NCNN_MP_LAYER_DEFAULT
 #endif
 
-// Xtensa cores with the call0 ABI (lx106, the ESP8266's: MUL16, no MAC, no SEXT): conv_int8's
-// MAC loop in assembly (kernel_lx106.h) over four pixels' values gathered as int16.
-#if defined(__XTENSA__) && defined(__XTENSA_CALL0_ABI__) && !defined(NCNN_MP_NO_ASM)
-#define NCNN_MP_LX106 1
+// Xtensa cores (MUL16: lx106, the ESP8266's, call0 ABI, no MAC, no SEXT; the ESP32's and S3's,
+// windowed ABI): conv_int8's MAC loop in assembly (kernel_xtensa.h) over four pixels' values
+// gathered as int16.
+#if defined(__XTENSA__) && !defined(NCNN_MP_NO_ASM)
+#define NCNN_MP_XTENSA 1
 #else
-#define NCNN_MP_LX106 0
+#define NCNN_MP_XTENSA 0
+#endif
+// The ESP32's and S3's cores (windowed ABI, the FPU): the fp32 convolutions' 2 x 4 block in
+// assembly (kernel_xtensa_fp.h).
+#if NCNN_MP_XTENSA && NCNN_MP_HARD_FLOAT && !defined(__XTENSA_CALL0_ABI__)
+#define NCNN_MP_XTENSA_FP 1
+#else
+#define NCNN_MP_XTENSA_FP 0
+#endif
+// An Xtensa core without MUL32_HIGH (lx106; the esp32core board's emulated core, whose build says
+// it with -DNCNN_MP_NO_MUL32_HIGH; an ESP32 has it): a 64-bit product is a library call, so the
+// requantization's high word comes from 16- or 32-bit products (mul_high below, put_int8_row).
+#if defined(__XTENSA__) && (defined(__XTENSA_CALL0_ABI__) || defined(NCNN_MP_NO_MUL32_HIGH))
+#define NCNN_MP_MUL_HIGH_SPLIT 1
+#else
+#define NCNN_MP_MUL_HIGH_SPLIT 0
 #endif
 // 32-bit RISC-V with the M extension and 32 registers (rv32imac, the ESP32-C3's rv32imc):
 // conv_int8's MAC loop in assembly (kernel_rv32.h) over four pixels' values.
@@ -108,7 +124,7 @@
 #define NCNN_MP_THUMB2 0
 #endif
 // Any of them: conv_int8 a block of four pixels at a time.
-#define NCNN_MP_BLOCK4 (NCNN_MP_LX106 || NCNN_MP_RV32 || NCNN_MP_THUMB2)
+#define NCNN_MP_BLOCK4 (NCNN_MP_XTENSA || NCNN_MP_RV32 || NCNN_MP_THUMB2)
 
 // The most a convolution copies of its input at once (padded, or quantized) when it must
 // copy it: a band of rows (kernel_layers.cpp's band_rows), so that the padded copy of a
@@ -209,10 +225,10 @@ struct ConvShape {
     int maxk;
 };
 
-// The high word of x * m (0 <= m < 2^31), exact: the 64-bit product's, or on lx106 (MUL32
-// without MUL32_HIGH: the 64-bit product is a libgcc call) kernel_float.h's mul_high_halves.
+// The high word of x * m (0 <= m < 2^31), exact: the 64-bit product's, or without MUL32_HIGH
+// (the 64-bit product is a libgcc call) kernel_float.h's mul_high_halves.
 static NCNN_MP_INLINE int32_t mul_high(int32_t x, int32_t m) {
-#if NCNN_MP_LX106
+#if NCNN_MP_MUL_HIGH_SPLIT
     return mul_high_halves(x, m);
 #else
     return static_cast<int32_t>((static_cast<int64_t>(x) * m) >> 32);
@@ -320,7 +336,7 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
         if (r.neg_mult == r.mult && r.neg_round == r.round && r.neg_shift == r.shift) {
             // (no leaky slope: one multiplier, without a choice per output)
             const int32_t bias = r.bias, mult = r.mult, round = r.round, shift = r.shift, lo = r.lo, hi = r.hi;
-#if NCNN_MP_LX106
+#if NCNN_MP_MUL_HIGH_SPLIT
             if (r.narrow != 0) {  // two MULLs an output instead of four MUL16s (mul_high_split)
                 const int32_t a = (mult >> 7) >> 12, b = (mult >> 7) & 0xfff, x_max = (1 << 19) - 1;
                 for (int j = 0; j < n; j++) {
@@ -360,7 +376,7 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
 #define NCNN_MP_STRIP_BYTES 1024
 #endif
 static inline int conv_int8_strip(int n) {
-    const int block = n * (NCNN_MP_LX106 ? 8 : 4);  // (the bytes of four pixels' columns)
+    const int block = n * (NCNN_MP_XTENSA ? 8 : 4);  // (the bytes of four pixels' columns)
     const int blocks = block > 0 ? NCNN_MP_STRIP_BYTES / block : 1;
     return 4 * (blocks < 1 ? 1 : blocks > NCNN_MP_STRIP_PIXELS / 4 ? NCNN_MP_STRIP_PIXELS / 4 : blocks);
 }
@@ -368,7 +384,7 @@ static inline int conv_int8_strip(int n) {
 // The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32,
 // Thumb-2 and the DSP a strip of pixels' (conv_int8_strip), on lx106 as int16.
 static inline size_t conv_int8_cols(int n) {
-    return NCNN_MP_BLOCK4 || NCNN_MP_DSP ? static_cast<size_t>(n) * (NCNN_MP_LX106 ? 2u : 1u) * conv_int8_strip(n)
+    return NCNN_MP_BLOCK4 || NCNN_MP_DSP ? static_cast<size_t>(n) * (NCNN_MP_XTENSA ? 2u : 1u) * conv_int8_strip(n)
                                          : static_cast<size_t>(n) * 2u;
 }
 

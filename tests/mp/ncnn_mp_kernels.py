@@ -466,7 +466,7 @@ for kind in ("Convolution", "ConvolutionDepthWise", "InnerProduct"):
 
 def wide_case(c, k, outch, w, h, extreme):
     """An int8 Convolution whose sums add more products than the lx106 assembly takes a call
-    (kernel_lx106.h: 508 a chunk), its chunks' edges inside kernel rows; extreme: weights and
+    (kernel_xtensa.h: 508 a chunk), its chunks' edges inside kernel rows; extreme: weights and
     inputs at the int8 ends (127, and weights +-127, -128): rows 0, 2, 4 sum products of one sign."""
     n = c * k * k
     params = {0: outch, 1: k, 11: k, 2: 1, 3: 1, 5: 0, 6: outch * n, 8: 1, 9: 0}
