@@ -94,16 +94,18 @@ def test_altered_param_is_found_at_its_layer(micropython: MicroPython, tmp_path:
 
 
 @pytest.mark.mcu
-def test_retinaface_matches_on_the_board(tmp_path: Path) -> None:
-    """RetinaFace fp32 (weights in place in the board's ROMFS) on the Cortex-M3 board at 64x64:
-    every one of its 109 blobs within 1e-3 of the wheel's (about 12 s)."""
+@pytest.mark.parametrize("profile", ["qemu", "esp32core"])
+def test_retinaface_matches_on_the_board(tmp_path: Path, profile: str) -> None:
+    """RetinaFace fp32 (weights in place in the board's ROMFS) at 64x64 on the Cortex-M3 board (soft
+    float) and on the ESP32's core (its FPU, the fp32 block in assembly): every one of its 109 blobs
+    within 1e-3 of the wheel's (about 12 s each)."""
     from ncnn_mp_tools import quantize_int8 as qz
 
     real = shared_models("real", "mnet.25-opt.param", "mnet.25-opt.bin")
     fp32 = (tmp_path / "fp32.param", tmp_path / "fp32.bin")
     qz.write_model(qz.convert_fp32(qz.read_model(real / "mnet.25-opt.param", real / "mnet.25-opt.bin")), *fp32)
-    board = QemuBoard("qemu")
-    r = compare(board.binary, "qemu", str(fp32[0]), str(fp32[1]), "data=64x64x3", "--limit", "0", timeout=600)
+    board = QemuBoard(profile)
+    r = compare(board.binary, profile, str(fp32[0]), str(fp32[1]), "data=64x64x3", "--limit", "0", timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no drift: all 109 blobs within 0.001" in r.stdout, r.stdout
     table = rows(r.stdout)

@@ -60,7 +60,7 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
 @pytest.mark.mcu
 def test_preflight_on_the_board_profiles() -> None:
     mnist = shared_models("mnist", *MNIST_FILES)
-    for board in ("qemu", "rv32"):  # both architectures' boards
+    for board in ("qemu", "rv32", "esp32core"):  # the Cortex-M3, RISC-V and the ESP32's core
         full = tool("preflight", "--profile", board, str(mnist / "mnist.param"))
         assert full.returncode == 0, full.stdout + full.stderr
         out = full.stdout
