@@ -52,7 +52,7 @@
 #endif
 
 // The FPU's single-precision registers, which size the fp32 blocks (kernel_conv_fp32.cpp): 16 on
-// Xtensa (a 4x4 block's 16 sums spilled there: 6.1 instructions a MAC where 2x4 runs 3.4), 32 on
+// Xtensa (a 4x4 block's 16 sums spilled there: RetinaFace at 6.1 instructions a MAC, 4.6 with 2x4), 32 on
 // the others (the Cortex-M4F's s0-s31; RISC-V F and the desktop have 32 or more).
 #ifndef NCNN_MP_FP_REGS
 #if defined(__XTENSA__)
