@@ -166,6 +166,64 @@ void gather4(const Planes<signed char> &in, int q0, int inch, const ConvShape &s
 }
 #endif
 
+#if NCNN_MP_MAC16
+// Pixel pix's receptive field (n = inch * maxk values) as int16, a zero past an odd n: MAC16's
+// column (mac16_pairs(n) words).
+void gather16(const Planes<signed char> &in, int q0, int inch, const ConvShape &s, int pix, int16_t *col) {
+    const signed char *a = field(in, q0, s, pix);
+    const size_t cstep = in.cstep;
+    int16_t *c = col;
+    if (s.maxk == 1) {
+        for (int q = 0; q < inch; q++, a += cstep) {
+            *c++ = *a;
+        }
+    } else if (s.kernel_w == 3 && s.kernel_h == 3) {  // (unrolled: constant offsets)
+        const int dw = s.dilation_w, r = s.dilation_h * in.w;
+        for (int q = 0; q < inch; q++, a += cstep, c += 9) {
+            c[0] = a[0];
+            c[1] = a[dw];
+            c[2] = a[2 * dw];
+            c[3] = a[r];
+            c[4] = a[r + dw];
+            c[5] = a[r + 2 * dw];
+            c[6] = a[2 * r];
+            c[7] = a[2 * r + dw];
+            c[8] = a[2 * r + 2 * dw];
+        }
+    } else {
+        for (int q = 0; q < inch; q++, a += cstep) {
+            for (int k = 0; k < s.maxk; k++) {
+                *c++ = a[s.ofs[k]];
+            }
+        }
+    }
+    if ((inch * s.maxk) & 1) {
+        *c = 0;
+    }
+}
+
+// A weight row of n as int16, a zero past an odd n (MAC16's row), four bytes a load.
+void widen_row(const signed char *w, int n, int16_t *row) {
+    int k = 0;
+    if ((reinterpret_cast<uintptr_t>(w) & 3) == 0) {
+        for (; k + 4 <= n; k += 4) {
+            uint32_t v;
+            memcpy(&v, w + k, 4);
+            row[k] = static_cast<int16_t>(static_cast<int8_t>(v));
+            row[k + 1] = static_cast<int16_t>(static_cast<int8_t>(v >> 8));
+            row[k + 2] = static_cast<int16_t>(static_cast<int8_t>(v >> 16));
+            row[k + 3] = static_cast<int16_t>(static_cast<int8_t>(v >> 24));
+        }
+    }
+    for (; k < n; k++) {
+        row[k] = w[k];
+    }
+    if (n & 1) {
+        row[n] = 0;
+    }
+}
+#endif
+
 // The sums of four pixels' gathered columns with `rows` (1 .. BLOCK4_ROWS) weight rows of n,
 // row r at w + r * n: sums[r * 4 + j]. Rows past `rows` repeat the last (their sums unused).
 #if NCNN_MP_XTENSA
@@ -198,7 +256,27 @@ void block4(const signed char *cols, const signed char *w, int rows, int n, int 
 void conv_int8(const Planes<signed char> &in, int q0, int inch, const signed char *weights, int outch,
                const ConvShape &s, signed char *cols, const Int8Out &out, int out_p0) {
     const int n = inch * s.maxk, npix = s.outw * s.outh;
-#if NCNN_MP_BLOCK4
+#if NCNN_MP_MAC16
+    // A strip of pixels' columns as int16 (conv_int8_strip), then each weight row as int16 once
+    // and its dot product with every column of the strip in MAC16 (kernel_xtensa.h), the row's
+    // sums requantized at once.
+    const int strip = conv_int8_strip(n), pairs = mac16_pairs(n);
+    int16_t *c16 = reinterpret_cast<int16_t *>(cols);
+    int16_t *row = c16 + static_cast<size_t>(strip) * 2 * pairs + 2;  // (past the strip and a word)
+    for (int pix0 = 0; pix0 < npix; pix0 += strip) {
+        const int count = npix - pix0 < strip ? npix - pix0 : strip;
+        for (int b = 0; b < count; b++) {
+            gather16(in, q0, inch, s, pix0 + b, c16 + static_cast<size_t>(b) * 2 * pairs);
+        }
+        for (int p = 0; p < outch; p++) {
+            int sums[NCNN_MP_STRIP_PIXELS];
+            widen_row(weights + static_cast<size_t>(p) * n, n, row);
+            ncnn_mp_xtensa_mac16_dots(c16, row, pairs, count, reinterpret_cast<int32_t *>(sums));
+            put_row_int8(out, out_p0 + p, pix0, sums, count);
+        }
+    }
+    return;
+#elif NCNN_MP_BLOCK4
     // A strip of pixels gathered four at a time (conv_int8_strip), then BLOCK4_ROWS weight rows
     // a call (the core's block: block4 above) along it, each row's sums requantized at once.
     const int strip = conv_int8_strip(n);

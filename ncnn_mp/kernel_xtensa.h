@@ -125,6 +125,58 @@ __asm__(
     "    .size ncnn_mp_xtensa_dot2x4, . - ncnn_mp_xtensa_dot2x4\n"
     "    .popsection\n");
 
+#if NCNN_MP_MAC16
+// sums[j] = sum over i < pairs of the int16 pairs' products cols[j * pairs * 2 + 2i (+1)] * w[2i (+1)],
+// j < count: one pixel's column (4 * pairs bytes, word-aligned) at a time against the weight row.
+// MAC16's MULA.DD.{LL,HH}.LDINC multiplies a pair's low (high) halves into the 40-bit accumulator
+// while it loads the next word of the column or the row into another MAC16 register: 4 MACs in 4
+// instructions, the loads one word ahead (the word past each column and the row is read, not used).
+extern "C" void ncnn_mp_xtensa_mac16_dots(const int16_t *cols, const int16_t *w, int pairs, int count,
+                                          int32_t *sums);
+
+// a2 the columns, a3 the row, a4 pairs, a5 count, a6 sums; a7 a column's bytes, a8 zero, a9 the
+// loop's count (pairs / 2), a10 pairs odd, a11 / a12 the row's and the column's walk, a13 a sum.
+__asm__(
+    "    .pushsection .text.ncnn_mp_xtensa_mac16_dots, \"ax\"\n"
+    "    .align 4\n"
+    "    .global ncnn_mp_xtensa_mac16_dots\n"
+    "    .type ncnn_mp_xtensa_mac16_dots, @function\n"
+    "ncnn_mp_xtensa_mac16_dots:\n"
+    "    entry a1, 32\n"
+    "    slli  a7, a4, 2\n"
+    "    movi  a8, 0\n"
+    "    srli  a9, a4, 1\n"
+    "    extui a10, a4, 0, 1\n"
+    "    addi  a2, a2, -4\n"  // (LDINC adds 4 before it loads)
+    "    addi  a3, a3, -4\n"
+    "1:\n"  // a pixel
+    "    or    a11, a3, a3\n"
+    "    or    a12, a2, a2\n"
+    "    wsr   a8, acclo\n"
+    "    wsr   a8, acchi\n"
+    "    ldinc m0, a12\n"
+    "    ldinc m2, a11\n"
+    "    loopgtz a9, 2f\n"
+    "    mula.dd.ll.ldinc m1, a12, m0, m2\n"
+    "    mula.dd.hh.ldinc m3, a11, m0, m2\n"
+    "    mula.dd.ll.ldinc m0, a12, m1, m3\n"
+    "    mula.dd.hh.ldinc m2, a11, m1, m3\n"
+    "2:\n"
+    "    beqz  a10, 3f\n"  // (an odd number of pairs: the last, loaded into m0 and m2)
+    "    mula.dd.ll m0, m2\n"
+    "    mula.dd.hh m0, m2\n"
+    "3:\n"
+    "    rsr   a13, acclo\n"
+    "    s32i  a13, a6, 0\n"
+    "    addi  a6, a6, 4\n"
+    "    add   a2, a2, a7\n"
+    "    addi  a5, a5, -1\n"
+    "    bnez  a5, 1b\n"
+    "    retw\n"
+    "    .size ncnn_mp_xtensa_mac16_dots, . - ncnn_mp_xtensa_mac16_dots\n"
+    "    .popsection\n");
+#endif  // NCNN_MP_MAC16
+
 #undef XTENSA_K
 #undef XTENSA_ADD_SUM
 #undef XTENSA_PUT_SUM

@@ -99,6 +99,12 @@
 #else
 #define NCNN_MP_XTENSA_FP 0
 #endif
+// The ESP32's and S3's MAC16 (windowed Xtensa with the FPU: both have it; NCNN_MP_MAC16=0 for a
+// core without): int8 convolutions as int16 dot products in MULA.DD with loads (kernel_xtensa.h),
+// one pixel's column and one weight row (converted to int16 once a strip) at a time.
+#ifndef NCNN_MP_MAC16
+#define NCNN_MP_MAC16 NCNN_MP_XTENSA_FP
+#endif
 // An Xtensa core without MUL32_HIGH (lx106; the esp32core board's emulated core, whose build says
 // it with -DNCNN_MP_NO_MUL32_HIGH; an ESP32 has it): a 64-bit product is a library call, so the
 // requantization's high word comes from 16- or 32-bit products (mul_high below, put_int8_row).
@@ -375,15 +381,32 @@ static NCNN_MP_INLINE void put_row_int8(const Int8Out &out, int p, int i0, const
 #ifndef NCNN_MP_STRIP_BYTES
 #define NCNN_MP_STRIP_BYTES 1024
 #endif
+// MAC16 (NCNN_MP_MAC16) converts each weight row to int16 once a strip, so it takes more pixels a
+// strip: as many as keep their int16 columns within NCNN_MP_MAC16_STRIP_BYTES, at least 4.
+#ifndef NCNN_MP_MAC16_STRIP_BYTES
+#define NCNN_MP_MAC16_STRIP_BYTES 4096
+#endif
+// n rounded up to a pair (MAC16's int16 columns and weight rows, a zero past an odd n).
+static inline int mac16_pairs(int n) {
+    return (n + 1) / 2;
+}
 static inline int conv_int8_strip(int n) {
+    if (NCNN_MP_MAC16) {
+        const int bytes = 4 * mac16_pairs(n), pixels = bytes > 0 ? NCNN_MP_MAC16_STRIP_BYTES / bytes : 1;
+        return pixels < 4 ? 4 : pixels > NCNN_MP_STRIP_PIXELS ? NCNN_MP_STRIP_PIXELS : pixels;
+    }
     const int block = n * (NCNN_MP_XTENSA ? 8 : 4);  // (the bytes of four pixels' columns)
     const int blocks = block > 0 ? NCNN_MP_STRIP_BYTES / block : 1;
     return 4 * (blocks < 1 ? 1 : blocks > NCNN_MP_STRIP_PIXELS / 4 ? NCNN_MP_STRIP_PIXELS / 4 : blocks);
 }
 
 // The bytes of conv_int8's workspace for n = inch * maxk: two pixels' int8 values, on rv32,
-// Thumb-2 and the DSP a strip of pixels' (conv_int8_strip), on lx106 as int16.
+// Thumb-2 and the DSP a strip of pixels' (conv_int8_strip), on lx106 as int16; with MAC16 a strip
+// of pixels' int16 pairs, a weight row's, and a word past each (its loads run one word ahead).
 static inline size_t conv_int8_cols(int n) {
+    if (NCNN_MP_MAC16) {
+        return (static_cast<size_t>(conv_int8_strip(n)) + 1) * 4u * static_cast<size_t>(mac16_pairs(n)) + 8u;
+    }
     return NCNN_MP_BLOCK4 || NCNN_MP_DSP ? static_cast<size_t>(n) * (NCNN_MP_XTENSA ? 2u : 1u) * conv_int8_strip(n)
                                          : static_cast<size_t>(n) * 2u;
 }
