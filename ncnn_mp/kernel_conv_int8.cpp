@@ -202,20 +202,17 @@ void gather16(const Planes<signed char> &in, int q0, int inch, const ConvShape &
     }
 }
 
-// A weight row of n as int16, a zero past an odd n (MAC16's row), four bytes a load.
+// A weight row of n as int16, a zero past an odd n (MAC16's row): the bytes before the first
+// word-aligned one and after the last whole word here, the words between in assembly.
 void widen_row(const signed char *w, int n, int16_t *row) {
-    int k = 0;
-    if ((reinterpret_cast<uintptr_t>(w) & 3) == 0) {
-        for (; k + 4 <= n; k += 4) {
-            uint32_t v;
-            memcpy(&v, w + k, 4);
-            row[k] = static_cast<int16_t>(static_cast<int8_t>(v));
-            row[k + 1] = static_cast<int16_t>(static_cast<int8_t>(v >> 8));
-            row[k + 2] = static_cast<int16_t>(static_cast<int8_t>(v >> 16));
-            row[k + 3] = static_cast<int16_t>(static_cast<int8_t>(v >> 24));
-        }
+    int k = static_cast<int>((4 - (reinterpret_cast<uintptr_t>(w) & 3)) & 3);
+    k = k < n ? k : n;
+    for (int i = 0; i < k; i++) {
+        row[i] = w[i];
     }
-    for (; k < n; k++) {
+    const int words = (n - k) / 4;
+    ncnn_mp_xtensa_widen4(w + k, words, row + k);
+    for (k += 4 * words; k < n; k++) {
         row[k] = w[k];
     }
     if (n & 1) {
