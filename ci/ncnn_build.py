@@ -70,8 +70,11 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         from ci.picolibc import picolibc
 
         options.append(f"-DNCNN_MP_LIBC_DIR={picolibc(build=build)}")
-    key = key_of(PINS["ncnn"]["version"], options, _compiler_id(prof),
-                 (Path(__file__).parent / toolchain).read_text() if toolchain else "")
+    # Keyed by contents, not by where this checkout lies (a second checkout, CI's fresh clone):
+    # the toolchain file by its name and text, with the compiler driver and headers beside it.
+    key_options = [o for o in options if not o.startswith("-DCMAKE_TOOLCHAIN_FILE=")]
+    key = key_of(PINS["ncnn"]["version"], key_options, _compiler_id(prof), toolchain or "",
+                 _toolchain_text(toolchain) if toolchain else "")
     # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.
     root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{key}"
     prefix = root / "install"
@@ -83,6 +86,19 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         mark_used(root)
     prune_cache(root.parent.iterdir(), keep=root)
     return check_prefix(prefix, "built ncnn")
+
+
+def _toolchain_text(toolchain: str) -> str:
+    """A toolchain file's text and that of its folder's bin/ and include/ (the esp32core board's
+    compiler driver and headers, which shape every object of ncnn's)."""
+    path = Path(__file__).parent / toolchain
+    parts = [path.read_text()]
+    for sub in ("bin", "include"):
+        folder = path.parent / sub
+        for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if f.is_file():
+                parts.append(f"{f.relative_to(path.parent)}\n{f.read_text()}")
+    return "\n".join(parts)
 
 
 def _build(profile_name: str, root: Path, options: list[str]) -> None:
