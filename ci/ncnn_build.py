@@ -72,8 +72,9 @@ def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
         options.append(f"-DNCNN_MP_LIBC_DIR={picolibc(build=build)}")
     # Keyed by contents, not by where this checkout lies (a second checkout, CI's fresh clone):
     # the toolchain file by its name and text, with the compiler driver and headers beside it.
-    key_options = [o for o in options if not o.startswith("-DCMAKE_TOOLCHAIN_FILE=")]
-    key = key_of(PINS["ncnn"]["version"], key_options, _compiler_id(prof), toolchain or "",
+    key_options = [f"-DCMAKE_TOOLCHAIN_FILE={toolchain}" if o.startswith("-DCMAKE_TOOLCHAIN_FILE=") else o
+                   for o in options]
+    key = key_of(PINS["ncnn"]["version"], key_options, _compiler_id(prof),
                  _toolchain_text(toolchain) if toolchain else "")
     # Keyed by what changes the library, not by profile name: profiles sharing ncnn options share the build.
     root = cache_root() / "ncnn" / f"{PINS['ncnn']['version']}-{key}"
