@@ -475,8 +475,9 @@ class Extractor:
         """Run this session with opt (inputs given so far are kept)."""
     def input(self, blob: str | int, mat: Mat) -> None:
         """Feed mat to the blob named (or numbered) blob; the Extractor keeps mat alive."""
-    def extract(self, blob: str | int) -> Mat:
-        """Run the net as far as blob and return it (ValueError naming the layer if an input does not fit the model)."""
+    def extract(self, blob: str | int, *, hook: Callable[[int, str | None, str | None, int], object] | None = None) -> Mat:
+        """Run the net as far as blob and return it (ValueError naming the layer if an input does not fit the model);
+        hook(index, name, type, count) is called before each layer the shape guard checks, and what it raises stops the extract."""
     def close(self) -> None:
         """Release the session now instead of when collected."""
     def __enter__(self) -> Self:

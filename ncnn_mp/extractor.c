@@ -623,9 +623,22 @@ static void ncnn_mp_extract_call(void *arg) {
     x->ret = ncnn_mp_cxx_extract(x->ex, x->index, x->name, x->int8, &x->out);
 }
 
-// Extractor.extract(blob: str | int) -> Mat   ncnn_extractor_extract / _extract_index
-static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
+// Extractor.extract(blob: str | int, *, hook=None) -> Mat   ncnn_extractor_extract / _extract_index
+// hook(index, name, type, count): called before each layer the shape guard checks runs (in
+// this thread, with the GIL); what it raises stops the extract and comes out of it.
+static mp_obj_t ncnn_mp_Extractor_extract(size_t n_args, const mp_obj_t *pos, mp_map_t *kws) {
     const char *where = "Extractor.extract";
+    enum { ARG_blob, ARG_hook };
+    static const mp_arg_t allowed[] = {
+        { MP_QSTR_blob, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
+        { MP_QSTR_hook, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_obj = mp_const_none} },
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    ncnn_mp_parse_args(where, n_args - 1, pos + 1, kws, MP_ARRAY_SIZE(allowed), allowed, args);
+    mp_obj_t self_in = pos[0], key = args[ARG_blob].u_obj, hook = args[ARG_hook].u_obj;
+    if (hook != mp_const_none && !mp_obj_is_callable(hook)) {
+        ncnn_mp_raise_type(where, NCNN_MP_TEXT("hook must be callable, as hook(index, name, type, count), or None"));
+    }
     int index = ncnn_mp_blob_key(key, where);
     ncnn_mp_extractor_use_t use;
     ncnn_mp_call_t call;  // linked by use, unlinked by done (or as the method raises)
@@ -645,6 +658,9 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     const char *name = index < 0 ? mp_obj_str_get_str(key) : NULL;
     float int8_scale = ncnn_mp_cxx_int8_output(e->net->handle, index, name);
     ncnn_mp_extract_call_t x = { e->handle, name, index, int8_scale > 0.f, NULL, 0 };
+    if (hook != mp_const_none) {
+        ncnn_mp_call_hook(&call, hook);
+    }
     // Nothing raises from here to ncnn_mp_call_raise: custom layers' exceptions wait there.
     ncnn_mp_call_leave_gil(&call);
     int caught = ncnn_mp_cxx_catch(ncnn_mp_extract_call, &x);
@@ -684,7 +700,7 @@ static mp_obj_t ncnn_mp_Extractor_extract(mp_obj_t self_in, mp_obj_t key) {
     ncnn_mp_extractor_done(&use);
     return result;
 }
-static NCNN_MP_DEFINE_METHOD_2(ncnn_mp_Extractor_extract_obj, Extractor, extract, ncnn_mp_Extractor_extract);
+static NCNN_MP_DEFINE_METHOD_KW(ncnn_mp_Extractor_extract_obj, Extractor, extract, 1, 2, ncnn_mp_Extractor_extract);
 
 // Extractor(): made by Net.create_extractor only (it needs the Net).
 static mp_obj_t ncnn_mp_Extractor_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw, const mp_obj_t *args) {

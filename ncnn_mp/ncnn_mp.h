@@ -368,6 +368,8 @@ typedef struct _ncnn_mp_call_t {
     ncnn_mp_lent_item_t option;
     // A layer the shape guard refused under this call (refusal.rule NCNN_MP_FITS: none).
     ncnn_mp_shape_refusal_t refusal;
+    // The callable Extractor.extract(hook=) calls before each layer (calls.c), or MP_OBJ_NULL.
+    mp_obj_t hook;
     bool gil_released;
 } ncnn_mp_call_t;
 
@@ -376,6 +378,8 @@ void ncnn_mp_call_begin(ncnn_mp_call_t *call);
 // (Extractor.extract): link (under the caller's lock), then leave_gil (outside it).
 void ncnn_mp_call_link(ncnn_mp_call_t *call);
 void ncnn_mp_call_leave_gil(ncnn_mp_call_t *call);
+// Gives a linked call a hook to call before each layer (Extractor.extract's hook=).
+void ncnn_mp_call_hook(ncnn_mp_call_t *call, mp_obj_t hook);
 // The calling thread's innermost call in progress, or NULL.
 ncnn_mp_call_t *ncnn_mp_call_current(void);
 // (Under the lock.) The same; and the next call out of `call` in its thread, or NULL.

@@ -202,23 +202,45 @@ public:
     int forward(const std::vector<ncnn::Mat> &bottoms, std::vector<ncnn::Mat> &tops, const ncnn::Option &opt) const override {
         return checks_ && (refuses_count(static_cast<int>(bottoms.size()), static_cast<int>(tops.size())) ||
                refuses(bottoms.empty() ? nullptr : &bottoms[0], static_cast<int>(bottoms.size()), static_cast<int>(tops.size())))
-               ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward(bottoms, tops, opt); });
+               ? NCNN_MP_SHAPE_REFUSED : hooked() ? NCNN_MP_HOOK_RAISED : caught([&] { return inner_->forward(bottoms, tops, opt); });
     }
     int forward(const ncnn::Mat &bottom, ncnn::Mat &top, const ncnn::Option &opt) const override {
-        return checks_ && refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward(bottom, top, opt); });
+        return checks_ && refuses(&bottom, 1) ? NCNN_MP_SHAPE_REFUSED
+               : hooked() ? NCNN_MP_HOOK_RAISED : caught([&] { return inner_->forward(bottom, top, opt); });
     }
     int forward_inplace(std::vector<ncnn::Mat> &blobs, const ncnn::Option &opt) const override {
         // (In a Net, ncnn hands the blobs back as the layer's tops, one for one: as many
         // tops as the param gives it are read from this vector.)
         int n = static_cast<int>(blobs.size()), n_top = tops.empty() ? n : static_cast<int>(tops.size());
         return checks_ && (refuses_count(n, n_top) || refuses(blobs.empty() ? nullptr : &blobs[0], n))
-               ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward_inplace(blobs, opt); });
+               ? NCNN_MP_SHAPE_REFUSED : hooked() ? NCNN_MP_HOOK_RAISED : caught([&] { return inner_->forward_inplace(blobs, opt); });
     }
     int forward_inplace(ncnn::Mat &blob, const ncnn::Option &opt) const override {
-        return checks_ && refuses(&blob, 1) ? NCNN_MP_SHAPE_REFUSED : caught([&] { return inner_->forward_inplace(blob, opt); });
+        return checks_ && refuses(&blob, 1) ? NCNN_MP_SHAPE_REFUSED
+               : hooked() ? NCNN_MP_HOOK_RAISED : caught([&] { return inner_->forward_inplace(blob, opt); });
     }
 
 private:
+    // The hook the running extract was given (ncnn_mp_layer_hook), before a layer of a net the
+    // guard checks runs (not a layer wrapped only to catch what it throws: the hook sees the same
+    // layers on every build); true when it raised. With no hook anywhere, one load and a branch.
+    bool hooked() const {
+        if (!checks_ || net_ == nullptr || !ncnn_mp_hooks_wanted()) {
+            return false;
+        }
+        const std::vector<ncnn::Layer *> &layers = net_->layers();
+        if (index_ < 0) {  // (the net's layers stay where its load put them)
+            for (size_t i = 0; i < layers.size() && index_ < 0; i++) {
+                if (layers[i] == this) {
+                    index_ = static_cast<int>(i);
+                }
+            }
+        }
+        const char *name, *type;
+        ncnn_mp_cxx_layer_names(*this, &name, &type);
+        return ncnn_mp_layer_hook(index_, static_cast<int>(layers.size()), name, type) != 0;
+    }
+
     // Every call into the wrapped layer goes through the C++ seam (cxx_seam.h): what it
     // throws (a failing `new`, a negative array size) becomes this layer's refusal, raised
     // by the call that entered ncnn as the exception of its kind naming the layer, and ncnn
@@ -659,6 +681,7 @@ private:
     const ncnn::Net *net_;  // NULL: a standalone layer
     ncnn::Layer *inner_;
     bool checks_;
+    mutable int index_ = -1;  // its index in the net, once a hook has asked
     ncnn_mp_arity_t arity_ = {0, 0, 0, 0};
     ncnn_mp_more_rule_t more_ = {};
     char *exprs_ = nullptr;  // its shape expressions, where it has any (ncnn_mp_more_exprs)

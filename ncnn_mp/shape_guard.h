@@ -171,6 +171,15 @@ const ncnn_mp_param_array_t *ncnn_mp_param_array(int row);
 // without the GIL.
 void ncnn_mp_shape_refused(const ncnn_mp_shape_refusal_t *refusal);
 
+// Given by ncnn_mp's C side (calls.c): the hook an extract was given (Extractor.extract's
+// hook=), which a guarded layer of a net calls before it runs: whether any call in progress
+// has one (no: nothing more to ask), and the call itself: 0 to run the layer, nonzero when
+// the hook raised (its exception waits for extract; the layer returns NCNN_MP_HOOK_RAISED).
+// index: the layer's in the net, count: the net's layers; name and type NULL without NCNN_STRING.
+bool ncnn_mp_hooks_wanted(void);
+int ncnn_mp_layer_hook(int index, int count, const char *name, const char *type);
+#define NCNN_MP_HOOK_RAISED (-0x484b)
+
 #ifdef __cplusplus
 }
 

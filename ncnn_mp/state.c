@@ -67,6 +67,7 @@ static mp_obj_t ncnn_mp_roots_del(mp_obj_t self_in) {
     if (MP_STATE_VM(ncnn_mp_roots) == MP_OBJ_TO_PTR(self_in)) {  // (a table that lost a race is not the state)
         MP_STATE_VM(ncnn_mp_roots) = NULL;
         MP_STATE_VM(ncnn_mp_calls) = NULL;
+        MP_STATE_VM(ncnn_mp_hooked) = 0;
         MP_STATE_VM(ncnn_mp_readers) = NULL;
         MP_STATE_VM(ncnn_mp_mat_arrays) = NULL;
     }
