@@ -11,7 +11,8 @@ SEED ?= 1
 SEEDS ?= 200
 TRIALS ?= 10
 
-export NCNN_MP_MODELS := $(MODELS)
+# MODELS (the .param files a board's firmware is sized to) reach the build as an argument.
+SIZED_TO = $(if $(MODELS),--models "$(MODELS)")
 
 .PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
 demo:
@@ -37,20 +38,20 @@ mcu-report:
 mcu-text:
 	@$(TOOL) mcu-text
 run:
-	@$(TOOL) run --profile $(PROFILE) $(if $(HEAP),--heap $(HEAP)) $(if $(ROMFS),--romfs $(ROMFS)) $(SCRIPT) $(ARGS)
+	@$(TOOL) run --profile $(PROFILE) $(SIZED_TO) $(if $(HEAP),--heap $(HEAP)) $(if $(ROMFS),--romfs $(ROMFS)) $(SCRIPT) $(ARGS)
 py:
 	@$(TOOL) py $(SCRIPT) $(ARGS)
 photos:
 	@$(TOOL) photos
 # (MODELS here are the question, with their .bin files: the tools size the firmware to them themselves.)
 preflight:
-	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized) $(if $(FRAME),--frame $(FRAME))
+	@$(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized) $(if $(FRAME),--frame $(FRAME))
 compare:
-	@NCNN_MP_MODELS= $(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
+	@$(TOOL) compare --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(INPUT),--input $(INPUT)) \
 		$(if $(TOL),--tol $(TOL)) $(if $(LIMIT),--limit $(LIMIT)) $(if $(DEVICE_MODELS),--device-model $(DEVICE_MODELS)) \
 		$(if $(SIZED),--sized)
 model:
-	@NCNN_MP_MODELS= $(TOOL) model --profile $(PROFILE) $(MODEL) $(if $(IMAGES),--images $(IMAGES)) \
+	@$(TOOL) model --profile $(PROFILE) $(MODEL) $(if $(IMAGES),--images $(IMAGES)) \
 		$(if $(SHAPE),--shape $(SHAPE)) $(if $(OUT),--out $(OUT)) $(if $(PIXELS),--pixels $(PIXELS)) \
 		$(if $(MEAN),--mean $(MEAN)) $(if $(NORM),--norm $(NORM)) $(if $(filter 0,$(CHAIN)),--no-chain) \
 		$(if $(filter 1,$(INT8_OUTPUTS)),--int8-outputs)
@@ -62,14 +63,14 @@ bench-binding:
 bench-models:
 	@$(TOOL) bench-models --profile $(PROFILE) $(if $(filter command line environment,$(origin THREADS)),$(THREADS),1 2)
 dist:
-	@$(TOOL) dist --profile $(PROFILE) $(if $(DIST),--dist $(DIST))
+	@$(TOOL) dist --profile $(PROFILE) $(SIZED_TO) $(if $(DIST),--dist $(DIST))
 firmware:
-	@$(TOOL) firmware --profile $(PROFILE)
+	@$(TOOL) firmware --profile $(PROFILE) $(SIZED_TO)
 firmware-path:
-	@$(TOOL) firmware-path --profile $(PROFILE)
+	@$(TOOL) firmware-path --profile $(PROFILE) $(SIZED_TO)
 ncnn:
-	@$(TOOL) ncnn --profile $(PROFILE)
+	@$(TOOL) ncnn --profile $(PROFILE) $(SIZED_TO)
 ncnn-options:
-	@$(TOOL) ncnn-options --profile $(PROFILE)
+	@$(TOOL) ncnn-options --profile $(PROFILE) $(SIZED_TO)
 venv:
 	@$(TOOL) venv

@@ -13,7 +13,9 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any, Iterable, NoReturn
+from typing import Any, Iterable, Sequence
+
+from ncnn_mp_tools.errors import SetupError as SetupError, fail as fail, say as say  # (ci's too)
 
 REPO = Path(__file__).resolve().parent.parent
 CI = REPO / "ci"
@@ -24,19 +26,6 @@ SHARED_MODELS = Path(os.environ.get("NCNN_MP_SHARED_MODELS") or REPO.parent / "s
 
 
 Settings = dict[str, Any]  # a table of ci/pins.toml or ci/profiles.toml
-
-
-class SetupError(Exception):
-    """A setup step failed: `what` failed, `todo` says what the user can do about it."""
-
-    def __init__(self, what: str, todo: str) -> None:
-        super().__init__(f"{what}: {todo}")
-        self.what = what
-        self.todo = todo
-
-
-def fail(what: str, todo: str) -> NoReturn:
-    raise SetupError(what, todo)
 
 
 def load_toml(name: str) -> Settings:
@@ -61,12 +50,15 @@ def is_board(prof: Settings) -> bool:
     return bool(prof["port"] != "unix")
 
 
-def profile(name: str) -> Settings:
+Models = Sequence[Path]  # .param files a firmware is sized to (make's MODELS=...)
+
+
+def profile(name: str, models: Models = ()) -> Settings:
     """A profile's settings; `base = "other"` starts from another profile's, and a
     list `extra_<key>` is added to the base's list `<key>` (e.g. extra_make_vars);
     `board_of = "other"` then takes the BOARD_KEYS from that profile (rv32-nostring: the
-    ncnn of qemu-nostring on the board of rv32)."""
-    return _sized_to_models(_merged(name))
+    ncnn of qemu-nostring on the board of rv32). `models`: sized to them (_sized_to_models)."""
+    return _sized_to_models(_merged(name), models)
 
 
 def _merged(name: str) -> Settings:
@@ -90,12 +82,13 @@ def _merged(name: str) -> Settings:
     return prof
 
 
-def _sized_to_models(prof: Settings) -> Settings:
+def _sized_to_models(prof: Settings, given: Models) -> Settings:
     """A profile that keeps only some ncnn layers gets those its models need added: the
-    models in its `ncnn_models` (added to `ncnn_layers`), or those in $NCNN_MP_MODELS (make's
-    MODELS=..., which replaces `ncnn_layers`: a firmware sized to exactly those models).
-    What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ncnn_mp_tools/layers.py)."""
-    from_env = os.environ.get("NCNN_MP_MODELS", "").split()
+    models in its `ncnn_models` (added to `ncnn_layers`), or those `given` (make's MODELS=...,
+    which replaces `ncnn_layers`: a firmware sized to exactly those models).
+    What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ncnn_mp_tools/layers.py,
+    its table made by ci/ncnn_layers.py)."""
+    from_env = [str(m) for m in given]
     listed = [Path(m.replace("{shared}", str(SHARED_MODELS))) for m in prof.get("ncnn_models", [])]
     if "ncnn_layers" not in prof or not (from_env or listed):
         return prof
@@ -113,21 +106,6 @@ def _sized_to_models(prof: Settings) -> Settings:
     prof = dict(prof)
     prof["ncnn_layers"] = sorted(set(needed) | (set() if from_env else set(prof["ncnn_layers"])))
     return prof
-
-
-@contextlib.contextmanager
-def sized_to(models: Iterable[Path]):  # type: ignore[no-untyped-def]
-    """Inside, profile() sizes every profile with an ncnn_layers list to exactly `models` (their
-    .param files), as make's MODELS=... does: build_firmware() then builds that firmware."""
-    before = os.environ.get("NCNN_MP_MODELS")
-    os.environ["NCNN_MP_MODELS"] = " ".join(str(m) for m in models)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["NCNN_MP_MODELS"]
-        else:
-            os.environ["NCNN_MP_MODELS"] = before
 
 
 def cache_root() -> Path:
@@ -206,10 +184,6 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def say(msg: str) -> None:
-    print(f"[ncnn_mp] {msg}", flush=True)
 
 
 def run(cmd: Iterable[object], what: str, todo: str, *, cwd: Path | None = None,

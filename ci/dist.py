@@ -1,6 +1,6 @@
 """`make dist`: the files a user can take without building, versioned, with checksums and a manifest.
 
-dist/ncnn_mp-<version>/ (the version: pyproject.toml's [tool.ncnn_mp]) holds
+dist/ncnn_mp-<version>/ (the version: pyproject.toml's [project]) holds
 
     firmware/unix/micropython          the Unix firmware (x86_64 Linux)
     firmware/<board>/firmware.elf      the QEMU boards' firmwares (qemu, qemu-m4f, rv32, xtensa),
@@ -116,9 +116,6 @@ def write_dist(firmwares: dict[str, Path] | None = None, root: Path | None = Non
     those (the tests pass theirs); the others are built (or brought up to date)."""
     from ci.firmware import build_firmware, mpy_cross
 
-    if os.environ.get("NCNN_MP_MODELS"):
-        fail("make dist packs the profiles as ci/profiles.toml has them, not sized to MODELS",
-             "leave MODELS out (make firmware PROFILE=qemu MODELS=... builds a firmware of your own)")
     v = version()
     root = root or DIST
     if root.exists() and not root.is_dir():

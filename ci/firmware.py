@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ci.common import BUILD, REPO, SHARED_MODELS, Settings, key_of, locked, profile, run, say
+from ci.common import BUILD, REPO, SHARED_MODELS, Models, Settings, is_board, key_of, locked, profile, run, say
 from ci.ncnn_build import ncnn_prefix
 from ci.sources import ensure_debian_packages, micropython_source
+from ncnn_mp_tools.target import Target
 
 
 def _usermods_dir() -> Path:
@@ -37,9 +38,9 @@ def _runtime_vars(prof: Settings) -> list[str]:
     return found
 
 
-def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None) -> Path:
+def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None, models: Models) -> Path:
     # make does not notice changed flags: a change of make variables gets a fresh build folder.
-    prof = profile(profile_name)
+    prof = profile(profile_name, models)
     port = [prof["port_dir"]] if "port_dir" in prof else []  # (the other boards' keys stay as they were)
     # (a C library built here is in it too, where the board has one: its headers are in every object)
     libc = []
@@ -51,15 +52,34 @@ def _firmware_dir(profile_name: str, mp: Path, ncnn: Path | None) -> Path:
     return BUILD / f"{profile_name}-{key}"
 
 
-def _ncnn_for(profile_name: str, build: bool) -> Path | None:
+def _ncnn_for(profile_name: str, build: bool, models: Models) -> Path | None:
     """The ncnn the profile links, or None for a firmware without ncnn_mp (a size baseline)."""
-    return ncnn_prefix(profile_name, build=build) if profile(profile_name).get("with_ncnn_mp", True) else None
+    with_ncnn = profile(profile_name, models).get("with_ncnn_mp", True)
+    return ncnn_prefix(profile_name, build=build, models=models) if with_ncnn else None
 
 
-def firmware_path(profile_name: str = "unix") -> Path:
-    prof = profile(profile_name)
-    mp, ncnn = micropython_source(), _ncnn_for(profile_name, build=False)
-    return _firmware_dir(profile_name, mp, ncnn) / "build" / str(prof.get("firmware", "micropython"))
+def firmware_path(profile_name: str = "unix", models: Models = ()) -> Path:
+    prof = profile(profile_name, models)
+    mp, ncnn = micropython_source(), _ncnn_for(profile_name, False, models)
+    return _firmware_dir(profile_name, mp, ncnn, models) / "build" / str(prof.get("firmware", "micropython"))
+
+
+def target(profile_name: str = "unix", models: Models = (), build: bool = True) -> Target:
+    """The profile's firmware as the tools take it (ncnn_mp_tools/target.py): built (build=False:
+    where it would be), sized to `models` if given."""
+    from ncnn_mp_tools.qemu import Board
+    from ncnn_mp_tools.target import HOST_ARCH
+
+    prof = profile(profile_name, models)
+    fw = build_firmware(profile_name, models) if build else firmware_path(profile_name, models)
+    options = [o for o in prof.get("ncnn_options", []) if o.startswith("-DNCNN_STRING=")]
+    names = not (options and options[-1].endswith("OFF"))  # (the last one given wins, as in CMake)
+    kernels = any(v.endswith("NCNN_MP_KERNELS=1") for v in prof.get("make_vars", []))
+    what = (f"the '{profile_name}' firmware sized to the models (make firmware PROFILE={profile_name} "
+            f"MODELS=\"{' '.join(map(str, models))}\")") if models else ""
+    return Target(profile_name, fw, Board.of(prof) if is_board(prof) else None, names, kernels,
+                  prof.get("ncnn_arch", HOST_ARCH), frozenset(prof["ncnn_layers"]) if "ncnn_layers" in prof else None,
+                  what)
 
 
 def _frozen_manifest(prof: Settings, out: Path) -> list[str]:
@@ -109,13 +129,14 @@ def mpy_cross(mp: Path | None = None) -> Path:
     return out / "mpy-cross"
 
 
-def build_firmware(profile_name: str = "unix") -> Path:
-    """Build (or bring up to date) the firmware; return the binary's path."""
-    prof = profile(profile_name)
+def build_firmware(profile_name: str = "unix", models: Models = ()) -> Path:
+    """Build (or bring up to date) the firmware (sized to `models`: make's MODELS=...); return the
+    binary's path."""
+    prof = profile(profile_name, models)
     if "debian_packages" in prof:
         ensure_debian_packages(prof["debian_packages"])
-    mp, ncnn = micropython_source(), _ncnn_for(profile_name, build=True)
-    out = _firmware_dir(profile_name, mp, ncnn)
+    mp, ncnn = micropython_source(), _ncnn_for(profile_name, True, models)
+    out = _firmware_dir(profile_name, mp, ncnn, models)
     module = [f"USER_C_MODULES={_usermods_dir()}", f"NCNN_DIR={ncnn}",
               f"NCNN_MP_LIBS={' '.join(prof['link_libs'])}"] if ncnn else []
     if ncnn and "ncnn_layers" in prof:  # (only these layers' kernels: kernels.h)

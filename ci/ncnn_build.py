@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ci.common import PINS, Settings, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
+from ci.common import PINS, Models, Settings, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
 from ci.sources import ensure_debian_packages, ncnn_source
 
 
@@ -42,10 +42,10 @@ def _only_layers(keep: list[str]) -> list[str]:
     return [f"-DWITH_LAYER_{name.lower()}={'ON' if name in keep else 'OFF'}" for name in known]
 
 
-def cmake_options(profile_name: str) -> list[str]:
+def cmake_options(profile_name: str, models: Models = ()) -> list[str]:
     """ncnn's CMake options for a profile, the toolchain file aside (the ESP32 build in
     docs/boards.md reuses the MCU profile's with its own toolchain: `make ncnn-options`)."""
-    prof = profile(profile_name)
+    prof = profile(profile_name, models)
     # ncnn's CMakeLists stamps today's date as the version unless told the release's.
     options = [f"-DNCNN_VERSION={PINS['ncnn']['version'].rsplit('.', 1)[-1]}", *prof["ncnn_options"]]
     if "ncnn_layers" in prof:
@@ -53,16 +53,16 @@ def cmake_options(profile_name: str) -> list[str]:
     return options
 
 
-def ncnn_prefix(profile_name: str, build: bool = True) -> Path:
+def ncnn_prefix(profile_name: str, build: bool = True, models: Models = ()) -> Path:
     """The install prefix of ncnn for this profile: $NCNN_DIR if set, else built into
     the cache (with build=False, only where it would be)."""
     override = os.environ.get("NCNN_DIR")
     if override:
         return check_prefix(Path(override).resolve(), "NCNN_DIR=")
-    prof = profile(profile_name)
+    prof = profile(profile_name, models)
     if build and "debian_packages" in prof:  # a cross toolchain
         ensure_debian_packages(prof["debian_packages"])
-    options = cmake_options(profile_name)
+    options = cmake_options(profile_name, models)
     toolchain = prof.get("ncnn_toolchain")
     if toolchain:
         options.append(f"-DCMAKE_TOOLCHAIN_FILE={Path(__file__).parent / toolchain}")

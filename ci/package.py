@@ -40,11 +40,11 @@ ARCHS = ("none", "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7ems
 
 
 def version() -> str:
-    """ncnn_mp's version: pyproject.toml's [tool.ncnn_mp] version, the one place it is written."""
+    """ncnn_mp's version: pyproject.toml's [project] version, the one place it is written."""
     with open(REPO / "pyproject.toml", "rb") as f:
-        v = tomllib.load(f).get("tool", {}).get("ncnn_mp", {}).get("version")
+        v = tomllib.load(f).get("project", {}).get("version")
     if not isinstance(v, str) or not v:
-        fail("pyproject.toml has no [tool.ncnn_mp] version", 'add one, e.g. version = "0.1.0"')
+        fail("pyproject.toml has no [project] version", 'add one, e.g. version = "0.1.0"')
     return v
 
 

@@ -78,8 +78,8 @@ HELP_HEAD = """\
 ncnn_mp's commands: make COMMAND [VAR=value ...], or python3 -m ci.tool COMMAND [--profile NAME] [ARGS]
 (the Makefile's line for a command shows how its VARs become the tool's arguments).
 PROFILE=NAME (--profile NAME): a build profile from ci/profiles.toml (default unix). MODELS=... with
-firmware, run, test-mcu: a firmware whose ncnn keeps exactly the layers those models need (profiles
-with an ncnn_layers list: qemu, rv32, ...).
+firmware, firmware-path, run, ncnn, ncnn-options (--models "..."): a firmware whose ncnn keeps exactly
+the layers those models need (profiles with an ncnn_layers list: qemu, rv32, ...).
 """
 
 
@@ -155,48 +155,17 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
     return rc or rc_mypy
 
 
-def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | None = None) -> int:
-    """Run one MicroPython script on the profile's firmware (on QEMU for a bare-metal one),
-    with the given arguments (Unix) and MicroPython heap size, or a ROMFS image of one's own
-    in the board's flash (a QEMU board: mounted at /rom instead of the tests' image)."""
-    from ci.firmware import build_firmware
-    from ci.common import is_board, profile as profile_settings
+def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | None = None,
+               models: list[Path] = []) -> int:
+    """Run one MicroPython script on the profile's firmware (ncnn_mp_tools/run.py: on QEMU for a
+    bare-metal one), with the checkout's ncnn_mp_lib on a Unix firmware's path."""
+    from ci.firmware import target
+    from ncnn_mp_tools.run import run
 
-    if not argv:
-        fail("run needs a script", "make run SCRIPT=path/to/script.py [ARGS=\"...\"] [HEAP=16M]")
-    board = is_board(profile_settings(profile))
-    if board and (len(argv) > 1 or heap):
-        fail("a QEMU board's script takes no arguments and has the board's heap",
-             "put what it needs in the script (or in the board's ROMFS)")
-    if romfs and not board:
-        fail("ROMFS= is for a QEMU board's flash", "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
-    if romfs and not Path(romfs).exists():
-        fail(f"ROMFS names {romfs}, which does not exist",
-             "give an image (python3 -m ncnn_mp_tools.romfs_pack -o romfs.img FILES) or a folder to pack")
-    fw = build_firmware(profile)
-    if board:
-        import tempfile
-
-        from ci import qemu
-
-        with tempfile.TemporaryDirectory() as tmp:
-            image = Path(romfs) if romfs else None
-            if image is not None and image.is_dir():  # a folder: packed as it is, its subfolders too
-                from ncnn_mp_tools.romfs_pack import pack
-
-                files = {p.relative_to(image).as_posix(): p.read_bytes() for p in sorted(image.rglob("*")) if p.is_file()}
-                if not files:
-                    fail(f"ROMFS names the folder {romfs}, which holds no files", "put the model's files there")
-                image = Path(tmp) / "romfs.img"
-                image.write_bytes(pack(files))
-            r = qemu.run_script(profile, fw, Path(argv[0]).read_bytes(), romfs=image)
-        sys.stdout.write(r.output)
-        return r.returncode
     # The checkout's ncnn_mp_lib (the examples import it) after the firmware's frozen modules and
     # before the Unix port's default folders (~/.micropython/lib, ...), unless the user set a path.
     path = os.environ.get("MICROPYPATH") or f".frozen:{REPO}:~/.micropython/lib:/usr/lib/micropython"
-    return subprocess.call([str(fw), *(["-X", f"heapsize={heap}"] if heap else []), *argv],
-                           env=dict(os.environ, MICROPYPATH=path))
+    return run(target(profile, models), argv, heap, Path(romfs) if romfs else None, micropypath=path)
 
 
 PHOTOS = ("astronaut", "chelsea", "coffee")
@@ -303,7 +272,7 @@ def run_bench_models(profile: str, threads: list[str]) -> int:
 
 
 def run_command(name: str, profile: str, rest: list[str], heap: str | None, romfs: str | None = None,
-                out: str | None = None) -> int:
+                out: str | None = None, models: list[Path] = []) -> int:
     """One of COMMANDS; `rest` are its arguments (pytest's, the script's, the models, ...)."""
     if name == "demo":
         return run_demo(profile)
@@ -332,7 +301,7 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
         digits_model(python)
         return subprocess.call([str(python), str(REPO / "tests" / "soak" / "soak.py"), str(fw), *rest], env=script_env())
     if name == "run":
-        return run_script(profile, rest, heap, romfs)
+        return run_script(profile, rest, heap, romfs, models)
     if name == "py":
         from ci.testenv import venv_python
 
@@ -342,37 +311,39 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
     if name == "photos":
         return write_photos()
     if name == "preflight":
-        from ncnn_mp_tools.preflight import preflight
-        return preflight(profile, rest)
+        from ci.device_tools import main as device_tools
+        return device_tools([name, "--profile", profile, *rest])
     if name in ("compare", "model"):  # (under the venv's python: the wheel, numpy, onnx and pnnx are there)
         from ci.testenv import venv_python
-        module = {"compare": "compare", "model": "convert"}[name]
-        return subprocess.call([str(venv_python()), "-m", f"ncnn_mp_tools.{module}", "--profile", profile, *rest],
+        return subprocess.call([str(venv_python()), "-m", "ci.device_tools", name, "--profile", profile, *rest],
                                env=script_env())
     if name == "dist":
         from ci.dist import write_dist
 
         if profile != "unix":
             fail(f"make dist writes every board's firmware, not only PROFILE={profile}'s", "leave PROFILE out")
+        if models:
+            fail("make dist packs the profiles as ci/profiles.toml has them, not sized to MODELS",
+                 "leave MODELS out (make firmware PROFILE=qemu MODELS=... builds a firmware of your own)")
         if rest:
             fail(f"dist takes no arguments but DIST=folder, not {' '.join(rest)}", "make dist [DIST=folder]")
         setup("unix")
         print(write_dist(root=Path(out).resolve() if out else None))
     elif name == "firmware":
         from ci.firmware import build_firmware
-        print(build_firmware(profile))
+        print(build_firmware(profile, models))
     elif name == "firmware-path":
         from ci.firmware import firmware_path
-        path = firmware_path(profile)
+        path = firmware_path(profile, models)
         if not path.exists():
             fail(f"no firmware built yet for profile '{profile}'", "run: make firmware")
         print(path)
     elif name == "ncnn-options":
         from ci.ncnn_build import cmake_options
-        print(" ".join(cmake_options(profile)))
+        print(" ".join(cmake_options(profile, models)))
     elif name == "ncnn":
         from ci.ncnn_build import ncnn_prefix
-        print(ncnn_prefix(profile))
+        print(ncnn_prefix(profile, models=models))
     elif name == "venv":
         from ci.testenv import venv_python
         print(venv_python())
@@ -392,9 +363,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--heap", help="run: MicroPython's heap size (-X heapsize)")
     ap.add_argument("--romfs", help="run: a ROMFS image for a QEMU board's flash, mounted at /rom")
     ap.add_argument("--dist", help="dist: the folder to write ncnn_mp-<version>/ in (default dist/)")
+    ap.add_argument("--models", help="firmware, firmware-path, run, ncnn, ncnn-options: the .param files (one "
+                    "string, space-separated) the profile's firmware is sized to (make's MODELS=...)")
     args, rest = ap.parse_known_args(argv)
+    models = [Path(m) for m in args.models.split()] if args.models else []
+    for m in models if args.command != "dist" else []:  # (dist refuses MODELS itself)
+        if not m.exists():
+            print(f"ncnn_mp setup: MODELS names {m}, which does not exist: give the paths of your .param files",
+                  file=sys.stderr)
+            return 1
     try:
-        return run_command(args.command, args.profile, rest, args.heap, args.romfs, args.dist)
+        return run_command(args.command, args.profile, rest, args.heap, args.romfs, args.dist, models)
     except SetupError as e:
         print(f"ncnn_mp setup: {e.what}: {e.todo}", file=sys.stderr)
         return 1

@@ -1,15 +1,15 @@
-"""`make compare`: a model on the firmware against the CPython ncnn wheel, blob by blob.
+"""`ncnn-mp compare` (`make compare`): a model on the firmware against the CPython ncnn wheel, blob by blob.
 
 The same input to both sides, every blob compared; names the first layer whose output
 drifts beyond a tolerance.
 
+    ncnn-mp compare --dist DIST --board unix|qemu|rv32 m.param [m.bin] [data=WxHxC]
+                 [--input x.npy] [--tol 1e-3] [--limit n] [--device-model d.param d.bin]
     make compare PROFILE=unix|qemu|rv32 MODELS="m.param [m.bin]" [SHAPES="data=WxHxC"]
                  [INPUT=x.npy|x.f32|photo.ppm] [TOL=1e-3] [LIMIT=n] [DEVICE_MODELS="d.param d.bin"] [SIZED=1]
-    $(python3 -m ci.tool venv) -m ncnn_mp_tools.compare --profile unix m.param [m.bin] [data=WxHxC]
-                 [--input x.npy] [--tol 1e-3] [--limit n] [--device-model d.param d.bin] [--sized]
 
-The device (the Unix firmware, or the profile's QEMU board with the model and the input in
-its ROMFS, weights in place; on the profile's firmware sized to the model when the profile
+The device (the Unix firmware, or a QEMU board with the model and the input in its ROMFS,
+weights in place; in a checkout, the profile's firmware sized to the model when the profile
 lacks a layer it needs, or with SIZED=1) extracts every blob in the net's order through one Extractor
 (probes/compare_probe.py) and sends each back as float32; the wheel (1 thread, its default
 options) does the same on the host. Per blob: the shapes, the largest absolute difference
@@ -40,10 +40,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ci.common import fail, say
-from ncnn_mp_tools.device import PROBES, is_board, run_probe
+from ncnn_mp_tools.device import PROBES, Targets, run_probe
 from ncnn_mp_tools.device import main as device_main
-from ncnn_mp_tools.preflight import MAGIC, board_firmware, knows_names, model_inputs, model_pairs, split_args
+from ncnn_mp_tools.errors import fail, say
+from ncnn_mp_tools.preflight import MAGIC, lacking, model_inputs, model_pairs, split_args
 
 F32 = npt.NDArray[np.float32]
 BOARD_LIMIT = 16384
@@ -196,16 +196,15 @@ def position(shape: tuple[int, ...], i: int) -> str:
     return "[" + ", ".join(str(int(v)) for v in np.unravel_index(i, names)) + "]"
 
 
-def compare(profile_name: str, argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="make compare")
+def compare(targets: Targets, argv: list[str]) -> int:
+    target = targets.target
+    ap = argparse.ArgumentParser(prog="ncnn-mp compare")
     ap.add_argument("models", nargs="*")
     ap.add_argument("--input", type=Path)
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device-model", nargs="+", default=[])
-    ap.add_argument("--firmware", type=Path, help="this firmware rather than the profile's, built if needed")
-    ap.add_argument("--sized", action="store_true", help="the profile's firmware sized to the model (MODELS=...)")
     args = ap.parse_intermixed_args(argv)
     paths, shapes = split_args(args.models)
     pairs = model_pairs(paths)
@@ -230,18 +229,20 @@ def compare(profile_name: str, argv: list[str]) -> int:
     for n, (name, x) in enumerate(arrays.items()):
         files[f"in{n}.f32"] = padded(x)
         config_inputs.append((name, (x.shape[2], x.shape[1], x.shape[0]), f"in{n}.f32"))
-    if not knows_names(profile_name):
-        fail(f"profile '{profile_name}' builds ncnn without NCNN_STRING: its nets know no blob names",
-             "compare on a profile with names (qemu, rv32, unix)")
-    board = is_board(profile_name)
+    if not target.names:
+        fail(f"{target.label} has ncnn without NCNN_STRING: its nets know no blob names",
+             "compare on a firmware with names (qemu, rv32, unix)")
+    missing = lacking(target, [dev_param])
+    if missing:
+        fail(f"{target.label} lacks layers the model needs: {', '.join(missing)}",
+             'build one sized to it in a checkout: make compare ... SIZED=1, or make firmware MODELS="..."')
+    board = target.board is not None
     limit = args.limit if args.limit is not None else (BOARD_LIMIT if board else 0)
-    firmware, what = (args.firmware, str(args.firmware)) if args.firmware else \
-        board_firmware(profile_name, [dev_param], args.sized)
     import ncnn
 
-    say(f"{dev_param.name} on {what} against {param.name} in the CPython ncnn wheel {ncnn.__version__}")
+    say(f"{dev_param.name} on {target.label} against {param.name} in the CPython ncnn wheel {ncnn.__version__}")
     ref = wheel_blobs(param, weights, arrays)
-    output, ok = run_probe(profile_name, firmware, PROBES / "compare_probe.py",
+    output, ok = run_probe(target, PROBES / "compare_probe.py",
                            {"inputs": config_inputs, "limit": limit}, files, timeout=1800 if board else 600)
     dev, error = parse_device(output)
     if not ok and error is None:

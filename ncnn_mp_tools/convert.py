@@ -1,10 +1,12 @@
-"""`make model`: a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
+"""`ncnn-mp model` (`make model`): a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
 
+    ncnn-mp model --dist DIST --board qemu net.onnx --images photos/ [--shape 1,3,32,32] [--out DIR]
+               [--pixels rgb|bgr|gray] [--mean 0,0,0] [--norm 0.00392157] [--no-chain] [--int8-outputs]
     make model PROFILE=qemu MODEL=net.onnx IMAGES=photos/ [SHAPE=1,3,32,32] [OUT=build/model/net]
                [PIXELS=rgb|bgr|gray] [MEAN=0,0,0] [NORM=0.00392157] [CHAIN=0] [INT8_OUTPUTS=1]
-    $(python3 -m ci.tool venv) -m ncnn_mp_tools.convert --profile qemu net.onnx --images photos/ [...]
 
-Writes into OUT (default build/model/NAME, NAME the model's file name without its suffix):
+Writes into OUT (default: NAME in the current folder, build/model/NAME in a checkout; NAME the
+model's file name without its suffix):
   NAME.param, NAME.bin           fp32: pnnx (ci/pins.toml) converts the ONNX file with fp32 weights
                                  (fp16=0: what ncnn computes with, so copy=False leaves them in flash);
                                  an ncnn model given instead is copied, fp16 weights widened to fp32
@@ -22,12 +24,13 @@ Writes into OUT (default build/model/NAME, NAME the model's file name without it
 and reports each step:
   1. convert: the fp32 ncnn model in the CPython ncnn wheel against onnxruntime, on every input
      (the wheel with fp16 storage and packing off: what the board computes);
-  2. int8: the int8 model on the desktop firmware with ncnn_mp's kernels (profile memcheck: what
-     the boards compute; the wheel cannot run int8 between layers) against the fp32 one in the
-     wheel: drift (max |diff| / max |fp32|) and, for a vector output, how often the top-1 agrees;
-  3. preflight (ncnn_mp_tools/preflight.py) on the Unix firmware and on the board's firmware
-     sized to the two models: the layers, weights in place, memory, instructions;
-  4. that firmware's path and the `make run` line for run_board.py.
+  2. int8: the int8 model on a desktop firmware with ncnn_mp's kernels (dist's unix-kernels, or
+     profile memcheck in a checkout: what the boards compute; the wheel cannot run int8 between
+     layers) against the fp32 one in the wheel: drift (max |diff| / max |fp32|) and, for a vector
+     output, how often the top-1 agrees;
+  3. preflight (ncnn_mp_tools/preflight.py) on the Unix firmware and on the board's firmware (in a
+     checkout: sized to the two models): the layers, weights in place, memory, instructions;
+  4. that firmware's path and the command that runs run_board.py on it.
 The model has one input; SHAPE (N,C,H,W with N = 1, as ONNX orders it) is needed when the
 ONNX input's dimensions are not all fixed, and for an ncnn model.
 """
@@ -44,14 +47,15 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import numpy.typing as npt
 
-from ci.common import REPO, fail, say, sized_to
-from ncnn_mp_tools.device import PROBES, is_board
+from ncnn_mp_tools.device import PROBES, Targets
 from ncnn_mp_tools.device import main as device_main
+from ncnn_mp_tools.errors import fail, say
+from ncnn_mp_tools.target import Target
 
 F32 = npt.NDArray[np.float32]
 # fp32 in the wheel against onnxruntime: beyond this the conversion is wrong, not rounding (seen: 4e-7).
@@ -116,7 +120,7 @@ def pnnx_executable() -> Path:
     spec = importlib.util.find_spec("pnnx")  # (not imported: its Python side needs PyTorch)
     exe = Path(spec.submodule_search_locations[0]) / "pnnx" if spec and spec.submodule_search_locations else None
     if exe is None or not exe.is_file():
-        fail("pnnx is not installed in this Python", "run in the test venv: $(python3 -m ci.tool venv)")
+        fail("pnnx is not installed in this Python", "pip install pnnx (or, in a checkout, run in the test venv: $(python3 -m ci.tool venv))")
     return exe
 
 
@@ -262,15 +266,11 @@ def wheel_outputs(model: Model, x: F32) -> list[F32]:
     return outs
 
 
-def kernels_outputs(model: Model, inputs: F32, firmware: Path | None = None) -> list[list[F32]]:
-    """The model's outputs for each input (N x C x H x W) on the desktop firmware with ncnn_mp's
-    kernels (profile memcheck, run natively; `firmware`: that one, already built), channel by
-    channel (C x H*W): int8 as the boards compute it, and the one desktop that runs int8 between
-    layers (the wheel's x86 layers cannot: docs/models.md, "int8 between layers")."""
-    if firmware is None:
-        from ci.firmware import build_firmware
-
-        firmware = build_firmware("memcheck")
+def kernels_outputs(model: Model, inputs: F32, firmware: Path) -> list[list[F32]]:
+    """The model's outputs for each input (N x C x H x W) on a desktop firmware with ncnn_mp's
+    kernels (run natively), channel by channel (C x H*W): int8 as the boards compute it, and the
+    one desktop that runs int8 between layers (the wheel's x86 layers cannot: docs/models.md,
+    "int8 between layers")."""
     c, h, w = model.shape
     with tempfile.TemporaryDirectory() as tmp:
         np.ascontiguousarray(inputs, dtype=np.float32).tofile(Path(tmp) / "in.f32")
@@ -337,8 +337,19 @@ for model in ({name!r} + "-int8", {name!r}):
 '''
 
 
-def convert(profile_name: str, argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="make model")
+def run_command(target: Target, romfs: Path, script: Path, models: str) -> str:
+    """The command that runs a script on the target with the ROMFS image: in a checkout `make run`
+    (the firmware sized to the models), else ncnn-mp's."""
+    if target.what.startswith("make "):
+        return f'make run PROFILE={target.name} MODELS="{models}" ROMFS={romfs} SCRIPT={script}'
+    return f"ncnn-mp run --firmware {target.firmware} --romfs {romfs} {script}"
+
+
+def convert(targets: Targets, argv: list[str], sized: Callable[[list[Path]], Targets] | None = None,
+            default_out: Path = Path.cwd()) -> int:
+    """sized (a checkout's build): the targets sized to the models once they are made; default_out:
+    where OUT defaults to (NAME below it)."""
+    ap = argparse.ArgumentParser(prog="ncnn-mp model")
     ap.add_argument("model", type=Path, help="an .onnx file, or an ncnn .param (its .bin beside it)")
     ap.add_argument("--images", type=Path, required=True, help="a folder of calibration images, or a .npy of inputs")
     ap.add_argument("--shape", help="the input's N,C,H,W (N = 1)")
@@ -350,16 +361,16 @@ def convert(profile_name: str, argv: list[str]) -> int:
     ap.add_argument("--int8-outputs", action="store_true",
                     help="outputs an int8 chain reaches stay int8 (Net.output_int8_scale): a quarter of their RAM")
     args = ap.parse_args(argv)
-    if not is_board(profile_name):
-        fail(f"make model puts the model on a board, and profile '{profile_name}' is not one",
-             "give PROFILE=qemu (or rv32, qemu-m4f, xtensa)")
+    if targets.target.board is None:
+        fail(f"ncnn-mp model puts the model on a board, and {targets.target.label} is not one",
+             "give a board: --board qemu (or rv32, qemu-m4f, xtensa); PROFILE=qemu in a checkout")
     source = args.model.resolve()
     if not source.is_file():
         fail(f"MODEL={args.model} does not exist", "give the path of an .onnx file or an ncnn .param")
     stem = source.name.removesuffix(".onnx").removesuffix(".param").removesuffix(".ncnn")
-    out = (args.out or REPO / "build" / "model" / stem).resolve()
+    out = (args.out or default_out / stem).resolve()
     is_onnx = source.suffix == ".onnx"
-    report: dict[str, Any] = {"model": str(source), "profile": profile_name}
+    report: dict[str, Any] = {"model": str(source), "profile": targets.target.name}
 
     if is_onnx:
         onnx_name, dims = onnx_input(source)
@@ -409,7 +420,11 @@ def convert(profile_name: str, argv: list[str]) -> int:
     except QuantizeError as e:
         fail(f"quantizing {param.name} failed: {e}", "keep the model fp32, or --skip the layer (quantize_int8)")
     print(f"   {len(summary.int8)} layers int8; .bin {summary.bin_bytes[0]:,} -> {summary.bin_bytes[1]:,} bytes")
-    d = drift(kernels_outputs(int8, inputs), fp32)
+    host = targets.host(True)
+    if host is None:
+        fail("no Unix firmware with ncnn_mp's kernels to check the int8 model on",
+             "give dist's folder (--dist: its unix-kernels firmware), or a firmware built with NCNN_MP_KERNELS=1")
+    d = drift(kernels_outputs(int8, inputs, host.firmware), fp32)
     report["int8_vs_fp32"] = d
     print(f"   int8 on the desktop firmware with ncnn_mp's kernels (as the boards compute it) against fp32: "
           f"max |diff| {d['max_abs']:.3g}, relative {d['relative']:.3g}" + _top1(d))
@@ -421,24 +436,20 @@ def convert(profile_name: str, argv: list[str]) -> int:
 
     files = {p.name: p.read_bytes() for p in (int8.param, int8.weights, param, weights, out / "input.f32")}
     (out / "romfs.img").write_bytes(pack(files))
-    models = f"{int8.param} {param}"
-    command = (f'make run PROFILE={profile_name} MODELS="{models}" ROMFS={out / "romfs.img"} '
-               f'SCRIPT={out / "run_board.py"}')
+    board = sized([param, int8.param]) if sized is not None else targets
+    command = run_command(board.target, out / "romfs.img", out / "run_board.py", f"{int8.param} {param}")
     (out / "run_board.py").write_text(RUN_BOARD.format(name=stem, command=command, shape=(w, h, c),
                                                        input=model.input, outputs=model.outputs))
 
-    say(f"3. preflight on '{profile_name}', on its firmware sized to the two models")
+    say(f"3. preflight on {board.target.label}")
     from ncnn_mp_tools.preflight import preflight
 
-    preflight_rc = preflight(profile_name, [str(param), str(weights), str(int8.param), str(int8.weights),
-                                            f"{model.input}={w}x{h}x{c}", "--sized"])
-    from ci.firmware import firmware_path
-
-    with sized_to([param, int8.param]):
-        firmware = firmware_path(profile_name)  # (the preflight built it)
+    preflight_rc = preflight(board, [str(param), str(weights), str(int8.param), str(int8.weights),
+                                     f"{model.input}={w}x{h}x{c}"])
+    firmware = board.target.firmware
     report.update(firmware=str(firmware), romfs=str(out / "romfs.img"), run=command, preflight_ok=preflight_rc == 0)
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    say(f"4. the '{profile_name}' firmware sized to the models: {firmware}")
+    say(f"4. {board.target.label}: {firmware}")
     print(f"   {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
     print(f"   on the board: {command}")
     return preflight_rc

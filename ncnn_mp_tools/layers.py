@@ -1,85 +1,36 @@
-"""Which ncnn layers a model needs, derived from ncnn's own sources.
+"""Which ncnn layers a model needs: its .param's layers, and those ncnn runs besides.
 
-A model's .param names the layers it uses; ncnn runs more than those. Its Mat helpers
-(copy_make_border, convert_packing, cast_float32_to_float16, quantize_to_int8, ...) each
-create a layer (Padding, Packing, Cast, Quantize, ...) and call through NULL when the build
-left it out; some layers create others directly (create_layer_cpu(LayerType::Flatten)); and
-the Net itself converts layouts with Packing and Cast. So the list is read from the pinned
-ncnn source, for the layer code a profile's ncnn builds (its `ncnn_arch`) (a layer's generic .cpp, its arch
-variant, and the arch headers these include), never kept by hand.
+A model's .param names the layers it uses; ncnn runs more than those (its Mat helpers create
+Padding, Packing, Cast, Quantize...; some layers create others; the Net converts layouts). Which
+layer creates which is read from the pinned ncnn source by the build (ci/ncnn_layers.py) into
+ncnn_layers.json beside this file, per CPU family's layer code (`arch`: x86 for the Unix firmware,
+xtensa for the boards' generic layers, arm, riscv).
 """
 
 from __future__ import annotations
 
-import re
+import json
 import struct
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from ci.sources import ncnn_source
-
-_LAYER_TYPE = re.compile(r"LayerType::(\w+)")
-_INCLUDE = re.compile(r'^#include "(\w+\.h)"', re.M)
+TABLE = Path(__file__).resolve().parent / "ncnn_layers.json"
 
 
 @cache
+def _table() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads(TABLE.read_text())
+    return table
+
+
 def known_layers() -> tuple[str, ...]:
-    """Every layer ncnn has, in LayerType order (ncnn_add_layer's order in src/CMakeLists.txt)."""
-    text = (ncnn_source() / "src" / "CMakeLists.txt").read_text()
-    return tuple(re.findall(r"^ncnn_add_layer\((\w+)", text, re.M))
+    """Every layer ncnn has, in LayerType order."""
+    return tuple(_table()["known"])
 
 
-@cache
-def _helpers() -> dict[str, frozenset[str]]:
-    """mat.cpp's functions that create a layer: name -> the layer types."""
-    helpers: dict[str, set[str]] = {}
-    name = ""
-    for line in (ncnn_source() / "src" / "mat.cpp").read_text().splitlines():
-        head = re.match(r"^[A-Za-z].*?(\w+)\(", line)
-        if head and not line.startswith(("#", "static")):
-            name = head.group(1)
-        for layer in _LAYER_TYPE.findall(line):
-            helpers.setdefault(name, set()).add(layer)
-    return {k: frozenset(v) for k, v in helpers.items()}
-
-
-def _created_by(path: Path, seen: set[Path]) -> set[str]:
-    """Layer types a source file (and the local headers it includes) creates."""
-    if path in seen or not path.exists():
-        return set()
-    seen.add(path)
-    text = path.read_text(errors="replace")
-    made = set(_LAYER_TYPE.findall(text))
-    for helper, layers in _helpers().items():
-        if re.search(rf"\b{helper}\s*\(", text):
-            made |= layers
-    for header in _INCLUDE.findall(text):
-        made |= _created_by(path.parent / header, seen)
-    return made
-
-
-@cache
-def dependencies(arch: str) -> dict[str, frozenset[str]]:
-    """Each layer type -> the layer types it creates when built for `arch` (x86, arm, ...)."""
-    src = ncnn_source() / "src" / "layer"
-    deps: dict[str, frozenset[str]] = {}
-    for layer in known_layers():
-        name = layer.lower()
-        seen: set[Path] = set()
-        made = _created_by(src / f"{name}.cpp", seen) | _created_by(src / arch / f"{name}_{arch}.cpp", seen)
-        deps[layer] = frozenset(made - {layer, "CustomBit"})
-    return deps
-
-
-def net_layers() -> dict[str, str]:
-    """What ncnn's Net runs whatever the model: its inputs, and its layout conversions."""
-    text = (ncnn_source() / "src" / "net.cpp").read_text()
-    needed = {"Input": "the Net's input blobs"}
-    for helper, layers in _helpers().items():
-        if re.search(rf"\b{helper}\s*\(", text):
-            for layer in layers:
-                needed.setdefault(layer, "the Net converts blob layouts")
-    return needed
+def archs() -> tuple[str, ...]:
+    return tuple(_table()["creates"])
 
 
 Layer = tuple[str, dict[int, object]]  # a model's layer: its type, its param dict (id -> value)
@@ -138,22 +89,6 @@ def _param_dict_bin(data: bytes, at: int) -> tuple[dict[int, object], int]:
             at += 4
 
 
-@cache
-def _param_switched() -> tuple[dict[int, str], frozenset[str], frozenset[str]]:
-    """Layers created only when a layer's params ask for them: the fused activation by
-    activation_type (param 9: its number -> layer, from fused_activation.h) and ncnn's int8
-    conversions by int8_scale_term (param 8); and which layers read each of the two."""
-    src = ncnn_source() / "src" / "layer"
-    text = (src / "fused_activation.h").read_text()
-    activations = {int(n): t for n, t in re.findall(r"activation_type == (\d+)\)\s*\{\s*activation = "
-                                                    r"ncnn::create_layer_cpu\(ncnn::LayerType::(\w+)\)", text)}
-    def reading(pattern: str) -> frozenset[str]:
-        return frozenset(layer for layer in known_layers()
-                         if (src / f"{layer.lower()}.cpp").exists()
-                         and pattern in (src / f"{layer.lower()}.cpp").read_text())
-    return activations, reading("activation_type = pd.get(9"), reading("int8_scale_term = pd.get(8")
-
-
 INT8_LAYERS = frozenset({"Quantize", "Dequantize", "Requantize"})
 
 
@@ -161,7 +96,11 @@ def required(layers: list[Layer], arch: str) -> dict[str, str]:
     """The built-in layers a firmware must keep to run models made of `layers`, each with
     why: the model uses it, another layer creates it, or the Net does. A fused activation
     and the int8 conversions count only where a layer's params switch them on."""
-    activations, activated, int8 = _param_switched()
+    t = _table()
+    if arch not in t["creates"]:
+        raise ValueError(f"no layer table for arch {arch!r} (known: {', '.join(archs())})")
+    activations = {int(k): v for k, v in t["activations"].items()}
+    activated, int8 = frozenset(t["activated"]), frozenset(t["int8"])
     why: dict[str, str] = {}
     switched: dict[str, set[str]] = {}  # a layer type -> what its params switch on, over the model
     for layer, params in layers:
@@ -172,9 +111,9 @@ def required(layers: list[Layer], arch: str) -> dict[str, str]:
             on.add(activations[int(str(params[9]))])
         if layer in int8 and str(params.get(8, 0)) != "0":
             on |= INT8_LAYERS
-    for layer, reason in net_layers().items():
+    for layer, reason in t["net"].items():
         why.setdefault(layer, reason)
-    deps = dependencies(arch)
+    deps: dict[str, list[str]] = t["creates"][arch]
     todo = list(why)
     while todo:
         layer = todo.pop()

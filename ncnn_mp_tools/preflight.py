@@ -1,20 +1,21 @@
-"""`make preflight`: will these models run on that firmware, and in how much memory?
+"""`ncnn-mp preflight` (`make preflight`): will these models run on that firmware, and in how much memory?
 
+    ncnn-mp preflight --dist DIST --board qemu model.param [model.bin] ... [data=160x160x3] [--frame rgb565]
+        [--plans DIR]
     make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"] [SIZED=1] [FRAME=rgb565]
-    python3 -m ncnn_mp_tools.preflight --profile qemu model.param [model.bin] ... [data=160x160x3] [--sized]
-        [--frame rgb565]
 
 For each model (a .param, text or binary, with the .bin beside it or named after it):
 1. the layers it uses, the layers ncnn runs besides (layers.py, from ncnn's source for
-   the profile's CPU family), and which of them the profile's firmware leaves out;
+   the firmware's CPU family), and which of them the firmware leaves out;
 2. measured by running it, weights in place (load_model(copy=False)): on the Unix firmware
    (with ncnn_mp's kernels, profile memcheck, for a model with int8 between layers),
    and on the profile's QEMU board (its files in the board's ROMFS): what the weights cost
    in RAM (in place, copied, converted), ncnn's blob and workspace peak for one extract of
    every output (a counting Allocator), ncnn's C heap, the Python heap, and on the board the
-   instructions of the extract. A board whose profile lacks layers the models need is
-   measured on the profile's firmware sized to the models (`make firmware MODELS=...`: the
-   layers they need and no others), which SIZED=1 (--sized) asks for in any case.
+   instructions of the extract. In a checkout, a board whose profile lacks layers the models
+   need is measured on the profile's firmware sized to the models (`make firmware MODELS=...`:
+   the layers they need and no others), which SIZED=1 asks for in any case; outside one, a
+   firmware that lacks layers is reported and not run.
 Inputs are the model's Input layers' shapes (w, h, c params); SHAPES gives those a model
 leaves open (RetinaFace's `data` takes any size), by blob name. FRAME (a pixel format: rgb565,
 rgb565_be, yuyv, nv12, nv21, rgb, bgr, gray) feeds each input from a camera frame of its size,
@@ -22,7 +23,7 @@ as a board's program does: straight to int8 (Mat.from_pixels_int8) where the mod
 layers read int8. Then the extract is run again, on a fresh board, as a board runs it: in an
 arena (Allocator(arena=...)) reserved before the load for the input, the blobs and the
 workspace: first fit, which records the blocks' sizes and lifetimes and lays them out as a plan
-(Allocator.plan(), written to build/plans/PROFILE/MODEL.plan), then, on a fresh board, in an
+(Allocator.plan(), written to --plans DIR/MODEL.plan: build/plans/PROFILE in a checkout), then, on a fresh board, in an
 arena of that plan; it prints what the extract needs of each and the board's RAM budget (weights
 copied, the arena, what ncnn took besides, MicroPython's heap).
 """
@@ -35,12 +36,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci.common import BUILD, fail, is_board, profile, say, sized_to
-from ncnn_mp_tools.device import PROBES, run_probe
+from ncnn_mp_tools.device import PROBES, Targets, run_probe
 from ncnn_mp_tools.device import main as device_main
+from ncnn_mp_tools.errors import fail, say
 from ncnn_mp_tools.layers import model_layers, required
+from ncnn_mp_tools.target import Target
 
-HOST_ARCH = "x86"  # the Unix firmware's ncnn
 MAGIC = struct.pack("<i", 7767517)  # a binary param starts with it as an int32, a text one as digits
 
 
@@ -98,12 +99,6 @@ def model_inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[t
     return inputs
 
 
-def knows_names(profile_name: str) -> bool:
-    """The profile's ncnn has NCNN_STRING: it reads text params and finds blobs by name."""
-    strings = [o for o in profile(profile_name).get("ncnn_options", []) if o.startswith("-DNCNN_STRING=")]
-    return not (strings and strings[-1].endswith("OFF"))  # (the last one given wins, as in CMake)
-
-
 def int8_between_layers(param: Path) -> bool:
     """The model keeps activations int8 between layers (quantize_int8 --chain: a convolution with
     an output scale, 8= 100 + n), which ncnn's own x86 layers cannot run: the Unix firmware
@@ -112,34 +107,19 @@ def int8_between_layers(param: Path) -> bool:
                for t, p in model_layers(param))
 
 
-def lacking(profile_name: str, params: list[Path]) -> list[str]:
-    """The ncnn layers these models need that the profile's firmware leaves out (none for a
-    profile that keeps every layer: the Unix ones)."""
-    prof = profile(profile_name)
-    if "ncnn_layers" not in prof:
+def lacking(target: Target, params: list[Path]) -> list[str]:
+    """The ncnn layers these models need that the firmware leaves out (none for one that keeps
+    every layer: the Unix ones)."""
+    if target.layers is None:
         return []
-    arch = prof.get("ncnn_arch", HOST_ARCH)
-    need = {t for p in params for t in required(model_layers(p), arch)}
-    return sorted(need - set(prof["ncnn_layers"]))
+    need = {t for p in params for t in required(model_layers(p), target.arch)}
+    return sorted(need - target.layers)
 
 
-def board_firmware(profile_name: str, params: list[Path], sized: bool) -> tuple[Path, str]:
-    """The firmware to run the models on, and what it is: the profile's own, or (asked, or
-    when it lacks layers they need) the profile's firmware sized to exactly these models."""
-    from ci.firmware import build_firmware
-
-    if (sized and "ncnn_layers" in profile(profile_name)) or lacking(profile_name, params):
-        with sized_to(params):
-            return build_firmware(profile_name), (f"the '{profile_name}' firmware sized to the models (make firmware "
-                                                  f"PROFILE={profile_name} MODELS=\"{' '.join(map(str, params))}\")")
-    return build_firmware(profile_name), f"the '{profile_name}' firmware"
-
-
-def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
-          timeout: float) -> list[dict[str, Any]]:
-    """Runs probes/preflight_probe.py with `config` on the profile's firmware (device.py: on a
-    QEMU board with `files` as its ROMFS); one dict of measurements a model (or {"failed": output})."""
-    output, ok = run_probe(profile_name, firmware, PROBES / "preflight_probe.py", config, files, timeout,
+def probe(target: Target, config: dict[str, Any], files: dict[str, bytes], timeout: float) -> list[dict[str, Any]]:
+    """Runs probes/preflight_probe.py with `config` on the firmware (device.py: on a QEMU board
+    with `files` as its ROMFS); one dict of measurements a model (or {"failed": output})."""
+    output, ok = run_probe(target, PROBES / "preflight_probe.py", config, files, timeout,
                            icount=True)
     results = []
     for line in output.splitlines():
@@ -150,7 +130,6 @@ def probe(profile_name: str, firmware: Path, config: dict[str, Any], files: dict
     return results
 
 
-PLANS = BUILD / "plans"  # the boards' arena plans, by profile and model (arena_runs)
 FRAMES = ("rgb565", "rgb565_be", "yuyv", "nv12", "nv21", "rgb", "bgr", "gray")
 ARENA_TRIES = 3  # an arena too small for the measuring run is doubled, at most this often
 
@@ -208,8 +187,7 @@ def _report_arena(results: list[tuple[dict[str, Any], dict[str, Any]]], plans: P
               f"({_kib(r['c_heap_high_water'])}; the C stack besides)")
 
 
-def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files: dict[str, bytes],
-               measured: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def arena_runs(target: Target, config: dict[str, Any], files: dict[str, bytes], measured: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Each model run again in an arena twice, a fresh process or boot each: first fit in one
     sized from the counting run's peak with room for the input and the headers (doubled while
     too small), which records its plan; then in an arena of that plan. (first fit, planned)."""
@@ -220,7 +198,7 @@ def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files:
         inputs = sum(w * h * c * 4 for _, (w, h, c) in model["inputs"])
         size = 2 * int(first["blob_peak"]) + inputs + 64 * 1024
         for _ in range(ARENA_TRIES):
-            (fit,) = probe(profile_name, firmware, dict(config, models=[model], arena=size), files, timeout=1800)[-1:]
+            (fit,) = probe(target, dict(config, models=[model], arena=size), files, timeout=1800)[-1:]
             if "failed" not in fit or "MemoryError" not in fit["failed"]:
                 break
             size *= 2
@@ -228,17 +206,21 @@ def arena_runs(profile_name: str, firmware: Path, config: dict[str, Any], files:
         if "failed" in fit or fit["plan"] is None:
             out.append((fit, fit))
             continue
-        (planned,) = probe(profile_name, firmware, dict(config, models=[model], arena=fit["plan"]), files,
-                           timeout=1800)[-1:]
+        (planned,) = probe(target, dict(config, models=[model], arena=fit["plan"]), files, timeout=1800)[-1:]
         out.append((fit, planned))
     return out
 
 
-def preflight(profile_name: str, argv: list[str]) -> int:
+def preflight(targets: Targets, argv: list[str]) -> int:
     """Exit status 0: every model measured everywhere; 1: a run failed."""
-    from ci.firmware import build_firmware
-
-    sized = "--sized" in argv
+    target = targets.target
+    plans = None
+    if "--plans" in argv:
+        at = argv.index("--plans")
+        if at + 1 == len(argv):
+            fail("--plans needs a folder", "give --plans DIR (where the arena plans are written)")
+        plans = Path(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     frame = None
     if "--frame" in argv:
         at = argv.index("--frame")
@@ -246,11 +228,10 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         if frame not in FRAMES:
             fail(f"FRAME={frame} is not a camera frame format", f"give one of: {', '.join(FRAMES)}")
         argv = argv[:at] + argv[at + 2:]
-    paths, shapes = split_args([a for a in argv if a != "--sized"])
+    paths, shapes = split_args(argv)
     if not paths:
-        fail("preflight needs models", 'make preflight PROFILE=qemu MODELS="model.param model.bin"')
-    prof = profile(profile_name)
-    arch = prof.get("ncnn_arch", HOST_ARCH)
+        fail("preflight needs models", "ncnn-mp preflight --dist DIST --board qemu model.param model.bin")
+    arch = target.arch
     pairs = model_pairs(paths)
     models: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
@@ -266,15 +247,15 @@ def preflight(profile_name: str, argv: list[str]) -> int:
         custom = [t for t in uses if t not in need]
         if custom:
             print(f"  custom layers (register_custom_layer before load_param): {', '.join(custom)}")
-        missing = lacking(profile_name, [param])
+        missing = lacking(target, [param])
         if missing:
-            print(f"  profile '{profile_name}' LACKS: {', '.join(missing)} (its own firmware would refuse the model, or "
-                  f"call through NULL): a board needs the firmware built with MODELS=\"{param}\" (measured below)")
+            print(f"  {target.label} LACKS: {', '.join(missing)} (it would refuse the model, or call through "
+                  f"NULL): a board needs a firmware built with MODELS=\"{param}\" (in a checkout: make firmware)")
         else:
-            print(f"  profile '{profile_name}' keeps every layer it needs")
+            print(f"  {target.label} keeps every layer it needs")
         binary = param.read_bytes()[:4] == MAGIC
-        if not binary and not knows_names(profile_name):
-            fail(f"profile '{profile_name}' builds ncnn without NCNN_STRING: it cannot read the text param {param}",
+        if not binary and not target.names:
+            fail(f"{target.label} has ncnn without NCNN_STRING: it cannot read the text param {param}",
                  f"give its binary form: python3 -m ncnn_mp_tools.param_to_bin {param} {param}.bin")
         names = (f"m{n}.param", f"m{n}.bin")
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()
@@ -284,25 +265,35 @@ def preflight(profile_name: str, argv: list[str]) -> int:
     if frame and any(c not in ((1,) if frame == "gray" else (3,)) for m in models for _, (_, _, c) in m["inputs"]):
         fail(f"a {frame} frame makes {'1 channel' if frame == 'gray' else '3 channels'}, and an input has another count",
              "give the inputs' shapes with that many channels (SHAPES), or another FRAME")
-    host, what = ("memcheck", "the Unix firmware with ncnn_mp's kernels (profile memcheck: int8 between layers needs "
-                  "them)") if any(int8_between_layers(p) for p, _ in pairs) else \
-        ("unix", "the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)")
-    host_firmware = build_firmware(host)
-    measured = probe("unix", host_firmware, config, {}, timeout=600)
-    ok = _report(what, measured)
-    if not is_board(prof):
-        _report_arena(arena_runs("unix", host_firmware, config, {}, measured), None)
+    chain = any(int8_between_layers(p) for p, _ in pairs)
+    host = targets.host(chain)
+    ok = True
+    if host is None:
+        print(f"  (no Unix firmware{' with ncnn_mp kernels (int8 between layers needs them)' if chain else ''} to "
+              "measure on the desktop: the board's figures only)")
+    else:
+        what = ("the Unix firmware with ncnn_mp's kernels (int8 between layers needs them)" if chain else
+                "the Unix firmware (x86: ncnn repacks some weights there that a generic build keeps in place)")
+        measured = probe(host, config, {}, timeout=600)
+        ok = _report(what, measured)
+    if target.board is None:
+        if host is not None:
+            _report_arena(arena_runs(host, config, {}, measured), None)
         return 0 if ok else 1
-    firmware, what = board_firmware(profile_name, [param for param, _ in pairs], sized)
+    missing = lacking(target, [param for param, _ in pairs])
+    if missing:
+        fail(f"{target.label} lacks layers the models need: {', '.join(missing)}",
+             'build one sized to them in a checkout: make firmware PROFILE=... MODELS="..."')
+    what = target.label
     board = dict(config, models=[dict(m, param="/rom/" + m["rom"][0], bin="/rom/" + m["rom"][1]) for m in models])
-    measured = probe(profile_name, firmware, board, files, timeout=1800)
+    measured = probe(target, board, files, timeout=1800)
     ok = _report(f"{what} under QEMU (weights in its ROMFS, in place)", measured) and ok
     say(f"in an arena on {what}, a fresh boot each:")
-    arena = arena_runs(profile_name, firmware, board, files, measured)
+    arena = arena_runs(target, board, files, measured)
     failed = [r["failed"] for pair in arena for r in pair if "failed" in r]
     for f in failed:
         print(f"  FAILED in an arena:\n{f}")
-    _report_arena([pair for pair in arena if not any("failed" in r for r in pair)], PLANS / profile_name)
+    _report_arena([pair for pair in arena if not any("failed" in r for r in pair)], plans)
     return 0 if ok and len(arena) == len(measured) and not failed else 1
 
 if __name__ == "__main__":

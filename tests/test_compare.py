@@ -17,7 +17,7 @@ SQUEEZENET = ("squeezenet_v1.1.param", "squeezenet_v1.1.bin")
 
 
 def compare(firmware: Path, profile: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ncnn_mp_tools.compare", "--profile", profile,
+    return subprocess.run([sys.executable, "-m", "ci.device_tools", "compare", "--profile", profile,
                            "--firmware", str(firmware), *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 

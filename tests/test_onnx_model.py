@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ci.firmware import build_firmware
 from conftest import REPO, tool
 
 FP32_TOL = 1e-4
@@ -132,7 +133,7 @@ def test_onnx_to_board_files(converted: tuple[Path, Path, subprocess.CompletedPr
     session = ort.InferenceSession(str(root / "small_cnn.onnx"), providers=["CPUExecutionProvider"])
 
     desktop = kernels_outputs(Model(out / "small_cnn-int8.param", out / "small_cnn-int8.bin", "in0", (3, 32, 32),
-                                    ["out0"]), inputs)
+                                    ["out0"]), inputs, build_firmware("memcheck"))
     for x, (int8,) in zip(inputs, desktop):
         ref = session.run(None, {"x": x[None]})[0].reshape(-1)
         (fp32,) = wheel_outputs(Model(out / "small_cnn.param", out / "small_cnn.bin", "in0", (3, 32, 32), ["out0"]), x)
@@ -160,8 +161,8 @@ def test_onnx_model_runs_on_board(converted: tuple[Path, Path, subprocess.Comple
     root, out, r = converted
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     models = f"{out / 'small_cnn-int8.param'} {out / 'small_cnn.param'}"
-    run = tool("run", "--profile", board, "--romfs", str(out / "romfs.img"), str(out / "run_board.py"),
-               env={"NCNN_MP_MODELS": models})
+    run = tool("run", "--profile", board, "--models", models, "--romfs", str(out / "romfs.img"),
+               str(out / "run_board.py"))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     got = board_outputs(run.stdout)
     assert set(got) == {"small_cnn", "small_cnn-int8"}, run.stdout
@@ -176,7 +177,7 @@ def test_onnx_model_runs_on_board(converted: tuple[Path, Path, subprocess.Comple
         .run(None, {"x": x[None]})[0].reshape(-1)
     assert relative(got["small_cnn"], ref) <= FP32_TOL, (got["small_cnn"], ref)
     (desktop,), = kernels_outputs(Model(out / "small_cnn-int8.param", out / "small_cnn-int8.bin", "in0", (3, 32, 32),
-                                        ["out0"]), x[None])
+                                        ["out0"]), x[None], build_firmware("memcheck"))
     assert relative(got["small_cnn-int8"], desktop.reshape(-1)) <= BOARD_INT8_TOL, (got["small_cnn-int8"], desktop)
 
 
@@ -194,17 +195,16 @@ def test_run_with_a_folder_as_romfs(converted: tuple[Path, Path, subprocess.Comp
     (folder / "notes" / "where.txt").write_text("in a subfolder\n")
     script = tmp_path / "run.py"
     script.write_text((out / "run_board.py").read_text() + 'print(open("/rom/notes/where.txt").read().strip())\n')
-    models = {"NCNN_MP_MODELS": f"{out / 'small_cnn-int8.param'} {out / 'small_cnn.param'}"}
-    from_folder = tool("run", "--profile", "qemu", "--romfs", str(folder), str(script), env=models)
+    models = ["--models", f"{out / 'small_cnn-int8.param'} {out / 'small_cnn.param'}"]
+    from_folder = tool("run", "--profile", "qemu", *models, "--romfs", str(folder), str(script))
     assert from_folder.returncode == 0, from_folder.stdout[-3000:] + from_folder.stderr[-3000:]
-    from_image = tool("run", "--profile", "qemu", "--romfs", str(out / "romfs.img"), str(out / "run_board.py"),
-                      env=models)
+    from_image = tool("run", "--profile", "qemu", *models, "--romfs", str(out / "romfs.img"), str(out / "run_board.py"))
     got, want = ({k: v.tolist() for k, v in board_outputs(run.stdout).items()} for run in (from_folder, from_image))
     assert got == want and set(got) == {"small_cnn", "small_cnn-int8"}, from_folder.stdout
     assert from_folder.stdout.strip().endswith("in a subfolder"), from_folder.stdout
     (tmp_path / "empty").mkdir()
-    empty = tool("run", "--profile", "qemu", "--romfs", str(tmp_path / "empty"), str(script), env=models)
-    assert empty.returncode == 1 and "ROMFS names the folder" in empty.stderr and "holds no files" in empty.stderr
+    empty = tool("run", "--profile", "qemu", *models, "--romfs", str(tmp_path / "empty"), str(script))
+    assert empty.returncode == 1 and "the ROMFS folder" in empty.stderr and "holds no files" in empty.stderr
 
 
 @pytest.mark.mcu
@@ -289,7 +289,7 @@ def test_model_refuses_mistakes(tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
     (tmp_path / "not.onnx").write_bytes(b"\x00not a model")
     cases = [
-        (["--profile", "unix", "m.onnx", "--images", "images"], "profile 'unix' is not one"),
+        (["--profile", "unix", "m.onnx", "--images", "images"], "the 'unix' firmware is not one"),
         (["--profile", "qemu", "missing.onnx", "--images", "images"], "MODEL=missing.onnx does not exist"),
         (["--profile", "qemu", "not.onnx", "--images", "images"], "not.onnx is not an ONNX model"),
         (["--profile", "qemu", "m.onnx", "--images", "images", "--shape", "3,32"], "SHAPE=3,32 is not"),
@@ -300,7 +300,7 @@ def test_model_refuses_mistakes(tmp_path: Path) -> None:
         (["--profile", "qemu", "m.onnx", "--images", "images", "--norm", "1/x"], "NORM=1/x is not a list of numbers"),
     ]
     for args, message in cases:
-        p = subprocess.run([sys.executable, "-m", "ncnn_mp_tools.convert", *args, "--out", str(tmp_path / "out")],
+        p = subprocess.run([sys.executable, "-m", "ci.device_tools", "model", *args, "--out", str(tmp_path / "out")],
                            capture_output=True, text=True, cwd=tmp_path, timeout=300,
                            env=dict(os.environ, PYTHONPATH=str(REPO)))
         assert p.returncode == 2, (args, p.stdout, p.stderr)

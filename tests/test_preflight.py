@@ -89,11 +89,11 @@ def test_firmware_sized_to_models(digits_dir: Path, tmp_path: Path) -> None:
     mnist = shared_models("mnist", *MNIST_FILES)
     int8_files, want = mnist_int8_files(tmp_path)
     (tmp_path / "int8.param").write_bytes(int8_files["int8.param"])
-    env = {"NCNN_MP_MODELS": f"{mnist / 'mnist.param'} {digits_dir / 'digits.param'} {tmp_path / 'int8.param'}"}
-    built = tool("firmware", "--profile", "qemu", env=env)
+    models = f"{mnist / 'mnist.param'} {digits_dir / 'digits.param'} {tmp_path / 'int8.param'}"
+    built = tool("firmware", "--profile", "qemu", "--models", models)
     assert built.returncode == 0, built.stderr[-3000:]
     firmware = Path(built.stdout.strip().splitlines()[-1])
-    options = tool("ncnn-options", "--profile", "qemu", env=env).stdout
+    options = tool("ncnn-options", "--profile", "qemu", "--models", models).stdout
     kept = sorted(o.split("=")[0][len("-DWITH_LAYER_"):] for o in options.split()
                   if o.startswith("-DWITH_LAYER_") and o.endswith("=ON"))
     assert kept == ["cast", "convolution", "flatten", "innerproduct", "input", "packing", "padding", "pooling",

@@ -25,7 +25,7 @@ import ncnn
 import numpy as np
 import pytest
 
-from ci.firmware import build_firmware
+from ci.firmware import build_firmware, target
 from ci.qemu import run_script
 from conftest import REPO, MicroPython, QemuBoard, _firmware, _script_env
 from ncnn_mp_lib import detection, nanodet
@@ -76,7 +76,7 @@ def on_the_board(tmp_path: Path, param: Path, weights: Path, frame: bytes, size:
              "inputs": [(input_name, (w, h, 3))], "rom": ("m.param", "m.bin")}
     config = {"opt": {"num_threads": 1}, "copy": False, "models": [model], "frame": "RGB565_BE",
               "arena": 1024 * 1024}
-    (measured,) = probe("qemu", build_firmware("qemu"), config, files, timeout=900)
+    (measured,) = probe(target("qemu"), config, files, timeout=900)
     assert "failed" not in measured, measured
     files["m.plan"] = bytes.fromhex(measured["plan"])
 

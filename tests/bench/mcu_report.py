@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ci.common import REPO, profile
-from ci.firmware import build_firmware
+from ci.firmware import build_firmware, target
 from ci.qemu import run_script
 from ncnn_mp_tools.preflight import probe
 
@@ -182,7 +182,7 @@ def real_models(elves: dict[str, Path]) -> int:
                      "inputs": [given], "rom": ("m.param", "m.bin")}
             config = {"opt": {"num_threads": 1}, "copy": copy, "models": [model]}
             files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
-            (r,) = probe(board, elves[board], config, files, timeout=1800)
+            (r,) = probe(target(board, build=False), config, files, timeout=1800)
             if "failed" in r:
                 print(f"{name} {precision} failed on the {board} board:\n{r['failed']}", file=sys.stderr)
                 return 1
@@ -215,8 +215,8 @@ def camera_rows(runs: list, elves: dict[str, Path], macs: dict[str, int]) -> Non
                  "inputs": [given], "rom": ("m.param", "m.bin")}
         config = {"opt": {"num_threads": 1}, "copy": False, "models": [model], "frame": "RGB565"}
         files = {"m.param": param.read_bytes(), "m.bin": weights.read_bytes()}
-        (counted,) = probe(board, elves[board], config, files, timeout=1800)
-        ((fit, planned),) = arena_runs(board, elves[board], config, files, [counted])
+        (counted,) = probe(target(board, build=False), config, files, timeout=1800)
+        ((fit, planned),) = arena_runs(target(board, build=False), config, files, [counted])
         if "failed" in planned:
             print(f"{name} from a frame failed on the {board} board:\n{planned['failed']}", file=sys.stderr)
             continue

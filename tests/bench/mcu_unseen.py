@@ -20,7 +20,7 @@ from pathlib import Path
 import ncnn
 import numpy as np
 
-from ci.firmware import build_firmware
+from ci.firmware import build_firmware, target
 from ncnn_mp_tools import quantize_int8 as qz
 from ncnn_mp_tools.preflight import probe
 
@@ -87,7 +87,7 @@ def main() -> int:
             config = {"opt": {"num_threads": 1}, "copy": False, "models": [model]}
             files = {"m.param": chain[0].read_bytes(), "m.bin": chain[1].read_bytes()}
             for board in boards:
-                (r,) = probe(board, elves[board], config, files, timeout=1800)
+                (r,) = probe(target(board, build=False), config, files, timeout=1800)
                 if "failed" in r:
                     print(f"{name} failed on the {board} board:\n{r['failed']}", file=sys.stderr)
                     return 1

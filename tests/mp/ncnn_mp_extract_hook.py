@@ -97,7 +97,10 @@ print("again with a hook", packed(ex.extract("out", hook=lambda *a: None)) == pl
 # Mistakes: not callable, the wrong arity, a hook that uses what is running.
 ex = extractor(net)
 check("hook=3", lambda: ex.extract("out", hook=3))
-check("hook of no arguments", lambda: ex.extract("out", hook=lambda: None))
+try:  # (MicroPython's message for it differs between builds)
+    ex.extract("out", hook=lambda: None)
+except TypeError:
+    print("hook of no arguments -> TypeError")
 ex = extractor(net)
 check("extract inside the hook", lambda: ex.extract("out", hook=lambda *a: ex.extract("out")))
 ex = extractor(net)
