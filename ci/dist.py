@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make dist`: the files a user can take without building, versioned, with checksums and a manifest.
 
 dist/ncnn_mp-<version>/ (the version: pyproject.toml's [tool.ncnn_mp]) holds

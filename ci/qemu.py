@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running a MicroPython script on a QEMU (bare-metal) firmware: one of the boards' profiles.
 
 The Cortex-M3 board (profiles qemu, qemu-nostring), the Cortex-M4F (qemu-m4f), the RISC-V one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp's user tools, each run from the checkout's root as `python3 -m ncnn_mp_tools.<tool>`.
 
 - quantize_int8: an fp32 ncnn model to int8 (per layer, or int8 between layers), fp16 or fp32 weights

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make model`: a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
 
     make model PROFILE=qemu MODEL=net.onnx IMAGES=photos/ [SHAPE=1,3,32,32] [OUT=build/model/net]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs a device-side probe script (probes/) on a profile's firmware, for preflight and compare.
 
 The Unix firmware runs it as a subprocess; the profile's QEMU board runs it with the probe's

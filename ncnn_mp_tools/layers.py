@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which ncnn layers a model needs, derived from ncnn's own sources.
 
 A model's .param names the layers it uses; ncnn runs more than those. Its Mat helpers

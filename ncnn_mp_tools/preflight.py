@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make preflight`: will these models run on that firmware, and in how much memory?
 
     make preflight PROFILE=qemu MODELS="model.param [model.bin] ..." [SHAPES="data=160x160x3"] [SIZED=1] [FRAME=rgb565]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp_lib installed the MicroPython way, and `make dist`'s files.
 
 mpremote's `mip install` (mpremote.mip.do_mip, run in this process as its command line runs it)
