@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn_mp's entry points: `make help` lists them (ci/tool.py's COMMANDS, the one list of commands).
 PYTHON ?= python3
 PROFILE ?= unix

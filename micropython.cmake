@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn_mp for MicroPython's CMake-based ports (esp32, rp2, ...):
 #
 #   idf.py -D USER_C_MODULES=/path/to/ncnn_mp/micropython.cmake -D NCNN_DIR=/ncnn/prefix build

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn_mp for MicroPython's make-based ports (unix, qemu, stm32, ...).
 #
 #   make -C ports/unix USER_C_MODULES=/path/to/folder-holding-this-checkout NCNN_DIR=/ncnn/install/prefix

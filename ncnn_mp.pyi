@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp: Tencent's ncnn neural-network inference framework for MicroPython.
 
 Every class wraps one object of ncnn's C API (c_api.h). Objects that own an ncnn

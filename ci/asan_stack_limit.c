@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linked into the sanitizer firmware only (profile asan in ci/profiles.toml sets
 // NCNN_MP_PORT_SRC and NCNN_MP_LDFLAGS for it): never part of ncnn_mp itself.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linked into test firmware only (the memcheck and sanitizer profiles in ci/profiles.toml
 // set NCNN_MP_PORT_SRC and NCNN_MP_LDFLAGS for it): never part of ncnn_mp itself.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What every build step shares: the pins, the profiles, the cache, and how a step fails."""
 
 from __future__ import annotations

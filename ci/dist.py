@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make dist`: the files a user can take without building, versioned, with checksums and a manifest.
 
 dist/ncnn_mp-<version>/ (the version: pyproject.toml's [project]) holds
@@ -10,6 +11,8 @@ dist/ncnn_mp-<version>/ (the version: pyproject.toml's [project]) holds
                                        mip indexes (ci/package.py)
     manifest.json                      what each file is: profile, ncnn version and options,
                                        layers kept, build_info(), MicroPython, .mpy version/arch
+    licenses/                          LICENSE, THIRD_PARTY_NOTICES.md, and ncnn's and MicroPython's
+                                       licences as their pinned sources have them
     SHA256SUMS                         `sha256sum -c SHA256SUMS` checks every other file
 """
 
@@ -111,6 +114,31 @@ def _imports_ci(path: Path, files: list[Path], seen: frozenset[Path] = frozenset
     return False
 
 
+def licence_files() -> dict[str, tuple[str, Path]]:
+    """What licenses/ holds, by name: what each file is the licence of, and where it is copied from.
+    The full texts of what every firmware links come from the pinned sources it is built from
+    (not retyped; a MICROPYTHON_DIR gives its own)."""
+    from ci.sources import micropython_source, ncnn_source
+
+    return {"LICENSE": ("ncnn_mp", REPO / "LICENSE"),
+            "THIRD_PARTY_NOTICES.md": ("ncnn_mp's third-party components", REPO / "THIRD_PARTY_NOTICES.md"),
+            "ncnn-LICENSE.txt": (f"ncnn {PINS['ncnn']['version']}", ncnn_source() / "LICENSE.txt"),
+            "micropython-LICENSE": (f"MicroPython {PINS['micropython']['version']}", micropython_source() / "LICENSE")}
+
+
+def write_licences(dest: Path) -> dict[str, dict[str, Any]]:
+    """Copy licence_files() into `dest`; each one's manifest entry, by name."""
+    dest.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, (of, src) in licence_files().items():
+        if not src.is_file() or src.stat().st_size == 0:
+            fail(f"{src} is missing or empty: make dist ships it in licenses/",
+                 "restore it (git checkout; for a cached source, remove it from the cache to fetch it again)")
+        shutil.copyfile(src, dest / name)
+        files[name] = {"kind": "licence", "of": of}
+    return files
+
+
 def write_dist(firmwares: dict[str, Path] | None = None, root: Path | None = None) -> Path:
     """Write dist/ncnn_mp-<version>/; `firmwares` (profile -> built firmware) spares building
     those (the tests pass theirs); the others are built (or brought up to date)."""
@@ -137,6 +165,8 @@ def write_dist(firmwares: dict[str, Path] | None = None, root: Path | None = Non
     archs = sorted({str(profile(name)["mpy_arch"]) for name in PROFILES})
     for path, info in write_python(out / "python", archs, mpy_cross()).items():
         files[f"python/{path}"] = info
+    for name, info in write_licences(out / "licenses").items():
+        files[f"licenses/{name}"] = info
     for path, info in files.items():
         info["size"] = (out / path).stat().st_size
         info["sha256"] = sha256_of(out / path)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Building a MicroPython firmware with ncnn_mp built in, for a profile."""
 
 from __future__ import annotations

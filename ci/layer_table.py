@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """docs/layers.md: every layer type in ncnn's registry, and what ncnn_mp checks before ncnn runs it.
 
 The registry is the built ncnn's layer_type_enum.h.

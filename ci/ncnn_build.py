@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Building ncnn as a static library for a profile, cached by version and options."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp_lib as MicroPython installs it: package.json, .mpy files per architecture, a mip index.
 
 One function, write_python(), writes the package for `make dist` and for the tests that install

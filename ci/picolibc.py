@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """picolibc built for the esp32core board (the windowed Xtensa core), with the board's compiler.
 
 Debian's picolibc for Xtensa (picolibc-xtensa-lx106-elf) is built for the lx106's call0 ABI: linked

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fetching pinned sources into the cache, checksum-checked, and the system packages."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The CPython venv that runs the test harness, mypy and the oracle (the `ncnn` wheel)."""
 
 from __future__ import annotations

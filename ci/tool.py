@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The one entry point that builds, demonstrates and checks ncnn_mp: `python3 -m ci.tool COMMAND`.
 
 The Makefile's targets are the same commands (COMMANDS below, printed by `make help` and by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """libgcc's Xtensa routines, built from GCC's source for the two Xtensa sim boards.
 
 - xtensa (lx106): Debian's gcc-xtensa-lx106 is built for the ESP8266, whose ROM holds the integer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A camera's frame through NanoDet-m: RGB565 in, objects out, drawn into the frame.
 
     micropython examples/camera_detect.py photo.ppm [models folder] [objects.png] [le]

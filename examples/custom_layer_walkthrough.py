@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Writing and registering a custom layer in Python, step by step.
 
     micropython examples/custom_layer_walkthrough.py

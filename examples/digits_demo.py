@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Handwritten-digit recognition with ncnn_mp, on MicroPython.
 
     micropython examples/digits_demo.py MODEL_DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The digits demo's custom layer, written once for both ncnn_mp (MicroPython) and the
 CPython `ncnn` wheel: the same source registers with either binding."""
 

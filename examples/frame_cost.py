@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What one frame costs, stage by stage, for the three real-model examples: the network
 (input conversion and extract), post-processing in plain Python and with the viper scan
 (ncnn_mp_lib/detection.py), and drawing the result into the photo.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Train a small handwritten-digit classifier and export it in ncnn's format (CPython).
 
 The data set is the 8x8 digits that ship inside scikit-learn, so nothing is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Objects in a photo with NanoDet-m: boxes with COCO labels and scores.
 
     MICROPYPATH=.frozen:. micropython examples/nanodet_detect.py photo.ppm [models folder] [input side] [objects.png]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Faces in a photo with RetinaFace MobileNet-0.25: boxes, scores and five landmarks.
 
     MICROPYPATH=.frozen:. micropython examples/retinaface_detect.py photo.ppm [models folder] [input side] [faces.png]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """SqueezeNet v1.1 classifying a photo: the top 5 ImageNet classes with their labels.
 
     MICROPYPATH=.frozen:. micropython examples/squeezenet_classify.py photo.ppm [models folder]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A custom layer at native speed: ReLU over a Mat's storage in @micropython.viper code.
 
     micropython examples/viper_relu.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Allocator: ncnn's pool allocators (ncnn_allocator_create_[unlocked_]pool_allocator), one
 // that counts what it hands out (cxx_allocator.cpp), or an arena of fixed size (cxx_arena.cpp).
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How many blobs a built-in layer's forward reads and writes (shape_guard.h). ncnn's
 // layers index bottom_blobs[k] and top_blobs[k] without checking the vector's size (an
 // Eltwise reads bottom_blobs[1], an SDPA with a kv cache writes top_blobs[2], a Slice reads

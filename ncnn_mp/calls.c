@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calls in progress: every public method that lets ncnn call back into Python links a
 // record (on its C stack) here for as long as ncnn runs. A callback finds its thread's
 // innermost call: where its exception waits for the public method to re-raise it, whether

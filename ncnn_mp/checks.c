@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Raising Python exceptions that name the call, and the argument checks every class shares.
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a board may leave out of ncnn_mp, one switch each (as extmod's MICROPY_PY_* and ulab's
 // ULAB_*_HAS_*): on unless the port's flags say 0, e.g. -DNCNN_MP_HAS_DRAWING=0 in
 // NCNN_MP_CFLAGS (micropython.mk). One guard covers a function and its table entry; a

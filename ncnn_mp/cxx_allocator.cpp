@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, the counting allocator (cxx_seam.h): Allocator(counting=True), an ncnn
 // allocator over ncnn's fastMalloc that counts the bytes in use and their peak.
 #include <stdlib.h>

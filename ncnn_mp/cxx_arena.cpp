@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, the arena (cxx_seam.h): Allocator(arena=...), every blob and workspace of an
 // extract from one block of fixed size taken from the C heap when the arena is made.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, exceptions (cxx_seam.h): ncnn allocates with `new` and std containers in places
 // (the font a draw_text scales, a resize's tables, a param file's layer list, an Interp's
 // coordinate tables), and on the desktop a failing `new` throws std::bad_alloc, a negative

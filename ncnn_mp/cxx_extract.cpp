@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, extraction (cxx_seam.h): ncnn's Extractor::extract with the kind of result
 // chosen. An int8 network output (Net.output_int8_scale: quantize_int8 --int8-outputs) is
 // handed out as its int8 values: ncnn's extract (type 0, what c_api.h calls) would cast each

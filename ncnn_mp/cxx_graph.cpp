@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, a Net's graph (cxx_seam.h): its layers and blobs as Net.layers() and
 // Net.blobs() show them, and how deep ncnn's recursion can go in an extract (stack.c).
 #include <stdlib.h>

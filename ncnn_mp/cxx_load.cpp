@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, loading (cxx_seam.h): ncnn's Net::load_model with weights kept in place,
 // and ending the layers' pipelines before a model is loaded again. ncnn_net_t is c_api.h's
 // public struct: its pthis is the ncnn::Net.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam, a camera frame's values to int8 (cxx_seam.h): Mat.from_pixels_int8's rows,
 // computed as ncnn computes them on the float path, so that the int8 input is the one the
 // first int8 layer would have made from the float frame, bit for bit:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ seam: what ncnn_mp's C calls in C++, where c_api.h cannot express it. Plain C on
 // both sides: the C++ files include no MicroPython header, raise nothing and call nothing
 // that can raise, so no nlr jump ever crosses their frames. By role:

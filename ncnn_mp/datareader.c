@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // DataReader: where ncnn reads params and weights from (ncnn_datareader_*).
 //
 // ncnn's own memory reader (ncnn_datareader_create_from_memory, and the

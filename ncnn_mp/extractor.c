@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Extractor: one inference session on a Net (ncnn_extractor_*).
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ctrl-C while ncnn runs.
 //
 // The Unix port raises KeyboardInterrupt from inside its SIGINT handler

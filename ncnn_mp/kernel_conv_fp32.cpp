@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fp32 convolutions (kernels.h), laid out as the int8 ones (kernel_conv_int8.cpp). Each
 // sum starts at its bias and adds val * weight in ncnn's order, one multiply and one add
 // at a time: the same floats as ncnn's generic code. On a soft-float core those two steps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 convolutions (kernels.h): int32 sums, no float operation inside the sums.
 //
 // conv_int8: two output pixels' receptive fields gathered once, interleaved (cols[2k] the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 dot products with the Cortex-M4/M33 DSP extension's SIMD multiply-accumulate
 // (__ARM_FEATURE_DSP: SXTB16 sign-extends bytes 0 and 2 of a word into two 16-bit halves,
 // SMLAD adds both halves' products to an accumulator), behind the portable loops of

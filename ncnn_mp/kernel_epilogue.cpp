@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernels' per-output-element step (kernels.h: Int8Out::put, Fp32Out::put) in one
 // place: each kernel calls these out of line, so the activations' libm calls and the float
 // steps are in the firmware once, not inlined into every block of every kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // float32 multiply and add in integer arithmetic, rounded exactly as IEEE 754 rounds them
 // (to nearest, ties to even), for the kernels' float steps (kernels.h) on soft-float RISC-V:
 // there each float operation is a call into libgcc's generic C soft-fp (about 110

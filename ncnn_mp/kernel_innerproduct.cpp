@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // InnerProduct's dot products (kernels.h): two weight rows at a time, so each input value
 // loaded feeds two sums. int8: int32 sums; fp32: each sum starts at its bias and adds in
 // ncnn's order.

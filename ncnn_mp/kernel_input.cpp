@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A convolution's input as the kernels read it (kernels.h): padded as ncnn's make_padding
 // pads it, and for int8 quantized as ncnn's Quantize does, in one pass over the input
 // (ncnn quantizes into one workspace blob, then copies it into a padded one); a band of its

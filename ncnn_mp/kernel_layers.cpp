@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ncnn_mp's Convolution, ConvolutionDepthWise and InnerProduct layers (kernels.h): ncnn's
 // parameters and weights as its generic layers load them, forwards on ncnn_mp's kernels.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The layers between int8 layers (docs/kernels.md "int8 between layers"): ReLU, max and
 // average Pooling, Concat, Slice, ShuffleChannel, Crop, Interp, Reshape and Permute pass an int8 activation on
 // in its own scale; BinaryOp add and mul with int8 scales (params 20, 21, 22: quantize_int8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // make_requant (kernels.h): a channel's float scales, bias and activation as the integer
 // multiplier, shift and bounds of its fixed-point requantization. Run per channel before a
 // layer's sums, so its float operations cost nothing per element; they are float32

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 convolution sums in assembly for 32-bit RISC-V with the M extension (rv32imac, the
 // ESP32-C3's rv32imc), behind kernel_conv_int8.cpp's portable loop, which calls this where
 // NCNN_MP_RV32 is 1 (kernels.h). The sums are the same exact int32 sums, so the outputs are the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 convolution sums in assembly for Thumb-2 cores without the DSP extension's form (the
 // Cortex-M3), behind kernel_conv_int8.cpp's portable loop, which calls this where
 // NCNN_MP_THUMB2 is 1 (kernels.h). The sums are the same exact int32 sums, so the outputs are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 convolution sums in assembly for Xtensa cores with MUL16 (lx106, the ESP8266's, call0 ABI;
 // the ESP32's and S3's LX6/LX7, windowed ABI), behind kernel_conv_int8.cpp's portable loop, which
 // calls this where NCNN_MP_XTENSA is 1 (kernels.h). The sums are the same exact int32 sums, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fp32 convolution sums in assembly for the ESP32's and S3's Xtensa cores (windowed ABI, the
 // single-precision FPU, zero-overhead loops), behind kernel_conv_fp32.cpp's 2 channels x 4 pixels
 // block, which calls these where NCNN_MP_XTENSA_FP is 1 (kernels.h). Each sum starts at the value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (kernel_*.cpp), built
 // with NCNN_MP_KERNELS=1 (the board profiles and the Unix ones: docs/kernels.md).
 //

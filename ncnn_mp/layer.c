@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Layer: one ncnn layer used on its own (ncnn_layer_*): a built-in type, or, for a
 // Python subclass, a layer whose methods ncnn calls back in Python (trampoline.c).
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lending: what ncnn hands a Python callback lives only as long as the callback.
 //
 // A callback from ncnn (a custom layer's method in trampoline.c, a Python DataReader's

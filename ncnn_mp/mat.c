@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Mat: ncnn's n-dimensional blob (ncnn_mat_*), with the buffer protocol over its storage.
 #include <string.h>
 

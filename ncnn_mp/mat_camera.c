@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Camera frames and screens: Mat.from_pixels, from_pixels_resize and to_pixels for the
 // formats cameras and LCDs use (RGB565 in both byte orders, YUYV, NV12, NV21), written here
 // in C because the boards' ncnn has no pixel code (NCNN_PIXEL=OFF). Where ncnn has none, the

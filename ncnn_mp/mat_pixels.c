@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
 // (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL and the board keeps them (config.h).
 #include "ncnn_mp.h"

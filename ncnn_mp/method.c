@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The callable type of every ncnn_mp method and function, and the argument parser of
 // constructors and keyword methods: one place that tells a wrong call in the words
 // "Class.method: what was wrong", whatever the call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ModelBin: where a layer's load_model reads its weights from (ncnn_modelbin_*).
 //
 // ncnn_modelbin_create_from_mat_array keeps a pointer into a std::vector local to

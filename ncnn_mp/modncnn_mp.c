@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ncnn_mp module: its global table, and what describes the ncnn it was built with.
 #include "ncnn_mp.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ncnn_mp: shared declarations for the MicroPython binding of ncnn's C API.
 // Each ncnn object lives in its own file (mat.c, net.c, ...); what more than one file needs
 // is declared here and nowhere else, in sections from the bottom of the binding up (state,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Net: a loaded network (ncnn_net_*): loading params and weights, its option, its blobs.
 #include <stdlib.h>
 #include <string.h>

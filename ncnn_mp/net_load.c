@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Loading a Net's params and weights (Net.load_param*, load_model*): where the bytes come
 // from, what copy=False demands of a buffer, ncnn's loader run with its exceptions caught,
 // where the net stands after, and the errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Net's native record (ncnn_mp_net_native_t): counted by the Net object, its Extractors
 // and its Option views; who is inside ncnn on it; the buffers its layers keep weights in;
 // its custom layer types' records. Below the classes: option.c and extractor.c hold it

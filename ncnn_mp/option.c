@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Option: ncnn's runtime options (ncnn_option_*), owned, a view of a Net's, or lent to a callback.
 #include <string.h>
 

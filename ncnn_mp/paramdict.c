@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParamDict: a layer's parameters, id -> int | float | array (ncnn_paramdict_*).
 #include "ncnn_mp.h"
 

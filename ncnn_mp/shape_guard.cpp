@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shape guard (see shape_guard.h). A Net whose loads make a GuardLayer around each
 // built-in layer of the kinds below (guarded()); the GuardLayer reads the input shape the layer's
 // parameters fix as ncnn loads them, hands every call to the layer it wraps, and

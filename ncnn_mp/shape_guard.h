@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shape guard (shape_guard.cpp): ncnn trusts that the blobs reaching a layer fit its
 // weights. A Convolution given more channels than its weights were made for reads past
 // them, an InnerProduct given a bigger image too, a Concat of misfitting blobs writes past

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shape guard's arithmetic (shape_guard.cpp, shape_rules.cpp, C++ only). Parameters come
 // from the model file, any int: it is 64-bit, each step capped, so a hostile value cannot
 // overflow it (UBSan: signed overflow).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Padding, one rule (shape_guard.h). ncnn pads through copy_make_border (its Padding layer),
 // which makes an output of w + left + right columns and then copies every input row whole
 // into it after `left` pad values: a negative pad on one side and a positive one on the other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shape guard's rules for the layer kinds whose weights or parameters fix their input in
 // ways other than a count of channels or values (shape_guard.h): the 1D and 3D convolutions,
 // the recurrent layers, the normalisations, Gemm with a constant operand, MatMul, SDPA and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C stack ncnn runs on. ncnn takes the caller's stack: a layer's kernel keeps tiles of
 // several KiB in its frames, and an extract recurses once per layer it has yet to run along
 // a chain to the blob asked for (NetPrivate::forward_layer). A thread with too little stack, as

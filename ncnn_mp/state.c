@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ncnn_mp's per-interpreter state, and the lock over what threads share.
 //
 // The lock: MicroPython's atomic section (a recursive mutex on the Unix port, which runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trampoline: ncnn calling the methods of a Layer subclass written in Python.
 //
 // Rules (docs/custom-layers.md for users, docs/internals.md for these; the frames, lending

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Uses: a call's hold on the objects whose native handles it hands to ncnn.
 //
 // A call that gives ncnn a handle and may run Python before ncnn is done with it (a

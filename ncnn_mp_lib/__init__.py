@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp's Python side: what runs after (or around) the network, the same under MicroPython
 and CPython. Import the module you need (importing the package imports none of them, so a
 board's heap holds only what it uses):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What classifiers and detectors share after the network: the k best scores, the few grid
 cells whose best score reaches a threshold (a detector's hot loop: every cell, every class),
 box overlap, and non-maximum suppression. Plain Python on sequences of floats

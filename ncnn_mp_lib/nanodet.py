@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Objects from NanoDet-m (RangiLyu's nanodet, as ncnn model): the network's per-stride
 class scores and box-side distributions decoded into boxes with COCO classes, then
 non-maximum suppression per class. Plain Python on sequences of floats, so the same code

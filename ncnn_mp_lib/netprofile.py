@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Per-layer time and memory of a net, from Python: ncnn computes blobs lazily and an Extractor
 keeps what it computed, so extracting every layer's outputs in order through one Extractor
 costs each extract only that layer's work.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Writes 8-bit RGB pixels as a PNG file, under MicroPython and CPython alike.
 
 The image data is compressed with `deflate` where the firmware can (MicroPython's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Faces from RetinaFace MobileNet-0.25 (insightface's mnet.25, as ncnn model): the network's
 per-stride outputs decoded into boxes, scores and five landmarks, then non-maximum
 suppression. Plain Python on sequences of floats, so the same code runs under MicroPython

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Detections drawn into an RGB565 frame, the way a MicroPython board shows them on a screen.
 
 MicroPython's framebuf draws into a bytearray in RGB565 with the low byte first (its native

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp's desktop tools: `ncnn-mp COMMAND` once installed (`pip install .`, or the wheel `make dist`
 writes), or `python3 -m ncnn_mp_tools.<module>`. They never import the build (ci/); ci imports them.
 

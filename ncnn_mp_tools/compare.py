@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`ncnn-mp compare` (`make compare`): a model on the firmware against the CPython ncnn wheel, blob by blob.
 
 The same input to both sides, every blob compared; names the first layer whose output

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`ncnn-mp model` (`make model`): a model from ONNX (or ncnn's .param/.bin) to a board, in one command.
 
     ncnn-mp model --dist DIST --board qemu net.onnx --images photos/ [--shape 1,3,32,32] [--out DIR]

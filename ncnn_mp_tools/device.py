@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs a device-side probe script (probes/) on a firmware (target.py), for preflight and compare.
 
 The Unix firmware runs it as a subprocess; a QEMU board runs it with the probe's files packed

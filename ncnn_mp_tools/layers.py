@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which ncnn layers a model needs: its .param's layers, and those ncnn runs besides.
 
 A model's .param names the layers it uses; ncnn runs more than those (its Mat helpers create

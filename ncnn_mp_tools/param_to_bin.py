@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Convert an ncnn .param text file to the binary form `Net.load_param_bin` reads.
 
 For ncnn built with NCNN_STRING=OFF (small MCU builds): such an ncnn has no layer or blob

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`ncnn-mp preflight` (`make preflight`): will these models run on that firmware, and in how much memory?
 
     ncnn-mp preflight --dist DIST --board qemu model.param [model.bin] ... [data=160x160x3] [--frame rgb565]

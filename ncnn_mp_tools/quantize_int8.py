@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Quantize an ncnn model to int8 (or store its weights as fp16), for ncnn's int8 inference.
 
 The ncnn source distribution ships no quantizer (no ncnn2table / ncnn2int8), so this is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pack model files into a MicroPython ROMFS image with aligned file data: weights used in place.
 
 ncnn_mp can keep such weights where they lie in flash (`net.load_model(f, copy=False)`).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The harness: builds (or reuses) the firmware once and runs MicroPython scripts with it."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MicroPython's collector on the Unix port's threads (no GIL), without ncnn_mp: a thread that
 # stores new objects into objects a collection in progress has already marked, and then holds
 # them nowhere else, loses them to that collection (tests/mp/gc_settled.py says why).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The board side of tests/test_mcu_models.py (which prepends `CONFIG = {...}` and packs the
 # files into the board's ROMFS): each model loaded with its weights in place in flash, one
 # photo through it, every output compared with the CPython wheel's (packed in the ROMFS as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mpremote's Transport on the Unix firmware, so that `mpremote mip install` (its do_mip, run in
 this process) writes a package through the firmware's own file system calls.
 

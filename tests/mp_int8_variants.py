@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Param variants of int8 models (tests/test_int8_chain.py::test_int8_terms_fuzzed): each
 # loaded over the model's own weights and run once. Every one must load and run, or raise a
 # Python exception; the process must get to "done".

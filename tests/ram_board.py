@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The board side of tests/test_ram_board.py (which prepends `CONFIG = {...}` and packs the files
 # into the board's ROMFS; on Unix they are in the folder CONFIG["root"]): a detector on a board
 # with an ESP32's RAM, as its program would run it. The arena first, from the plan made on the

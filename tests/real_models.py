@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The real models the MCU tests and `make mcu-report` run, made the same way for both:
 RetinaFace mnet.25 widened to fp32 (shipped fp16: widened, its weights can stay in flash)
 and quantized to int8, NanoDet-m widened to fp32, MNIST quantized to int8, and their inputs

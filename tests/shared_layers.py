@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Custom layers whose one source runs under both ncnn_mp (MicroPython) and the CPython
 `ncnn` wheel: tests/test_oracle.py runs the same models through both and compares.
 

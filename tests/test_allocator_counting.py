@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Allocator(counting=True): the bytes of blobs and workspace ncnn takes through it, counted
 (in_use, peak, reset_peak), and each misuse a clear exception with the process still well."""
 

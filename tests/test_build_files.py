@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """micropython.mk and micropython.cmake name the same sources, and the CMake file works as ports use it;
 the two MCU boards' profiles build the same ncnn."""
 

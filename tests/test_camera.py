@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Camera frames and screens (ncnn_mp/mat_camera.c) against numpy, ncnn's own YUV code and the wheel.
 
 tests/mp/ncnn_mp_mat_camera.py converts every camera format (RGB565 in both byte orders, YUYV,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The commands and the Python packages: one list of commands (ci/tool.py's COMMANDS) behind
 both the Makefile and `python3 -m ci.tool`, the user tools run as `python3 -m ncnn_mp_tools.<tool>`,
 and no CPython file stitching sys.path together."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make compare` (ncnn_mp_tools/compare.py): a model on the firmware and in the CPython wheel, every
 blob compared. Real models match on the Unix firmware and on the Cortex-M3 board; a model
 altered on the device side only is reported at the layer that was altered, exit status 1."""

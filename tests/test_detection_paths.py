@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp_lib/detection.py's viper fast paths are as safe as its plain ones: over random
 arguments, right and wrong (offsets, row counts, columns and steps that leave the buffer, negative
 ones, k below 0 or past the end, buffers of other item sizes and types), candidates() and

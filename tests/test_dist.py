@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp_lib installed the MicroPython way, and `make dist`'s files.
 
 mpremote's `mip install` (mpremote.mip.do_mip, run in this process as its command line runs it)
@@ -32,7 +33,7 @@ from unittest import mock
 
 import pytest
 
-from ci.common import profile
+from ci.common import PINS, profile
 from ci.package import NAME, firmware_mpy, loads, mpy_header, sources, version, write_python
 from conftest import REPO, MicroPython, QemuBoard
 
@@ -321,6 +322,30 @@ def test_dist_refuses_what_it_cannot_do(tmp_path: Path) -> None:
         (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("ncnn_mp setup:")]
 
 
+def licences_are_right(folder: Path) -> None:
+    """licenses/ as make dist writes it: the project's MIT licence and notices as committed, ncnn's
+    BSD 3-Clause text and MicroPython's MIT one, none empty."""
+    from ci.dist import licence_files
+
+    assert sorted(p.name for p in folder.iterdir()) == sorted(licence_files())
+    for name in ("LICENSE", "THIRD_PARTY_NOTICES.md"):
+        assert (folder / name).read_bytes() == (REPO / name).read_bytes(), name
+    ncnn = (folder / "ncnn-LICENSE.txt").read_text()
+    assert "ncnn source code is licensed under the BSD 3-Clause License" in ncnn, ncnn[:300]
+    mp = (folder / "micropython-LICENSE").read_text()
+    assert mp.startswith("The MIT License (MIT)") and "Damien P. George" in mp, mp[:300]
+
+
+def test_dist_licences(tmp_path: Path) -> None:
+    """licenses/ from the pinned sources, each a manifest entry saying whose licence it is."""
+    from ci.dist import write_licences
+
+    files = write_licences(tmp_path / "licenses")
+    licences_are_right(tmp_path / "licenses")
+    assert files["ncnn-LICENSE.txt"] == {"kind": "licence", "of": f"ncnn {PINS['ncnn']['version']}"}
+    assert files["micropython-LICENSE"]["of"] == f"MicroPython {PINS['micropython']['version']}"
+
+
 @pytest.mark.mcu
 def test_make_dist(tmp_path: Path) -> None:
     """`make dist DIST=...` (the boards' firmwares built by the other tests, brought up to date
@@ -357,3 +382,6 @@ def test_make_dist(tmp_path: Path) -> None:
     assert archs == {profile(n)["mpy_arch"] for n in PROFILES}
     (tools,) = [info for info in manifest["files"].values() if info["kind"] == "tools"]
     assert {"quantize_int8", "romfs_pack", "param_to_bin"} <= set(tools["standalone"]), tools
+    licences_are_right(out / "licenses")
+    assert sorted(f for f, info in manifest["files"].items() if info["kind"] == "licence") == \
+        sorted(f"licenses/{name}" for name in os.listdir(out / "licenses"))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One rule for errors (issue 11): every message ncnn_mp raises starts with the call it came
 from, "Class.method: ", "Class(): ", "Class.attr: " or "ncnn_mp.function: "."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The esp32core board (the ESP32's windowed Xtensa core with its FPU, under QEMU): each of the
 build's workarounds for clang 22 checked on the board, where it goes wrong without it
 (ci/esp32core/port/compiler_checks.c says which function guards which), and the windowed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Threads' first loads at once on the sanitizer firmware (make sanitize), many times: glibc
 starts its malloc at its first call, without a lock, and under AddressSanitizer that first call
 was ncnn_mp's mallinfo2 in whichever threads loaded first (tests/mp/ncnn_mp_first_load_threads.py

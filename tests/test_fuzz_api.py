@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The API sequence fuzzer (tests/fuzz/api_fuzz.py): its CI budget (single-threaded and
 threaded), every saved regression, and short runs under valgrind. The full runs are its
 command line (make fuzz-api [THREADS=3])."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The loader fuzzer (tests/fuzz/loader_fuzz.py): its CI budget, every saved regression,
 and a short run under valgrind. The full runs are its command line."""
 

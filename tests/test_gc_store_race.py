@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """MicroPython's collector on the Unix port's threads (no GIL) frees a new object that a thread
 stores into an object the collection in progress has already marked: tests/gc_store_race.py
 shows it without ncnn_mp (docs/limits.md). The threaded fuzzer's Python layers and the

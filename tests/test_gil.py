@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """On a port with a GIL (esp32's MicroPython; here the unix-gil firmware, ci/profiles.toml),
 ncnn_mp lets the GIL go while ncnn computes, so other threads run during a long extract,
 load or built-in layer forward, and takes it back for Python layers, whose exceptions

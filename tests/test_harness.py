@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The harness's own rules, without a firmware: when a script's SKIP counts as a skip, which
 expected output a board's run is held to."""
 

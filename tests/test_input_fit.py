@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The shape guard on the team's real models: the mistakes a user makes with a photo (the
 wrong size for a net that fixes it, HWC given as CHW, a size a detector's strides cannot
 line up) end in a ValueError naming the layer where it shows, natively and under valgrind

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """int8 between layers (quantize_int8.py --chain; docs/models.md "int8 between layers"), on the
 desktop firmware with ncnn_mp's kernels (profile memcheck, run natively here; the MCU suite
 runs the same models on the boards):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Ctrl-C while ncnn runs (a Python layer looping, or a big net of ncnn's own layers):
 KeyboardInterrupt at the caller, and the same Net extracts correctly afterwards.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp/kernel_float.h (the kernels' float steps in integer arithmetic, used on soft-float
 RISC-V, and lx106's high multiply from halves) against this machine's arithmetic, bit for bit: tests/kernels/float_steps_check.cpp
 built with the host's C++ compiler and run over random operands of every class."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The reproducers of tests/fuzz/KNOWN_NCNN_ISSUES.md still do what the document says: a
 crash inside ncnn, or (memcheck) an invalid access only valgrind sees. When a newer ncnn
 fixes one, this fails: drop it from the document (and the fuzzer's known crashes). Those

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """docs/layers.md is what ci/layer_table.py makes from the built ncnn's layer registry: every
 type described, the wrapped ones as shape_guard.cpp wraps them."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The layer zoo (tests/fuzz/layer_zoo.py): every layer type ncnn registers, made standalone,
 with its default parameters and random ones, weights from an endless reader of zeros, and
 forwards of 0 to 3 inputs of several shapes asking 1 to 3 outputs. Every call raises or

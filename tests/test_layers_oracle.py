@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Built-in layers run standalone (Layer(type=...)) agree with the CPython `ncnn` wheel on the same inputs."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real models on the microcontrollers (QEMU's Cortex-M3 board, its RISC-V rv32 board, and the
 hard-float Cortex-M4F board):
 weights in place in the board's flash (its ROMFS), fp32 and int8 (ncnn_mp_tools/quantize_int8.py),

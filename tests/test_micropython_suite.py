@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """MicroPython's own test suite (its tests/run-tests.py: basics, float, micropython, misc,
 thread) on the Unix firmware with ncnn_mp in it, so that a change of ncnn_mp's that breaks
 MicroPython shows at once; and (basics, float, micropython, misc: the board has no threads) on

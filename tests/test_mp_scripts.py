@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every MicroPython-side test script in tests/mp runs on the firmware and prints exactly its .exp."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Net.layers() and Net.blobs() against the CPython wheel's on the same params: every layer's
 name, type, type index, bottoms and tops, every blob's name, producer and consumer, and
 the shape hints a param gives (the digits model's .param written with one here)."""

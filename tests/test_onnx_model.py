@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """From ONNX to the boards (`make model`, ncnn_mp_tools/convert.py), as a user with an ONNX model
 and a few images goes: a small CNN built here with the `onnx` package (convolutions, a depthwise
 one, pooling, a residual add, a fully connected head), converted by pnnx, checked against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Out of memory: loads and extracts on a tiny MicroPython heap, and custom layers that run
 out of memory (or raise MemoryError), end in MemoryError, and the process and the Net
 still work afterwards."""

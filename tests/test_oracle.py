@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp gives the same numbers as an independent implementation: the CPython `ncnn` wheel
 (same ncnn release, same model, same input) or scikit-learn, which trained the digits model."""
 

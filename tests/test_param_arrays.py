@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A wrapped layer is checked whole: every parameter array its forward indexes by the input's
 extent, as the table in ncnn_mp/shape_rules.cpp lists them. For each row of that table, a model
 whose array is one element short of what the input makes the forward read is refused with a

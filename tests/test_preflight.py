@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`make preflight` and firmwares sized to models (MODELS=...): the layer list derived from
 ncnn's source (ncnn_mp_tools/layers.py) must be enough to run the models, and the preflight must say
 what a profile lacks and what a model costs."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The project's int8 quantizer (ncnn_mp_tools/quantize_int8.py), measured with the CPython `ncnn`
 wheel (opt.use_int8_inference on, 1 thread): int8 and fp16 models against the fp32 model on
 MNIST (the ten digits and 1,000 generated variants) and SqueezeNet v1.1 (photos that ship

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A detector in an ESP32's RAM (profile qemu-320k: 320 KiB for .data and .bss with a 48 KiB
 MicroPython heap, ncnn's heap and a 32 KiB stack; docs/boards.md).
 

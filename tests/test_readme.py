@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """README.md and docs/: the README stays a short read (at most 250 lines), every relative link
 in it, in docs/ and in CHANGELOG.md points at a file (and heading) that exists, and every command
 the README shows in a shell block is run by a test: by one here (RUN_HERE), or by the test named

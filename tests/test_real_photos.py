@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real photos through real models on the Unix firmware, against the CPython wheel on the
 same photo: SqueezeNet v1.1 (examples/squeezenet_classify.py) on scikit-image's photos, the
 top 5 with labels, probabilities within 1e-4 of the wheel's and as ../shared/models/real's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Unix port's interactive REPL is a user path: drive it through a pseudo-terminal."""
 
 from __future__ import annotations

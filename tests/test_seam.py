@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The C++ seam on the desktop, where ncnn throws: what a layer's forward throws (a failing
 `new`, an array of negative length) was std::terminate, SIGABRT, from extract and from a
 standalone Layer.forward. Now std::bad_alloc is MemoryError and std::bad_array_new_length a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The soak command's short version: 20 s of the mixed workload, RSS and heap flat."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python layers across soft reboots (issue 11, case 5), on the QEMU board in one run.
 
 A board that soft-reboots (ports/qemu, esp32: Ctrl-D at the REPL) sweeps the whole Python

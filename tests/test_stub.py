@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp.pyi and the built module name the same things, and every stub name has a docstring."""
 
 from __future__ import annotations

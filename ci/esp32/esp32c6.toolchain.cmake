@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn for the ESP32-C6 (RISC-V rv32imac, no FPU: floats in software, as on both QEMU boards),
 # with ESP-IDF's toolchain on PATH (run ESP-IDF's export.sh first). Not run on the project's
 # machines: ESP-IDF cannot be fetched there. The ncnn options come from ci/profiles.toml

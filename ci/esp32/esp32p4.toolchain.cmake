@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn for the ESP32-P4 (RISC-V rv32imafc, single-precision FPU), with ESP-IDF's toolchain on
 # PATH (run ESP-IDF's export.sh first). Not run on the project's machines: ESP-IDF cannot be
 # fetched there. The ncnn options come from ci/profiles.toml [qemu] (docs/boards.md, ESP32); the rv32

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The esp32core board's compiler for CMake builds: picolibc (ci/picolibc.py) and ncnn
 # (ci/profiles.toml [esp32core]). clang 22 through the board's compiler driver
 # (bin/xtensa-esp32-clang: the ESP32's core less MUL32_HIGH, windowed ABI, FPU; why a driver is

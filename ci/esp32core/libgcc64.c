@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 64-bit integer division and multiply of the esp32core board, in C: the windowed core has no
 // libgcc to take them from (ci/xtensa_libgcc.py). __udivmoddi4 divides with the core's 32-bit
 // divide when both values fit in 32 bits, else by shift and subtract (one bit a step, from the

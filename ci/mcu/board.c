@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What MicroPython's bare-metal ports/qemu lacks for a C++ library such as ncnn, on both QEMU
 // boards the project runs: the MPS2-AN385 (Cortex-M3, newlib; ci/mcu/mps2_an385.c) and
 // virt (RISC-V rv32imac, picolibc; ci/rv32/virt.c). This file is what the two share; each

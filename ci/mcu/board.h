@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What each QEMU board's own file gives the glue both boards share (ci/mcu/board.c):
 // ci/mcu/mps2_an385.c (Cortex-M3, newlib) and ci/rv32/virt.c (RISC-V rv32imac, picolibc).
 // Each board's linker script also defines _ncnn_heap_start and _ncnn_heap_end, the RAM

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn cross-compiled for a bare-metal Cortex-M3 (QEMU's MPS2-AN385 board), with Debian's
 # gcc-arm-none-eabi and newlib. ci/profiles.toml [qemu] points ncnn's build at this file.
 set(CMAKE_SYSTEM_NAME Generic)

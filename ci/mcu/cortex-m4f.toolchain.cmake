@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn cross-compiled for a bare-metal Cortex-M4F (QEMU's MPS2-AN386 board: FPv4-SP single
 # precision FPU, DSP extension), with Debian's gcc-arm-none-eabi and newlib's hard-float
 # multilib (thumb/v7e-m+fp/hard). ci/profiles.toml [qemu-m4f] points ncnn's build at this file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The MPS2-AN385 board's own part of the QEMU board glue (Cortex-M3, newlib); what both
 // boards share is ci/mcu/board.c, which says what it is for.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn cross-compiled for a bare-metal RISC-V rv32imac core (QEMU's `virt` board; the ESP32-C6's
 # instruction set: the C3 is rv32imc, the P4 rv32imafc), with Debian's gcc-riscv64-unknown-elf
 # and picolibc. ci/profiles.toml [rv32] points ncnn's build at this file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QEMU virt's own part of the QEMU board glue (RISC-V rv32imac, picolibc); what both boards
 // share is ci/mcu/board.c, which says what it is for. MicroPython's ports/qemu board VIRT_RV32
 // boots through its mcu/rv32/entrypoint.s (stack, .bss) and startup.c, and lacks for a C++

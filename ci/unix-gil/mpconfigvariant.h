@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Unix port's standard variant with a GIL, as esp32's MicroPython has (profiles unix-gil and
 // asan-gil, ci/profiles.toml): threads take turns running Python, and a C function that lets the GIL
 // go lets the others run. (The port's asynchronous Ctrl-C cannot coexist with a GIL; ncnn_mp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // 64-bit integer routines Debian's lx106 libgcc.a lacks (the ESP8266's ROM has them), written
 // here over the ones it has (__udivmoddi4, __divmoddi4) and lib1funcs.S's __umulsidi3 (built by
 // ci/xtensa_libgcc.py). __muldi3 must not multiply 64-bit values with `*`: GCC would compile

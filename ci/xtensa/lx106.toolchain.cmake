@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn cross-compiled for the Xtensa lx106 core (the ESP8266's; QEMU's sim machine, profile
 # xtensa), call0 ABI, soft float, with Debian's gcc-xtensa-lx106 and picolibc.
 # ci/profiles.toml [xtensa] points ncnn's build at this file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QEMU's Xtensa sim machine's own part of the board glue, for both of its boards: xtensa (the lx106
 // core, call0) and esp32core (the de233_fpu core, windowed: __XTENSA_WINDOWED_ABI__, which its
 // port defines); what every board shares is ci/mcu/board.c, which says what it is for. The ports

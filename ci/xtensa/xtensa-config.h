@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lx106 core's configuration (the ESP8266's, as QEMU's `-cpu lx106` emulates it), for
  * libgcc's Xtensa assembly (lib1funcs.S, ieee754-sf.S, ieee754-df.S) built by
  * ci/xtensa_libgcc.py. GCC's own include/xtensa-config.h describes its default core (big-endian

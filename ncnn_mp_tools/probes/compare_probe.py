@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The MicroPython side of `make compare` (ncnn_mp_tools/compare.py runs it through device.py,
 # after CONFIG and probe_common.py): loads the model as a board would (weights in place), feeds
 # the host's input bytes, extracts every blob in the net's order through one Extractor (ncnn

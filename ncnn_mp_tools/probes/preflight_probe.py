@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The MicroPython side of `make preflight` (ncnn_mp_tools/preflight.py runs it through device.py,
 # after CONFIG and probe_common.py, on the Unix firmware or on the QEMU board, files in its ROMFS):
 # loads each model as a board would (weights in place), runs one extract of every output

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the device-side probes of `make preflight` and `make compare` share (device.py runs
 # `ROOT = ...`, `CONFIG = {...}`, this, then the probe): reading a file as a board does, and
 # loading a model as a board would, its weights in place.

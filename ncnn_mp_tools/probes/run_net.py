@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A model run on a Unix firmware for the CPython side (ncnn_mp_tools/convert.py's int8 check,
 # tests/test_mcu_models.py's references; not a probe of device.py: it takes arguments):
 #   micropython run_net.py PARAM BIN INPUT W H C IN.f32 OUTDIR OUT...

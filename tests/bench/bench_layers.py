@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a custom layer written in Python costs (make bench-layers).
 
 Prints, in one run:

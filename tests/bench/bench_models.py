@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Whole-model latency: ncnn_mp against the CPython `ncnn` wheel and native ncnn (make bench-models).
 
 For ncnn's benchmark networks (weightless, as benchncnn runs them; ../shared/models/bench),

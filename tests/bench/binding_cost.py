@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What ncnn_mp adds to ncnn's C API, in instructions (make bench-binding).
 
 Two costs, each the same work done by MicroPython through ncnn_mp and by a C program

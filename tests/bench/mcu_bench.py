@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MicroPython side of `make mcu-report` (tests/bench/mcu_report.py sends it to the QEMU
 # firmware): per model, what the extract costs in emulated instructions (QEMU -icount
 # shift=0: the board's time in ns is the instruction count), ncnn's C heap and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Where a real model's instructions go on a QEMU board, layer by layer (ncnn_mp_lib/netprofile.py's
 walk on the board, -icount: emulated instructions, less the walk's own cost per extract),
 summed by layer type; for the convolutions

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The microcontroller figures (make mcu-report): firmware size, memory and inference cost
 of ncnn_mp on the bare-metal QEMU firmwares, Cortex-M3 (MPS2-AN385), RISC-V rv32imac
 (virt), the hard-float Cortex-M4F (MPS2-AN386, qemu-m4f*), Xtensa lx106 and the ESP32's windowed

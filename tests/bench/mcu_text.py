@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What ncnn_mp's messages and optional parts cost in flash (make mcu-text): the Cortex-M3
 board's firmware (profile qemu) built with each error-text mode and with each of
 ncnn_mp/config.h's switches off, its text and the binding's share of it (from the linker

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Detectors the kernels were not tuned on, measured on the boards as `make mcu-report` measures
 RetinaFace and NanoDet-m: ncnn's benchmark structures yolo-fastest-1.1 and FastestDet
 (../shared/models/bench: structures without weights) given seeded random weights, quantized with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A model's multiply-accumulates per extract, as the MCU issue counts them: Convolution and
 ConvolutionDepthWise: weights x output w x h; InnerProduct: weights x rows (1, or a 2-D
 input's h); Deconvolution(DepthWise): weights x input w x h. Blob shapes from extracting

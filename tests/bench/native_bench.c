@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reference for bench_models.py and binding_cost.py: the same extract loop as the
 // MicroPython and CPython runs, in C against the very libncnn.a the firmware links
 // (ncnn's C API).

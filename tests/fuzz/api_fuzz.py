@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """API sequence fuzzer: random sequences of ncnn_mp's public calls, with random arguments,
 on the Unix firmware. Every call must end in a result or a Python exception, every
 sequence must leave no custom layer alive once its objects are dropped, and the heap must

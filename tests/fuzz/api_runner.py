@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The MicroPython side of the API fuzzer: runs sequences of public calls with the
 # arguments tests/fuzz/api_fuzz.py generated from ncnn_mp.pyi, and custom layers whose
 # methods raise, return the wrong thing, keep what they were lent, collect garbage or

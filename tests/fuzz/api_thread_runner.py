@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The MicroPython side of the API fuzzer's threaded mode (tests/fuzz/api_fuzz.py --threads N):
 # several _thread threads in one process (the Unix port has no GIL: they run at once) run
 # random sequences of extracts through Python custom layers, some on Nets of their own,

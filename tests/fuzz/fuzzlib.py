@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the fuzz drivers share: running one batch of cases in one MicroPython process,
 telling a crash or a hang from an ordinary end, and finding which case did it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The layer zoo (run by tests/test_layer_zoo.py on the Unix firmware, plain and under
 # valgrind): every layer type ncnn registers, made standalone, given its default parameters
 # and then random ones, weights from an endless reader of zeros, and forwards of 0 to 3

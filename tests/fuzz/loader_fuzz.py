@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Loader fuzzer: real models, mutated, through load_param / load_param_bin / load_model /
 extract on the Unix firmware. Every case must end in success or a Python exception, and a
 Net that saw a failure must still load the real model and give the right answer.

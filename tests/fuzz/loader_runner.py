@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The MicroPython side of the loader fuzzer: runs a batch of mutated models through
 # load_param / load_param_bin / load_model / extract, one case after another in this
 # one process (tests/fuzz/loader_fuzz.py writes the batch and reads the results).

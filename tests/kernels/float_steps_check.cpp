@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ncnn_mp/kernel_float.h against the hardware's float arithmetic (x86-64's SSE: IEEE 754
 // single precision, round to nearest even), bit for bit, on random operands of every class
 // (normal, subnormal, zero, infinity, NaN), on operands drawn to stress cancellation and

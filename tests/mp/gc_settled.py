@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Stores that outlast a collection another thread has in progress, for test code that runs
 # on the Unix port's threads without a GIL (no ncnn_mp here: tests/gc_store_race.py uses it
 # too).

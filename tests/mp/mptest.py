@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers the MicroPython-side test scripts share (not a test: no ncnn_mp_ prefix).
 import gc
 import os

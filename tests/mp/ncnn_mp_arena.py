@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Allocator(arena=size): every blob and workspace of an extract from one block reserved up front
 # (docs/usage.md#an-arena-of-fixed-size). The outputs are the default allocator's; the arena's
 # peak is what the extract needs of it, so an arena of exactly that size runs it again and one

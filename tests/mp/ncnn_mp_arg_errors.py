@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every public callable called wrongly: too many positional arguments, too few, an unknown
 # keyword, and (through the class) a wrong self. Each mistake raises with a message that
 # names the call ("Class.method: ", "Class(): ", "ncnn_mp.function: "); tests/test_errors.py

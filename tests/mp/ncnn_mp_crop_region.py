@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A Crop's region is checked against its input before ncnn crops: from its offsets and sizes,
 # its numpy-style starts/ends/axes, a reference blob's shape or the ints it holds, and its
 # expressions. Before, a region of no size (5=0, an offset past the end) was ncnn's -100, a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Custom layers written in Python: both forward styles, params and weights, several
 # blobs, replacing built-ins, and every way a layer can go wrong.
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Custom-layer lifetimes, after the CPython ncnn wheel's own tests: repeated nets, 20
 # live nets, re-registration, creators returning nothing, long type names, a Net dying
 # before or after its Extractors, and exceptions from destroy_pipeline.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Stress: many extracts through several Python layers, hundreds of registered types,
 # garbage collection inside callbacks; neither ncnn_mp's held layers nor the heap grow.
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A custom layer whose forward_inplace is @micropython.viper code over memoryview(blob).
 from mptest import require
 

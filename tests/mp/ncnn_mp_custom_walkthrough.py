@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The custom-layer walkthrough in examples/ runs and computes what it says.
 from mptest import require
 

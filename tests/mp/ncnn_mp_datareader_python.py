@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # DataReader subclasses written in Python (read(n)): params and weights streamed from a
 # file, a BytesIO-like object or odd-sized chunks load the same net as a path or buffer does,
 # byte for byte; every misbehaving reader fails its load with its own exception, and the

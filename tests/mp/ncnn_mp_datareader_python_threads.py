@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One Python DataReader read by loads in two threads at once, and a reader per thread:
 # no crash; each thread's own reader loads the model right, the shared one whatever bytes
 # its thread got (each fails or loads).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Mats derived from other Mats: which allocator a result holds, views of Mats ncnn lends
 # a custom layer (they expire with it), and Mats over buffers that moved (issue 11).
 import gc

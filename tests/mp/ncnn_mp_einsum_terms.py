@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An Einsum's inputs are checked against its terms: ncnn indexes each input by its term's
 # letters, a dim each, with each letter's extent from the last input that has it, and its
 # trace (ii) reads a matrix's diagonal. An input with more dims than its term has letters was

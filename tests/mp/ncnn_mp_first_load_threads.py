@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Four threads make their first Net load at the same moment. The load reads the C heap in use
 # (mallinfo2 on glibc); on a firmware whose malloc is not glibc's (AddressSanitizer's) that is
 # glibc's first malloc call, and glibc starts its malloc without a lock: two threads at once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shape guard: a blob that does not fit a layer's weights is refused with a ValueError
 # naming the layer before ncnn reads past the weights (a Convolution given more channels
 # than it was made for, an InnerProduct given a bigger image, a Concat of misfitting

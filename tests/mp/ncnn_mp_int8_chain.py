@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # int8 between layers (docs/models.md "int8 between layers"; quantize_int8.py --chain): a Convolution
 # with int8_scale_term > 100 writes int8, which ReLU, max and average Pooling, Concat, Slice, ShuffleChannel,
 # Crop, Interp, Reshape and Permute pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass

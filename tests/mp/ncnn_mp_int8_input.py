@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A camera frame straight to a model's int8 input (Mat.from_pixels_int8, Net.input_int8_scale,
 # docs/usage.md#camera-frames-to-int8): for every frame format, with and without mean and norm,
 # the int8 Mat made from the frame gives the net exactly the outputs the float path gives

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An Interp whose parameters give an output of no size (a negative or NaN scale, a negative
 # output_width) made ncnn allocate an array of negative length: std::bad_array_new_length on
 # the desktop, which ended the process (terminate, SIGABRT) from extract and from a standalone

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ncnn_mp's own kernels (NCNN_MP_KERNELS: ncnn_mp/kernels.h) against ncnn's layers, case by
 # case: the same layer, parameters, weights and input run inside a Net (where ncnn_mp's
 # Net makes its kernel) and standalone (Layer(type): ncnn's own layer). Random shapes,

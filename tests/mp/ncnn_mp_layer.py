@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Layer on its own: built-in types by name and index, params and weights through
 # ParamDict and ModelBin, one and several blobs, in place; and every misuse.
 import struct

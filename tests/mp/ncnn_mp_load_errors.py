@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A load that fails in one layer names that layer: ncnn's own load_param refusing a layer's
 # parameters (an axis out of range), a layer's load_model failing (weights that ran out), the
 # shape guard refusing a layer's weights (int8 without scales; the boards' ncnn has no Embed, whose

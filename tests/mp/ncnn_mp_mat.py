@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Mat: shapes, properties, data access, copies and reshapes.
 import array
 import struct

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Camera frames and screens: from_pixels, from_pixels_resize and to_pixels for RGB565 (both
 # byte orders), YUYV, NV12 and NV21 into RGB, BGR and GRAY Mats and back, the plain formats
 # through the same path where ncnn has no pixel code (the boards), and every bad argument.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Mat: every misuse raises a clear exception, and the process stays healthy.
 import gc
 import struct

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Mat and images: pixels in and out, borders, drawing; and every bad argument.
 import struct
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A MultiHeadAttention's key, value, mask and kv cache are checked against its parameters and
 # its query: ncnn read key and value rows kdim and vdim wide and as many value rows as key rows
 # unchecked (past a narrower or shorter blob), added a mask narrower or shorter than the scores

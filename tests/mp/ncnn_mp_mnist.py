@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The team's MNIST CNN (../shared/models/mnist) with a Python layer in front of it: the
 # layer scales raw 0..255 pixels to 0..1 in place, then ncnn's convolutions classify.
 import ncnn_mp

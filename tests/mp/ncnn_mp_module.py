@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The module's first slice: version and what the firmware's ncnn was built with.
 import ncnn_mp
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Net and Extractor on the project's digits model: loading every way, inference, lifetimes.
 import gc
 

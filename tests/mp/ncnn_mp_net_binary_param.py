@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A net loaded from a binary param (.param.bin) has blob numbers but no blob names.
 import struct
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Net, Extractor, DataReader, Option, Allocator: every misuse raises, the Net stays usable.
 import gc
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An ncnn built with NCNN_STRING=OFF and a few layers only (the qemu-nostring profile):
 # what needs names, files or a left-out layer raises NotImplementedError naming the
 # missing option; the rest works by index (see ncnn_mp_param_bin.py for inference).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Option and Allocator: every flag, the thread count, allocators, views of a Net's option.
 import gc
 

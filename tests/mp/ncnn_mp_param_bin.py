@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Binary params (what an NCNN_STRING=OFF build reads): load_param_bin, the custom layer
 # registered by type index, blobs fed and read by index. Same results on every build.
 import ncnn_mp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What ncnn takes for granted while it runs a net, checked by ncnn_mp instead of crashing:
 # blobs freed by lightmode, custom layers calling back into their own net, blob counts.
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A Reshape's output shape is checked against its input before ncnn resolves it: a -1 that
 # resolved to 0 made ncnn divide by zero (SIGFPE), and a reshape keeping the channels set the
 # Mat's w and h unchecked (a larger plane read past each channel). Now a ValueError names the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # RotaryEmbed reads row i of its cos and sin tables (inputs 1 and 2) for every position i of its
 # input, half the input's width of each (or all of it where the cos table is that wide): ncnn
 # reads them unchecked, past a table narrower or shorter than that. Refused now naming the

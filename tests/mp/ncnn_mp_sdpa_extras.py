@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # SDPA's mask (attn_mask, 5=1: a fourth input added to each head's scores) and kv cache
 # (kv_cache, 7=1: past key and value copied whole into caches of the current key's and value's
 # shape) are checked against the query and keys: ncnn read a mask narrower or shorter than the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shape expressions of Interp (param 9) and Reshape (param 6) are evaluated as ncnn
 # evaluates them, checked, and their sizes go through the same rules as sizes from parameters:
 # ncnn took the top of an empty stack for a malformed expression (an operator short of its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Spectrogram, InverseSpectrogram, Unfold and Fold size their output from their parameters and
 # the input, which ncnn does not check against each other (found by the layer zoo under valgrind,
 # issue 31, and by reading the others' sources): a Spectrogram whose row is shorter than its n_fft (center off) read a frame past

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A Slice cut at explicit indices (param 2; its axis, param 1) is checked against its input
 # and its outputs before ncnn cuts: as many outputs as indices and one, or fewer (the indices
 # past them unread); each piece, from where the last one ended to its index (from the end if

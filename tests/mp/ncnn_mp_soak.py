@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Creating and dropping 10,000 Nets, Mats and Extractors leaves the heap and the process as they were.
 import gc
 

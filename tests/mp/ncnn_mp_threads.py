@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Threads (issue 11): several threads extracting at once through Python layers, on their
 # own Nets and on one shared Net (each with its own Extractor, ncnn's own pattern), some
 # layers raising; gc.collect() in another thread; a net cleared and reloaded while others

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Round two of "no crash": an object a call leans on is held for the whole call (its close()
 # refused meanwhile, with one RuntimeError), what ncnn will read is checked before it reads,
 # and a standalone forward gets the blob counts its layer reads. Each case crashed, or read

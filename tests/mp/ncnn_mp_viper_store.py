@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Viper stores with a constant index (`out[1] = v`) through ptr8, ptr16 and ptr32, as a viper
 # custom layer or decoder writes its outputs. MicroPython 1.25's Xtensa emitter (the ESP8266's
 # and, as Xtensawin, the ESP32's and ESP32-S3's) stored the wrong register for a constant index

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Weights in place: Net.load_model(buf, copy=False) leaves the weights where they lie (a
 # ROMFS file in the board's flash on the MCU, bytes here), reads no byte past the buffer,
 # keeps the buffer alive while layers point into it, and refuses what it cannot keep safely.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Soak (make soak SECONDS=1800): the mixed workload of soak_workload.py in one
 MicroPython process for a given time, printing the process's RSS and the MicroPython heap
 (after a full collection) at every interval, then whether they stayed flat.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MicroPython side of `make soak` (tests/soak/soak.py runs it): a mixed workload for a
 # given number of seconds, printing one line of figures every interval. Per round: the
 # digits model loaded from text and from binary params, extracts through several Python

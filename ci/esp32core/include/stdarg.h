@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stdarg.h of the esp32core board, found before clang's own (ci/esp32core/bin/xtensa-esp32-clang).
  *
  * Clang 22 lowers Xtensa varargs wrong (its backend's XtensaISelLowering). Its va_list is the

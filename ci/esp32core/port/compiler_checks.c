@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Module `compiler_checks` of the esp32core board: C code that goes wrong on this core when one of
 // the build's workarounds for clang 22 is missing, for tests/test_esp32core.py to call and compare
 // with what CPython computes. Each function names what it guards:

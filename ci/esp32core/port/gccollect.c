@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The garbage collector's root scan on a windowed Xtensa core (the ESP32's; MicroPython's esp32
 // port does the same). A frame's registers live in the core's register file until a window
 // overflow spills them to the stack: the pointers a caller of gc_collect holds in a0..a15 of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MicroPython's configuration for the esp32core board: ports/qemu's (the other QEMU boards'
 // port), with what MicroPython's own ESP32 port does on this core:
 // - the `xtensawin` native emitter (viper, @micropython.native: entry/callx8/retw code);

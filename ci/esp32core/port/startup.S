@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up and exception vectors of the esp32core board (QEMU's sim machine, de233_fpu core:
  * windowed registers, FPU), in place of what an ESP32's ROM and ESP-IDF do. Why each part:
  * - .reset: the sim machine starts the core at its reset vector, 0xfe000000 (the start of its

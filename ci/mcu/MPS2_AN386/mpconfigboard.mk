@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MicroPython's ports/qemu board definition for the MPS2-AN386 (Cortex-M4F), which the
 # pinned MicroPython does not have: its MPS2_AN385 (same memory map, UART and timers) with
 # the Cortex-M4's CPU flags and the FPv4-SP FPU, hard-float ABI. The profile qemu-m4f

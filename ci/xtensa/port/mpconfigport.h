@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MicroPython's configuration for the Xtensa sim board: ports/qemu's (the other QEMU boards'
 // port), with the Xtensa native emitter (viper, @micropython.native) and inline Xtensa
 // assembly, which ports/qemu only turns on for ARM and RISC-V. The lx106 core runs the call0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Xtensa sim boards' side of MicroPython's ports/qemu (whose main.c, mphalport.c and
 // modmachine.c these ports build; ci/xtensa/port/Makefile, and ci/esp32core/port/Makefile for the
 // windowed core, which builds this file too): what the port's other boards get

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up and exception vectors of the Xtensa sim board (lx106, call0 ABI), in place of what
  * an ESP8266's ROM and SDK do. Why each part:
  * - .reset: QEMU starts the core at the lx106 reset vector, 0x50000000, after loading the ELF

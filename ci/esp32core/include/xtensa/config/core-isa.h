@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ESP32's core as the esp32core board runs it (QEMU's de233_fpu), in the Xtensa configuration
  * header's terms (XCHAL_*), for the assembly that asks: libgcc's (lib1funcs.S, ieee754-sf.S,
  * ieee754-df.S, built by ci/xtensa_libgcc.py as its xtensa-config.h) and picolibc's (setjmp.S,
