@@ -4,9 +4,12 @@
 dist/ncnn_mp-<version>/ (the version: pyproject.toml's [project]) holds
 
     firmware/unix/micropython          the Unix firmware (x86_64 Linux)
+    firmware/unix-kernels/micropython  the same with ncnn_mp's kernels (the boards' arithmetic, int8
+                                       between layers: what `ncnn-mp model` checks an int8 model on)
     firmware/<board>/firmware.elf      the QEMU boards' firmwares (qemu, qemu-m4f, rv32, xtensa),
-                                       as ci/qemu.py runs them (-kernel), ncnn_mp_lib frozen in
-    tools/ncnn_mp_tools-<version>.tar.gz   the desktop tools (python3 -m ncnn_mp_tools.<tool>)
+                                       as ncnn_mp_tools/qemu.py runs them (-kernel), ncnn_mp_lib frozen in
+    tools/ncnn_mp_tools-<version>-py3-none-any.whl   the desktop tools: pip install it, then `ncnn-mp`
+                                       (which reads this folder's manifest: --dist FOLDER --board NAME)
     python/                            ncnn_mp_lib: sources, package.json, .mpy per architecture,
                                        mip indexes (ci/package.py)
     manifest.json                      what each file is: profile, ncnn version and options,
@@ -19,21 +22,19 @@ dist/ncnn_mp-<version>/ (the version: pyproject.toml's [project]) holds
 from __future__ import annotations
 
 import ast
-import io
 import json
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 from typing import Any
 
-from ci.common import PINS, REPO, fail, profile, say, sha256_of
+from ci.common import BUILD, PINS, REPO, fail, profile, say, sha256_of
 from ci.package import firmware_mpy, loads, version, write_python
 
 DIST = REPO / "dist"
 # The firmwares a user takes: the Unix port's and the boards the README presents.
-PROFILES = ("unix", "qemu", "qemu-m4f", "rv32", "xtensa")
+PROFILES = ("unix", "unix-kernels", "qemu", "qemu-m4f", "rv32", "xtensa")
 # What a firmware is asked when it is packed: its ncnn's switches and the .mpy it loads.
 PROBE = "import ncnn_mp, sys\nprint(repr(ncnn_mp.build_info()))\nprint(sys.implementation._mpy)\n"
 
@@ -68,50 +69,47 @@ def firmware_info(name: str, fw: Path) -> dict[str, Any]:
         "build_info": switches, "make_vars": prof.get("make_vars", []),
         "frozen": prof.get("frozen", []), **firmware_mpy(mpy),
     }
-    if "qemu_system" in prof:
+    if "qemu_system" in prof:  # (how ncnn_mp_tools/qemu.py's Board.of runs it)
         info["qemu"] = [prof["qemu_system"], *prof["qemu_args"]]
+        info["board"] = {k: prof[k] for k in ("qemu_system", "qemu_args", "qemu_console", "qemu_icount", "romfs_address")
+                         if k in prof}
+    if "ncnn_arch" in prof:  # (the layer code its ncnn has: what ncnn_mp_tools/layers.py's table is read for)
+        info["ncnn_arch"] = prof["ncnn_arch"]
     if "mpy_arch" in prof and not loads(info["arch"], prof["mpy_arch"]):
         fail(f"profile {name}'s mpy_arch is {prof['mpy_arch']}, which its firmware ({info['arch']}) does not load",
              "correct mpy_arch in ci/profiles.toml")
     return info
 
 
-def tools_tarball(dest: Path, v: str) -> dict[str, Any]:
-    """ncnn_mp_tools as a tarball to unpack and run with `python3 -m ncnn_mp_tools.<tool>`; the
-    tools that import the build (ci/: preflight, compare, layers) need the checkout instead."""
-    files = sorted(p for p in (REPO / "ncnn_mp_tools").rglob("*")
-                   if p.is_file() and "__pycache__" not in p.parts)
-    with open(dest, "wb") as raw:
-        # Reproducible: fixed times, owners and order (gzip's own header time too).
-        import gzip
-
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
-            for p in files:
-                data = p.read_bytes()
-                ti = tarfile.TarInfo(str(p.relative_to(REPO)))
-                ti.size, ti.mtime, ti.mode = len(data), 0, 0o644
-                tar.addfile(ti, io.BytesIO(data))
-    needs_ci = sorted(p.stem for p in files if p.suffix == ".py" and p.parent.name == "ncnn_mp_tools"
-                      and _imports_ci(p, files))
-    standalone = sorted(p.stem for p in files if p.suffix == ".py" and p.parent.name == "ncnn_mp_tools"
-                        and p.stem not in needs_ci and not p.stem.startswith("_"))
-    return {"kind": "tools", "version": v, "files": [str(p.relative_to(REPO)) for p in files],
-            "standalone": standalone, "need_the_checkout": needs_ci}
+# What the tools' wheel is built from (pyproject.toml's [project] and [tool.setuptools] say what goes in).
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "THIRD_PARTY_NOTICES.md", "ncnn_mp_tools")
 
 
-def _imports_ci(path: Path, files: list[Path], seen: frozenset[Path] = frozenset()) -> bool:
-    """Does the module import ci (the build), itself or through another ncnn_mp_tools module?"""
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        for n in names:
-            if n == "ci" or n.startswith("ci."):
-                return True
-            if n.startswith("ncnn_mp_tools."):
-                dep = REPO / (n.replace(".", "/") + ".py")
-                if dep in files and dep not in seen and _imports_ci(dep, files, seen | {path}):
-                    return True
-    return False
+def tools_wheel(folder: Path, v: str) -> tuple[Path, dict[str, Any]]:
+    """ncnn_mp_tools as a wheel, built by setuptools (the venv's, pinned) from a copy of what it is
+    made of (nothing written into the checkout), its files' times fixed (SOURCE_DATE_EPOCH)."""
+    import tempfile
+    import zipfile
+
+    from ci.common import run
+    from ci.testenv import venv_python
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        for name in WHEEL_SOURCES:
+            if (REPO / name).is_dir():
+                shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(REPO / name, src / name)
+        run([venv_python(), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", folder, src],
+            "building the tools' wheel failed", "see the log", log=BUILD / "wheel.log",
+            env=dict(os.environ, SOURCE_DATE_EPOCH="315532800"))
+    (wheel,) = folder.glob(f"ncnn_mp_tools-{v}-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    return wheel, {"kind": "tools", "version": v, "files": len(names),
+                   "command": "ncnn-mp", "install": f"pip install {wheel.name}"}
 
 
 def licence_files() -> dict[str, tuple[str, Path]]:
@@ -159,9 +157,8 @@ def write_dist(firmwares: dict[str, Path] | None = None, root: Path | None = Non
         dest.parent.mkdir(parents=True)
         shutil.copy2(fw, dest)
         files[str(dest.relative_to(out))] = firmware_info(name, fw)
-    tools = out / "tools" / f"ncnn_mp_tools-{v}.tar.gz"
-    tools.parent.mkdir()
-    files[str(tools.relative_to(out))] = tools_tarball(tools, v)
+    tools, info = tools_wheel(out / "tools", v)
+    files[str(tools.relative_to(out))] = info
     archs = sorted({str(profile(name)["mpy_arch"]) for name in PROFILES})
     for path, info in write_python(out / "python", archs, mpy_cross()).items():
         files[f"python/{path}"] = info

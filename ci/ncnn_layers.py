@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which ncnn layers create which, read from the pinned ncnn source: the table the tools ship
 (ncnn_mp_tools/ncnn_layers.json, which ncnn_mp_tools/layers.py reads to tell what a model needs).
 

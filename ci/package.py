@@ -98,9 +98,21 @@ def short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:HASH_LENGTH]
 
 
-def package_json(targets: list[str], v: str) -> dict[str, Any]:
-    """mip's URL form: each file by a URL relative to the package.json (mip 0.4 and mpremote take those)."""
-    return {"urls": [[t, t] for t in targets], "deps": [], "version": v}
+def package_json(targets: list[str], v: str, base: str = "") -> dict[str, Any]:
+    """mip's URL form: each file by a URL relative to the package.json (mip 0.4 and mpremote take
+    those); `base`: the part of each target the package.json's own folder is (its files beside it)."""
+    return {"urls": [[t, t.removeprefix(base)] for t in targets], "deps": [], "version": v}
+
+
+# ncnn_mp_lib/package.json, committed beside the package's files: what mip's github: form reads
+# (`mpremote mip install github:OWNER/REPO/ncnn_mp_lib`), each file by its name beside it.
+COMMITTED = PACKAGE / "package.json"
+
+
+def committed_package_json() -> str:
+    """COMMITTED as it must read (tests/test_dist.py checks it; `python3 -m ci.package` writes it)."""
+    targets = [f"{NAME}/{src.name}" for src in sources()]
+    return json.dumps(package_json(targets, version(), base=f"{NAME}/"), indent=1) + "\n"
 
 
 def write_index(root: Path, files: dict[str, bytes], mpy_version: str, v: str) -> None:
@@ -157,3 +169,8 @@ def write_python(out: Path, archs: list[str], mpy_cross: Path) -> dict[str, dict
                 info[str(path.relative_to(out))] = {"kind": "mip index", "package": NAME, "version": v,
                                                     "for_arch": arch}
     return info
+
+
+if __name__ == "__main__":
+    COMMITTED.write_text(committed_package_json())
+    print(COMMITTED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`ncnn-mp`: ncnn_mp's desktop tools, one command (installed with the ncnn_mp_tools package).
 
     ncnn-mp model      an ONNX (or ncnn) model to a board: fp32 and int8 files, checked, preflight, ROMFS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How the tools fail and report: one line naming what failed and what to do (SetupError), and
 progress lines. The build harness (ci/) uses the same."""
 

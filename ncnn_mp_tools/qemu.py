@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running a MicroPython script on a QEMU (bare-metal) firmware: one of ncnn_mp's boards.
 
 The Cortex-M3 board, the Cortex-M4F, the RISC-V one, the Xtensa ones; a Board says which

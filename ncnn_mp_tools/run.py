@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`ncnn-mp run` (`make run`): a MicroPython script on a firmware: the Unix one as a program, a
 board's under QEMU with a ROMFS image (or a folder, packed) in its flash at /rom.
 

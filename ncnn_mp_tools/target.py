@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A firmware the tools run models on: the Unix port's (a program) or a board's (under QEMU), and
 what it was built with.
 

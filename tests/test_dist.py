@@ -83,10 +83,9 @@ class Served:
     requests: list[tuple[str, int]]
 
 
-@pytest.fixture(scope="module")
-def served(package: Path) -> Iterator[Served]:
-    """The package folder served over HTTP on 127.0.0.1 (a port the system picks) while the
-    tests of this module run, and for 10 minutes at most."""
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[Served]:
+    """`folder` served over HTTP on 127.0.0.1 (a port the system picks), for 10 minutes at most."""
     asked: list[tuple[str, int]] = []
 
     class Handler(http.server.SimpleHTTPRequestHandler):
@@ -96,7 +95,7 @@ def served(package: Path) -> Iterator[Served]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(package)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     deadline = threading.Timer(600, server.shutdown)
     deadline.start()
@@ -106,6 +105,13 @@ def served(package: Path) -> Iterator[Served]:
         deadline.cancel()
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def served(package: Path) -> Iterator[Served]:
+    """The package folder served while the tests of this module run."""
+    with serving(package) as s:
+        yield s
 
 
 def mip_install(micropython: MicroPython, target: Path, *args: str) -> tuple[str, Exception | None]:
@@ -232,6 +238,26 @@ def test_mpremote_mip_installs_sources_and_from_package_json(micropython: MicroP
         out, err = mip_install(micropython, lib, url)
         assert err is None and out.splitlines()[-1] == "Done", out + repr(err)
         decoded(run_installed(micropython, lib), suffix)
+
+
+def test_committed_package_json_is_current() -> None:
+    """ncnn_mp_lib/package.json (what `mpremote mip install github:OWNER/REPO/ncnn_mp_lib` reads)
+    lists every file of the package beside it, at the project's version: regenerate it with
+    `python3 -m ci.package` after adding a module."""
+    from ci.package import COMMITTED, committed_package_json
+
+    assert COMMITTED.read_text() == committed_package_json(), "stale: run python3 -m ci.package"
+
+
+def test_mip_installs_from_the_committed_package_json(micropython: MicroPython, tmp_path: Path) -> None:
+    """The checkout served as a repository host serves it (its files at their paths): mip takes
+    ncnn_mp_lib/package.json's relative URLs beside it, and the installed package decodes."""
+    with serving(REPO) as s:
+        out, err = mip_install(micropython, tmp_path / "lib", f"{s.url}/{NAME}/package.json")
+        asked = [p for p, _ in s.requests]
+    assert err is None and out.splitlines()[-1] == "Done", out + repr(err)
+    assert asked == [f"/{NAME}/package.json", *(f"/{NAME}/{p.name}" for p in sources())], asked
+    decoded(run_installed(micropython, tmp_path / "lib"), ".py")
 
 
 def test_mpremote_mip_failures_are_clear(micropython: MicroPython, served: Served, tmp_path: Path) -> None:

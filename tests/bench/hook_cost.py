@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What Extractor.extract's hook costs on a QEMU board (-icount: emulated instructions): one
 extract of a real model without a hook, with a hook that does nothing, and with one that counts
 the layers and keeps the last name (a progress display's work); the difference over the calls

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Extractor.extract(blob, hook=f): f(index, name, type, count) before each layer the shape guard
 # checks; what f raises stops the extract and comes out of it, the Extractor and the Net usable.
 import gc

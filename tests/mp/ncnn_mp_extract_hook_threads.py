@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Extractor.extract's hook in threads: each extract's hook is called in the thread that runs
 # it, for its own layers only, while other threads extract from the same Net with hooks of
 # their own or none; a cancel in one thread stops that thread's extract only.
