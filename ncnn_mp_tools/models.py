@@ -170,7 +170,7 @@ def listing(cache_dir: Path = DEFAULT_CACHE, pins: Path = PINS) -> str:
     for m in models(pins).values():
         here = sum(is_cached(Path(cache_dir) / m.name / p.name, p) for p in m.files)
         state = "cached" if here == len(m.files) else f"{here}/{len(m.files)} files cached" if here else "not cached"
-        lines.append(f"{m.name:<11} {m.size / 1e6:5.2f} MB  {state:<16} {m.title}\n"
+        lines.append(f"{m.name:<11} {m.size / 1e6:5.2f} MB  {state:<17} {m.title}\n"
                      f"{'':<11} licence: {m.licence}\n{'':<11} input: {m.input}")
     return "\n".join(lines) + "\n"
 

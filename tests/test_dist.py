@@ -15,17 +15,13 @@ the server binds 127.0.0.1 on a port the system picks.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import hashlib
-import http.server
 import io
 import json
 import os
 import re
 import socket
 import subprocess
-import threading
 from pathlib import Path
 from typing import Iterator
 from unittest import mock
@@ -34,7 +30,7 @@ import pytest
 
 from ci.common import profile
 from ci.package import NAME, firmware_mpy, loads, mpy_header, sources, version, write_python
-from conftest import REPO, MicroPython, QemuBoard
+from conftest import REPO, MicroPython, QemuBoard, Served, serve_folder
 
 # The archs the tests below install or import (make dist builds every profile's).
 ARCHS = ["x64", "armv7m", "rv32imc"]
@@ -75,36 +71,11 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@dataclasses.dataclass
-class Served:
-    """An HTTP server on 127.0.0.1: its URL, and the paths asked of it with their status."""
-    url: str
-    requests: list[tuple[str, int]]
-
-
 @pytest.fixture(scope="module")
 def served(package: Path) -> Iterator[Served]:
-    """The package folder served over HTTP on 127.0.0.1 (a port the system picks) while the
-    tests of this module run, and for 10 minutes at most."""
-    asked: list[tuple[str, int]] = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-            asked.append((self.path, int(code)))
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(package)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    deadline = threading.Timer(600, server.shutdown)
-    deadline.start()
-    try:
-        yield Served(f"http://127.0.0.1:{server.server_address[1]}", asked)
-    finally:
-        deadline.cancel()
-        server.shutdown()
-        server.server_close()
+    """The package folder served over HTTP on 127.0.0.1 while the tests of this module run."""
+    with serve_folder(package) as server:
+        yield server
 
 
 def mip_install(micropython: MicroPython, target: Path, *args: str) -> tuple[str, Exception | None]:
