@@ -13,7 +13,7 @@ TRIALS ?= 10
 
 export NCNN_MP_MODELS := $(MODELS)
 
-.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
+.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos models preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 help:
@@ -42,6 +42,8 @@ py:
 	@$(TOOL) py $(SCRIPT) $(ARGS)
 photos:
 	@$(TOOL) photos
+models:
+	@$(TOOL) models $(NAMES) $(if $(CACHE),--cache $(CACHE)) $(if $(MIRROR),--mirror $(MIRROR))
 # (MODELS here are the question, with their .bin files: the tools size the firmware to them themselves.)
 preflight:
 	@NCNN_MP_MODELS= $(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized) $(if $(FRAME),--frame $(FRAME))
