@@ -7,4 +7,5 @@
 - compare (make compare): a model on the firmware against the CPython ncnn wheel, blob by blob
 - layers: the ncnn layers a model needs, derived from ncnn's source (also sizes firmwares to models)
 - device: runs preflight's and compare's MicroPython probes (probes/) on a profile's firmware
+- models (make models): the published models the examples use, fetched by name, pinned by sha256 (models.toml)
 """
