@@ -15,7 +15,7 @@ TRIALS ?= 10
 # MODELS (the .param files a board's firmware is sized to) reach the build as an argument.
 SIZED_TO = $(if $(MODELS),--models "$(MODELS)")
 
-.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
+.PHONY: demo help test test-mcu sanitize fuzz-loader fuzz-api fuzz-zoo soak mcu-report mcu-text run py photos models preflight compare model bench-layers bench-models bench-binding dist firmware firmware-path ncnn ncnn-options venv
 demo:
 	@$(TOOL) demo --profile $(PROFILE)
 help:
@@ -44,6 +44,8 @@ py:
 	@$(TOOL) py $(SCRIPT) $(ARGS)
 photos:
 	@$(TOOL) photos
+models:
+	@$(TOOL) models $(NAMES) $(if $(CACHE),--cache $(CACHE)) $(if $(MIRROR),--mirror $(MIRROR))
 # (MODELS here are the question, with their .bin files: the tools size the firmware to them themselves.)
 preflight:
 	@$(TOOL) preflight --profile $(PROFILE) $(MODELS) $(SHAPES) $(if $(SIZED),--sized) $(if $(FRAME),--frame $(FRAME))

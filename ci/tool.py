@@ -48,6 +48,9 @@ COMMANDS = (
     Command("py", 'SCRIPT=f.py [ARGS="..."]',
             "run a CPython script of the checkout (tests/bench, tests/fuzz) in the test venv, with the tests' imports"),
     Command("photos", "", "scikit-image's photos as PPM files in build/photos, for the examples"),
+    Command("models", '[NAMES="squeezenet nanodet retinaface mnist"] [CACHE=dir] [MIRROR=url]',
+            "the published models the examples use, pinned by sha256 in ncnn_mp_tools/models.toml, into "
+            "~/.cache/ncnn_mp/models/NAME (no NAMES: all); prints their folders"),
     Command("preflight", 'MODELS="m.param m.bin" [SHAPES="data=160x160x3"] [SIZED=1] [FRAME=rgb565]',
             "will the models run on PROFILE's firmware: the layers they need, weights and memory, measured "
             "(on the firmware sized to them when PROFILE lacks a layer, or with SIZED=1); the arena an extract "
@@ -311,6 +314,9 @@ def run_command(name: str, profile: str, rest: list[str], heap: str | None, romf
         return subprocess.call([str(venv_python()), *rest], env=script_env())
     if name == "photos":
         return write_photos()
+    if name == "models":
+        from ncnn_mp_tools.models import main as models_main
+        return models_main(["fetch", *rest])
     if name == "preflight":
         from ci.device_tools import main as device_tools
         return device_tools([name, "--profile", profile, *rest])

@@ -19,7 +19,7 @@ from nanodet_detect import outputs
 from ncnn_mp_lib import nanodet
 from ncnn_mp_lib.png import write_png
 from ncnn_mp_lib.screen import draw_detections, rgb565
-from squeezenet_classify import read_ppm
+from squeezenet_classify import fetched, read_ppm
 
 Mat = ncnn_mp.Mat
 COLOURS = (rgb565(0, 255, 0), rgb565(0, 128, 255), rgb565(255, 128, 0), rgb565(255, 0, 255))
@@ -44,7 +44,7 @@ def detect(net: "ncnn_mp.Net", frame: "bytearray", fmt: int, w: int, h: int, sid
 
 
 def main(argv: "list[str]") -> None:
-    folder = argv[2] if len(argv) > 2 else "../shared/models/real"
+    folder = argv[2] if len(argv) > 2 else fetched("nanodet")
     fmt = Mat.PIXEL_RGB565 if len(argv) > 4 and argv[4] == "le" else Mat.PIXEL_RGB565_BE
     net = ncnn_mp.Net()
     net.load_param(folder + "/nanodet_m.param")

@@ -5,8 +5,10 @@
 
     MICROPYPATH=.frozen:. micropython -X heapsize=16M examples/frame_cost.py photo.ppm [models folder] [frames]
 
-Prints a table of medians over `frames` frames (default 5), in microseconds, ncnn on one
-thread; exits with status 1 if the viper and plain post-processing disagree on any frame.
+The models folder holds the three models' files (default: each model's folder in the cache
+`make models` fetches into). Prints a table of medians over `frames` frames (default 5), in
+microseconds, ncnn on one thread; exits with status 1 if the viper and plain post-processing
+disagree on any frame.
 """
 
 import sys
@@ -16,7 +18,7 @@ import ncnn_mp
 import retinaface_detect
 from ncnn_mp_lib import nanodet, retinaface
 import squeezenet_classify
-from squeezenet_classify import read_ppm
+from squeezenet_classify import fetched, read_ppm
 
 try:
     import time
@@ -88,12 +90,13 @@ def retinaface_frame(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, clock: "Cal
     return [t1 - t0, t2 - t1, t3 - t2, t4 - t3, plain, fast]
 
 
-MODELS = (("squeezenet_v1.1", "SqueezeNet v1.1 227x227", squeezenet_frame),
-          ("nanodet_m", "NanoDet-m 320 (letterbox)", nanodet_frame),
-          ("mnet.25-opt", "RetinaFace mnet.25 320x320", retinaface_frame))
+# (the files' name, the model's name for `make models`, the table's title, one frame)
+MODELS = (("squeezenet_v1.1", "squeezenet", "SqueezeNet v1.1 227x227", squeezenet_frame),
+          ("nanodet_m", "nanodet", "NanoDet-m 320 (letterbox)", nanodet_frame),
+          ("mnet.25-opt", "retinaface", "RetinaFace mnet.25 320x320", retinaface_frame))
 
 
-def run(folder: str, w: int, h: int, rgb: bytes, frames: int, clock: "Callable[[], int]") -> bool:
+def run(folder: "str | None", w: int, h: int, rgb: bytes, frames: int, clock: "Callable[[], int]") -> bool:
     """Prints the table; False if the two post-processing paths disagreed on a frame."""
     agree = True
 
@@ -102,8 +105,8 @@ def run(folder: str, w: int, h: int, rgb: bytes, frames: int, clock: "Callable[[
 
     print("| model | network | post-processing (Python) | post-processing (viper scan) | drawing | found |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name, title, frame in MODELS:
-        net = load(folder, name)
+    for name, fetched_as, title, frame in MODELS:
+        net = load(folder or fetched(fetched_as), name)  # (no folder: each model's in make models' cache)
         frame(net, w, h, rgb, clock)  # warm-up: ncnn's first extract allocates its pools
         times: "list[list[int]]" = [[], [], [], []]
         found = 0
@@ -121,7 +124,7 @@ def run(folder: str, w: int, h: int, rgb: bytes, frames: int, clock: "Callable[[
 
 
 def main(argv: "list[str]") -> None:
-    folder = argv[2] if len(argv) > 2 else "../shared/models/real"
+    folder = argv[2] if len(argv) > 2 else None
     frames = int(argv[3]) if len(argv) > 3 else 5
     w, h, rgb = read_ppm(argv[1])
     print("%s: %dx%d, medians of %d frames, microseconds" % (argv[1], w, h, frames))

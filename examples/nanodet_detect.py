@@ -4,7 +4,7 @@
     MICROPYPATH=.frozen:. micropython examples/nanodet_detect.py photo.ppm [models folder] [input side] [objects.png]
 
 The photo is a binary PPM (examples/squeezenet_classify.py reads it); the models folder holds
-nanodet_m.param/.bin (default ../shared/models/real). The photo is letterboxed as the model
+nanodet_m.param/.bin (default: `make models NAMES=nanodet`'s folder). The photo is letterboxed as the model
 expects (ncnn_mp_lib/nanodet.py): its longer side resized to `input side` pixels (default 320),
 padded with zeros to multiples of 32, BGR, normalised with the training's mean and scale.
 The objects found are printed in the photo's pixels; with a fourth argument they are also
@@ -22,7 +22,7 @@ except ImportError:  # MicroPython: the annotations are strings it never reads
 import ncnn_mp
 from ncnn_mp_lib import nanodet
 from ncnn_mp_lib.png import write_png
-from squeezenet_classify import read_ppm
+from squeezenet_classify import fetched, read_ppm
 
 # ncnn's colours are 0xAABBGGRR; one per class, cycling.
 COLOURS = (0x0000FF00, 0x00FF8000, 0x000080FF, 0x00FF00FF, 0x0000FFFF, 0x00FFFF00)
@@ -85,7 +85,7 @@ def draw(w: int, h: int, rgb: bytes, objects: "list[nanodet.Object]") -> bytearr
 
 
 def main(argv: "list[str]") -> None:
-    folder = argv[2] if len(argv) > 2 else "../shared/models/real"
+    folder = argv[2] if len(argv) > 2 else fetched("nanodet")
     side = int(argv[3]) if len(argv) > 3 else 320
     net = ncnn_mp.Net()
     net.load_param(folder + "/nanodet_m.param")

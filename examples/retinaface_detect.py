@@ -4,7 +4,7 @@
     MICROPYPATH=.frozen:. micropython examples/retinaface_detect.py photo.ppm [models folder] [input side] [faces.png]
 
 The photo is a binary PPM (examples/squeezenet_classify.py reads it); the models folder holds
-mnet.25-opt.param/.bin (default ../shared/models/real). The photo is resized to a square of
+mnet.25-opt.param/.bin (default: `make models NAMES=retinaface`'s folder). The photo is resized to a square of
 `input side` pixels (default 320; the network takes any size), fed as RGB without
 normalisation, and the faces found (ncnn_mp_lib/retinaface.py) are printed in the photo's pixels;
 with a fourth argument they are also drawn on the photo (ncnn's drawing functions: boxes in
@@ -21,7 +21,7 @@ except ImportError:  # MicroPython: the annotations are strings it never reads
 import ncnn_mp
 from ncnn_mp_lib import retinaface
 from ncnn_mp_lib.png import write_png
-from squeezenet_classify import read_ppm
+from squeezenet_classify import fetched, read_ppm
 
 GREEN, RED = 0x0000FF00, 0x000000FF  # ncnn's colours: 0xAABBGGRR
 
@@ -63,7 +63,7 @@ def detect(net: "ncnn_mp.Net", w: int, h: int, rgb: bytes, side: int) -> "list[r
 
 
 def main(argv: "list[str]") -> None:
-    folder = argv[2] if len(argv) > 2 else "../shared/models/real"
+    folder = argv[2] if len(argv) > 2 else fetched("retinaface")
     side = int(argv[3]) if len(argv) > 3 else 320
     net = ncnn_mp.Net()
     net.load_param(folder + "/mnet.25-opt.param")

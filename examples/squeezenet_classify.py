@@ -5,7 +5,7 @@
 
 The photo is a binary PPM (P6, 8-bit RGB: what `convert photo.jpg photo.ppm` or PIL's
 `Image.save("photo.ppm")` write). The models folder holds squeezenet_v1.1.param/.bin and
-synset_words.txt (default ../shared/models/real, beside this checkout). Preprocessing as the
+synset_words.txt (default: `make models NAMES=squeezenet`'s folder, ~/.cache/ncnn_mp/models/squeezenet). Preprocessing as the
 model was trained: resized to 227x227 by ncnn, RGB to BGR, the mean 104/117/123 subtracted.
 """
 
@@ -58,8 +58,16 @@ def top(probs: "array.array[float]", k: int = 5, fast: bool = True) -> "list[int
     return top_k(memoryview(probs), k, fast)
 
 
+def fetched(name: str) -> str:
+    """The folder `make models` fetches model `name` into (its default cache; `python3 -m
+    ncnn_mp_tools.models path NAME` prints it): the examples' default models folder."""
+    import os
+
+    return (os.getenv("HOME") or "") + "/.cache/ncnn_mp/models/" + name
+
+
 def main(argv: "list[str]") -> None:
-    folder = argv[2] if len(argv) > 2 else "../shared/models/real"
+    folder = argv[2] if len(argv) > 2 else fetched("squeezenet")
     with open(folder + "/synset_words.txt") as f:
         labels = [line.strip().split(" ", 1)[1] for line in f]
     net = ncnn_mp.Net()

@@ -13,6 +13,7 @@ writes), or `python3 -m ncnn_mp_tools.<module>`. They never import the build (ci
 - layers: the ncnn layers a model needs (ncnn_layers.json: read from ncnn's source by ci/ncnn_layers.py)
 - target, device, qemu: which firmware, running the probes (probes/) on it, QEMU's boards
 - errors: one-line failures
+- models: the published models the examples use, fetched by name, pinned by sha256 (models.toml; make models)
 """
 
 from __future__ import annotations

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -50,6 +55,38 @@ def shared_models_if_here(sub: str, *files: str) -> Path | None:
     if _shared_missing(sub, files) is not None and not os.environ.get("CI"):
         return None
     return shared_models(sub, *files)
+
+
+@dataclass
+class Served:
+    """An HTTP server on 127.0.0.1: its URL, and the paths asked of it with their status."""
+    url: str
+    requests: list[tuple[str, int]]
+
+
+@contextlib.contextmanager
+def serve_folder(folder: Path, limit: float = 600) -> Iterator[Served]:
+    """`folder` served over HTTP on 127.0.0.1 (a port the system picks) inside the `with`, and
+    for `limit` seconds at most (a test that hangs does not keep it forever)."""
+    asked: list[tuple[str, int]] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            asked.append((self.path, int(code)))
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    deadline = threading.Timer(limit, server.shutdown)
+    deadline.start()
+    try:
+        yield Served(f"http://127.0.0.1:{server.server_address[1]}", asked)
+    finally:
+        deadline.cancel()
+        server.shutdown()
+        server.server_close()
 
 
 @dataclass

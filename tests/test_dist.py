@@ -16,17 +16,13 @@ the server binds 127.0.0.1 on a port the system picks.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import hashlib
-import http.server
 import io
 import json
 import os
 import re
 import socket
 import subprocess
-import threading
 from pathlib import Path
 from typing import Iterator
 from unittest import mock
@@ -35,7 +31,7 @@ import pytest
 
 from ci.common import PINS, profile
 from ci.package import NAME, firmware_mpy, loads, mpy_header, sources, version, write_python
-from conftest import REPO, MicroPython, QemuBoard
+from conftest import REPO, MicroPython, QemuBoard, Served, serve_folder
 
 # The archs the tests below install or import (make dist builds every profile's).
 ARCHS = ["x64", "armv7m", "rv32imc"]
@@ -76,42 +72,11 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@dataclasses.dataclass
-class Served:
-    """An HTTP server on 127.0.0.1: its URL, and the paths asked of it with their status."""
-    url: str
-    requests: list[tuple[str, int]]
-
-
-@contextlib.contextmanager
-def serving(folder: Path) -> Iterator[Served]:
-    """`folder` served over HTTP on 127.0.0.1 (a port the system picks), for 10 minutes at most."""
-    asked: list[tuple[str, int]] = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-            asked.append((self.path, int(code)))
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    deadline = threading.Timer(600, server.shutdown)
-    deadline.start()
-    try:
-        yield Served(f"http://127.0.0.1:{server.server_address[1]}", asked)
-    finally:
-        deadline.cancel()
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def served(package: Path) -> Iterator[Served]:
-    """The package folder served while the tests of this module run."""
-    with serving(package) as s:
-        yield s
+    """The package folder served over HTTP on 127.0.0.1 while the tests of this module run."""
+    with serve_folder(package) as server:
+        yield server
 
 
 def mip_install(micropython: MicroPython, target: Path, *args: str) -> tuple[str, Exception | None]:
@@ -252,7 +217,7 @@ def test_committed_package_json_is_current() -> None:
 def test_mip_installs_from_the_committed_package_json(micropython: MicroPython, tmp_path: Path) -> None:
     """The checkout served as a repository host serves it (its files at their paths): mip takes
     ncnn_mp_lib/package.json's relative URLs beside it, and the installed package decodes."""
-    with serving(REPO) as s:
+    with serve_folder(REPO) as s:
         out, err = mip_install(micropython, tmp_path / "lib", f"{s.url}/{NAME}/package.json")
         asked = [p for p, _ in s.requests]
     assert err is None and out.splitlines()[-1] == "Done", out + repr(err)

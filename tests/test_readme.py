@@ -12,6 +12,7 @@ import ast
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, MicroPython, shared_models
+from conftest import REPO, MicroPython, serve_folder, shared_models
 
 README = REPO / "README.md"
 MAX_LINES = 250
@@ -173,6 +174,7 @@ RUN_HERE: dict[str, str] = {
     "make firmware-path": "test_make_firmware_path",
     "make help": "test_make_help",
     "make photos": "test_photo_example",
+    "make models": "test_photo_example",
     "make run SCRIPT=examples/retinaface_detect.py": "test_photo_example",
     "make model PROFILE=qemu": "test_model_on_a_board",
     "make run PROFILE=qemu": "test_model_on_a_board",
@@ -243,14 +245,29 @@ def test_make_demo() -> None:
     assert matches_shown(p.stdout, want), f"make demo printed:\n{p.stdout}\nthe README shows:\n" + "\n".join(want)
 
 
-def test_photo_example(tmp_path: Path) -> None:
-    """`make photos` and RetinaFace on the astronaut, as the README shows them."""
+def test_photo_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make photos`, `make models` and RetinaFace on the astronaut, as the README shows them;
+    the model fetched from a mirror of the team's copy on 127.0.0.1 into a cache of the test's
+    own (CACHE=, MIRROR=: the same pins; tests/test_models_fetch.py tests the fetching)."""
     real = shared_models("real", "mnet.25-opt.param", "mnet.25-opt.bin")
     p = run_shown(shown("make photos"))
     assert p.returncode == 0, p.stderr
     assert (REPO / "build" / "photos" / "astronaut.ppm").exists()
+    (tmp_path / "mirror" / "retinaface").mkdir(parents=True)
+    for name in ("mnet.25-opt.param", "mnet.25-opt.bin"):
+        shutil.copyfile(real / name, tmp_path / "mirror" / "retinaface" / name)
+    cache = tmp_path / "cache"
+    for var in ("no_proxy", "NO_PROXY"):  # (urllib would send 127.0.0.1 through a proxy the environment names)
+        monkeypatch.setenv(var, "127.0.0.1")
+    with serve_folder(tmp_path / "mirror") as mirror:
+        p = run_shown(f"{shown('make models')} CACHE={cache} MIRROR={mirror.url}")
+    assert p.returncode == 0 and p.stdout.splitlines()[-1] == str(cache / "retinaface"), p.stdout + p.stderr
     command = shown("make run SCRIPT=examples/retinaface_detect.py")
-    p = run_shown(command, {"../shared/models/real": str(real), "build/faces.png": str(tmp_path / "faces.png")})
+    (path_command,) = re.findall(r"\$\((python3 -m ncnn_mp_tools\.models path \w+)\)", command)
+    p = run_shown(f"{path_command} --cache {cache}")
+    assert p.returncode == 0, p.stderr
+    folder = p.stdout.strip()
+    p = run_shown(command, {f"$({path_command})": folder, "build/faces.png": str(tmp_path / "faces.png")})
     assert p.returncode == 0, p.stdout + p.stderr
     want = output_after(command)
     assert want and matches_shown(p.stdout, want), f"it printed:\n{p.stdout}\nthe README shows:\n" + "\n".join(want or [])
