@@ -97,6 +97,7 @@ def tools_wheel(folder: Path, v: str) -> tuple[Path, dict[str, Any]]:
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
+        src.mkdir()
         for name in WHEEL_SOURCES:
             if (REPO / name).is_dir():
                 shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))

@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Iterator
 from unittest import mock
@@ -337,20 +338,28 @@ def test_dist_licences(tmp_path: Path) -> None:
     assert files["micropython-LICENSE"]["of"] == f"MicroPython {PINS['micropython']['version']}"
 
 
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`make dist DIST=...` once for the module (the boards' firmwares built by the other tests,
+    brought up to date here): the folder it wrote."""
+    root = tmp_path_factory.mktemp("dist")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    p = subprocess.run(["make", "-s", "dist", f"DIST={root}"], cwd=REPO, capture_output=True, text=True,
+                       env=env, timeout=1800)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = root / f"ncnn_mp-{version()}"
+    assert Path(p.stdout.strip().splitlines()[-1]) == out
+    return out
+
+
 @pytest.mark.mcu
-def test_make_dist(tmp_path: Path) -> None:
-    """`make dist DIST=...` (the boards' firmwares built by the other tests, brought up to date
-    here): every file in SHA256SUMS and the manifest, with its checksum and size; what each
-    firmware is, asked of the firmware; .mpy for every profile's architecture."""
+def test_make_dist(dist: Path) -> None:
+    """Every file of make dist's folder in SHA256SUMS and the manifest, with its checksum and size;
+    what each firmware is, asked of the firmware; .mpy for every profile's architecture."""
     from ci.dist import PROFILES
     from ci.ncnn_build import cmake_options
 
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "NCNN_MP_MODELS")}
-    p = subprocess.run(["make", "-s", "dist", f"DIST={tmp_path}"], cwd=REPO, capture_output=True, text=True,
-                       env=env, timeout=1800)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    out = tmp_path / f"ncnn_mp-{version()}"
-    assert Path(p.stdout.strip().splitlines()[-1]) == out
+    out = dist
     files = sorted(str(f.relative_to(out)) for f in out.rglob("*") if f.is_file())
     sums = dict(reversed(line.split("  ", 1)) for line in (out / "SHA256SUMS").read_text().splitlines())
     assert sorted(sums) == [f for f in files if f != "SHA256SUMS"]
@@ -371,8 +380,83 @@ def test_make_dist(tmp_path: Path) -> None:
         assert info["build_info"]["NCNN_MP_KERNELS"] == ("NCNN_MP_KERNELS=1" in prof["make_vars"]), (name, info)
     archs = {info.get("for_arch") for info in manifest["files"].values() if info["kind"] == "mpy"}
     assert archs == {profile(n)["mpy_arch"] for n in PROFILES}
-    (tools,) = [info for info in manifest["files"].values() if info["kind"] == "tools"]
-    assert {"quantize_int8", "romfs_pack", "param_to_bin"} <= set(tools["standalone"]), tools
+    (tools,) = [f for f, info in manifest["files"].items() if info["kind"] == "tools"]
+    assert tools == f"tools/ncnn_mp_tools-{version()}-py3-none-any.whl", tools
+    with zipfile.ZipFile(out / tools) as z:
+        names = set(z.namelist())
+        entry_points = z.read(f"ncnn_mp_tools-{version()}.dist-info/entry_points.txt").decode()
+    assert {"ncnn_mp_tools/cli.py", "ncnn_mp_tools/ncnn_layers.json", "ncnn_mp_tools/models.toml",
+            "ncnn_mp_tools/probes/preflight_probe.py"} <= names, sorted(names)
+    assert {f"ncnn_mp_tools-{version()}.dist-info/licenses/{n}" for n in ("LICENSE", "THIRD_PARTY_NOTICES.md")} <= names \
+        or {f"ncnn_mp_tools-{version()}.dist-info/{n}" for n in ("LICENSE", "THIRD_PARTY_NOTICES.md")} <= names, \
+        sorted(names)
+    assert "ncnn-mp = ncnn_mp_tools.cli:main" in entry_points, entry_points
+    assert not any(n.startswith(("ci/", "tests/")) for n in names), sorted(names)
     licences_are_right(out / "licenses")
     assert sorted(f for f, info in manifest["files"].items() if info["kind"] == "licence") == \
         sorted(f"licenses/{name}" for name in os.listdir(out / "licenses"))
+
+
+def fresh_venv(folder: Path) -> Path:
+    """A new virtual environment (the system's python3, nothing of the test venv): its bin/."""
+    subprocess.run(["python3", "-m", "venv", str(folder)], check=True, capture_output=True, timeout=300)
+    return folder / "bin"
+
+
+def pinned_versions(folder: Path) -> Path:
+    """A pip constraints file: the versions ci/pins.toml pins (the wheel's dependencies among them)."""
+    lines = [r.split(" --hash", 1)[0] for r in PINS["python"]["requirements"]]
+    path = folder / "constraints.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.mcu
+def test_tools_wheel_in_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
+    """What a user without a clone does: dist's wheel installed into a new virtual environment,
+    and `ncnn-mp` run from a folder outside the checkout against dist's firmwares: the tests' ONNX
+    model converted and checked (fp32 against onnxruntime, int8 on dist's unix-kernels firmware),
+    preflight on the Cortex-M3 board, its ROMFS packed, and run_board.py run on the board."""
+    from test_onnx_model import make_onnx, photo_crops
+
+    (wheel,) = (dist / "tools").glob("*.whl")
+    bin_dir = fresh_venv(tmp_path / "venv")
+    user = tmp_path / "user"  # (no checkout here, nor above it)
+    user.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MAKEFLAGS", "MAKELEVEL")}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    installed = subprocess.run([str(bin_dir / "pip"), "install", "-c", str(pinned_versions(tmp_path)),
+                                f"{wheel}[model]"], capture_output=True, text=True, timeout=1200, env=env)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+
+    def ncnn_mp(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["ncnn-mp", *args], cwd=user, capture_output=True, text=True, timeout=1800, env=env)
+
+    where = subprocess.run([str(bin_dir / "python"), "-c", "import ncnn_mp_tools, sys; print(ncnn_mp_tools.__file__)"],
+                           cwd=user, capture_output=True, text=True, env=env)
+    assert where.stdout.startswith(str(tmp_path / "venv")), where.stdout + where.stderr
+    version_line = ncnn_mp("--version")
+    assert version_line.stdout.strip() == f"ncnn-mp {version()}", version_line.stdout + version_line.stderr
+    make_onnx(user / "small_cnn.onnx")
+    photos = photo_crops(user / "photos")
+    model = ncnn_mp("model", "--dist", str(dist), "--board", "qemu", "small_cnn.onnx", "--images", str(photos))
+    assert model.returncode == 0, model.stdout[-4000:] + model.stderr[-4000:]
+    out = user / "small_cnn"
+    assert {"small_cnn.param", "small_cnn.bin", "small_cnn-int8.param", "small_cnn-int8.bin", "romfs.img",
+            "run_board.py", "report.json"} <= {p.name for p in out.iterdir()}, model.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["preflight_ok"] and report["firmware"] == str(dist / "firmware" / "qemu" / "firmware.elf"), report
+    assert report["int8_vs_fp32"]["relative"] < 0.1 and report["wheel_vs_onnxruntime"]["relative"] < 1e-4, report
+    assert "measured on the 'qemu' firmware under QEMU" in model.stdout, model.stdout[-3000:]
+
+    packed = ncnn_mp("romfs", "-o", "mine.img", str(out / "small_cnn-int8.param"), str(out / "small_cnn-int8.bin"))
+    assert packed.returncode == 0 and (user / "mine.img").stat().st_size > (out / "small_cnn-int8.bin").stat().st_size, \
+        packed.stdout + packed.stderr
+    preflight = ncnn_mp("preflight", "--dist", str(dist), "--board", "qemu", str(out / "small_cnn-int8.param"),
+                        "--plans", "plans")
+    assert preflight.returncode == 0, preflight.stdout[-3000:] + preflight.stderr[-3000:]
+    assert (user / "plans" / "small_cnn-int8.plan").is_file(), preflight.stdout[-2000:]
+    ran = ncnn_mp("run", "--dist", str(dist), "--board", "qemu", "--romfs", str(out / "romfs.img"), str(out / "run_board.py"))
+    assert ran.returncode == 0 and "small_cnn-int8 out0 " in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]
+    wrong = ncnn_mp("preflight", "--board", "qemu", str(out / "small_cnn.param"))
+    assert wrong.returncode == 2 and "no firmware given" in wrong.stderr, wrong.stderr
