@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""The device tools (ncnn_mp_tools: preflight, compare, model) on this checkout's firmwares: the
-profile's firmware, built; sized to the models (make firmware MODELS=...) when the profile lacks a
-layer they need or when asked (SIZED=1); the Unix firmware beside it (memcheck, with ncnn_mp's
-kernels, for int8 between layers).
+"""The device tools (ncnn_mp_tools: preflight, compare, model) on this checkout's firmwares.
+
+The profile's firmware, built; sized to the models (make firmware MODELS=...) when the profile
+lacks a layer they need or when asked (SIZED=1); the Unix firmware beside it (memcheck, with
+ncnn_mp's kernels, for int8 between layers).
 
     python3 -m ci.device_tools preflight|compare|model --profile NAME [--sized] ARGS...
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Which ncnn layers create which, read from the pinned ncnn source: the table the tools ship
-(ncnn_mp_tools/ncnn_layers.json, which ncnn_mp_tools/layers.py reads to tell what a model needs).
+"""Which ncnn layers create which, read from the pinned ncnn source: the table the tools ship.
+
+ncnn_mp_tools/ncnn_layers.json, which ncnn_mp_tools/layers.py reads to tell what a model needs.
 
 A model's .param names the layers it uses; ncnn runs more than those. Its Mat helpers
 (copy_make_border, convert_packing, cast_float32_to_float16, quantize_to_int8, ...) each

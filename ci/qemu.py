@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Running a MicroPython script on a profile's QEMU board: ncnn_mp_tools/qemu.py's runner, the
-board taken from ci/profiles.toml (qemu_system, qemu_args, romfs_address, qemu_console, qemu_icount)."""
+"""Running a MicroPython script on a profile's QEMU board: ncnn_mp_tools/qemu.py's runner.
+
+The board is taken from ci/profiles.toml (qemu_system, qemu_args, romfs_address, qemu_console, qemu_icount)."""
 
 from __future__ import annotations
 

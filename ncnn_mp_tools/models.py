@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The published models the examples use, fetched by name and pinned by hash.
 
     python3 -m ncnn_mp_tools.models fetch squeezenet nanodet retinaface   # (no name: every model)

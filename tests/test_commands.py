@@ -58,7 +58,8 @@ def test_make_help_is_the_tools_help() -> None:
     ("quantize_int8", ["--help"], "Quantize an ncnn model to int8"),
     ("romfs_pack", ["--help"], "Pack model files into a MicroPython ROMFS image"),
     ("param_to_bin", [], "usage: python3 -m ncnn_mp_tools.param_to_bin model.param model.param.bin"),
-    ("preflight", [], "ncnn_mp preflight: preflight needs models"),
+    ("preflight", [], "ncnn_mp preflight: no firmware given: give --dist FOLDER"),
+    ("cli", ["--help"], "ncnn-mp model      an ONNX (or ncnn) model to a board"),
     ("models", ["--help"], "usage: python3 -m ncnn_mp_tools.models [-h] {fetch,list,path}"),
 ])
 def test_user_tools_run_as_modules(tool: str, args: list[str], says: str) -> None:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ncnn_mp_tools.models (`make models`): the published models fetched by name, pinned by sha256.
 
 A local HTTP server on 127.0.0.1 plays the models' homes: a mirror (`--mirror`) laid out as
