@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""ncnn_mp's desktop tools: `ncnn-mp COMMAND` once installed (`pip install .`, or the wheel `make dist`
-writes), or `python3 -m ncnn_mp_tools.<module>`. They never import the build (ci/); ci imports them.
+"""ncnn_mp's desktop tools: `ncnn-mp COMMAND` once installed, or `python3 -m ncnn_mp_tools.<module>`.
+
+Installed with `pip install .` from a checkout, or from the wheel `make dist` writes. They never
+import the build (ci/); ci imports them.
 
 - cli: the `ncnn-mp` command (model, preflight, compare, run, quantize, romfs, param-to-bin, models)
 - convert: an ONNX (or ncnn) model to a board in one command (ncnn-mp model, make model)
