@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""How the tools fail and report: one line naming what failed and what to do (SetupError), and
-progress lines. The build harness (ci/) uses the same."""
+"""How the tools fail and report: one line naming what failed and what to do, and progress lines.
+
+The build harness (ci/) uses the same (SetupError, fail, say)."""
 
 from __future__ import annotations
 

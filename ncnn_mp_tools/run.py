@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""`ncnn-mp run` (`make run`): a MicroPython script on a firmware: the Unix one as a program, a
-board's under QEMU with a ROMFS image (or a folder, packed) in its flash at /rom.
+"""`ncnn-mp run` (`make run`): a MicroPython script on a firmware.
+
+The Unix one runs it as a program, a board's under QEMU with a ROMFS image (or a folder, packed)
+in its flash at /rom.
 
     ncnn-mp run --dist DIST --board qemu [--romfs romfs.img|folder] script.py
     ncnn-mp run --firmware micropython [--heap 16M] script.py [args...]

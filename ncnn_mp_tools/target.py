@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""A firmware the tools run models on: the Unix port's (a program) or a board's (under QEMU), and
-what it was built with.
+"""A firmware the tools run models on, and what it was built with.
+
+The Unix port's runs as a program, a board's under QEMU.
 
 Outside a checkout a target comes from the folder `make dist` writes (its manifest.json says what
 each firmware is), by board name, or from a firmware's path inside that folder; a Unix firmware can
