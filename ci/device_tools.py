@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ci.common import BUILD, SetupError
@@ -33,15 +34,15 @@ def targets(profile_name: str, params: list[Path] = [], sized: bool = False) -> 
 
     own = target(profile_name, build=False)
     if params and own.layers is not None and (sized or lacking(own, params)):
-        return Targets(target(profile_name, params), host)
+        return Targets(target(profile_name, params), host, own)
     return Targets(target(profile_name), host)
 
 
 def params_of(argv: list[str]) -> list[Path]:
-    """The .param files among a tool's arguments (models given as paths; NAME=WxHxC shapes aside)."""
-    from ncnn_mp_tools.preflight import model_pairs, split_args
+    """The .param files among a tool's arguments (the models' files: .param, .param.bin, .bin)."""
+    from ncnn_mp_tools.preflight import model_pairs
 
-    paths, _ = split_args([a for a in argv if not a.startswith("-")])
+    paths = [Path(a).resolve() for a in argv if not a.startswith("-") and a.endswith((".param", ".bin"))]
     return [p for p, _ in model_pairs(paths)] if paths else []
 
 
@@ -51,6 +52,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--profile", default="unix")
     ap.add_argument("--sized", action="store_true")
     ap.add_argument("--device-model", nargs="+", default=[])
+    ap.add_argument("--firmware", type=Path, help="this firmware (built already) rather than the profile's")
     args, rest = ap.parse_known_args(argv)
     try:
         if args.tool == "preflight":
@@ -64,7 +66,10 @@ def main(argv: list[str]) -> int:
             device = [Path(p).resolve() for p in args.device_model]
             sized = params_of([str(p) for p in device]) if device else params_of(rest)
             extra = ["--device-model", *map(str, device)] if device else []
-            return compare(targets(args.profile, sized, args.sized), [*rest, *extra])
+            chosen = targets(args.profile, sized, args.sized) if args.firmware is None else \
+                Targets(replace(target(args.profile, build=False), firmware=args.firmware.resolve(),
+                                what=str(args.firmware)), host)
+            return compare(chosen, [*rest, *extra])
         from ncnn_mp_tools.convert import convert
 
         return convert(Targets(target(args.profile, build=False), host), rest,
@@ -72,7 +77,7 @@ def main(argv: list[str]) -> int:
                        default_out=BUILD / "model")
     except SetupError as e:
         print(f"ncnn_mp {args.tool}: {e.what}: {e.todo}", file=sys.stderr)
-        return 2
+        return 1
 
 
 if __name__ == "__main__":

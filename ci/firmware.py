@@ -159,6 +159,6 @@ def build_firmware(profile_name: str = "unix", models: Models = ()) -> Path:
             "building the firmware failed",
             "see the log (a C error in ncnn_mp/ shows there with file and line)",
             log=out / "build.log", progress=r"^(CC \S*ncnn_mp|LINK|GEN \S*frozen) .*")
-    binary = firmware_path(profile_name)
+    binary = firmware_path(profile_name, models)
     say(f"firmware: {binary}")
     return binary

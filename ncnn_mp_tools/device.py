@@ -29,9 +29,11 @@ PROBES = Path(__file__).resolve().parent / "probes"
 class Targets:
     """Where a device tool runs: the firmware it answers for (a board's, or the Unix one), and the
     Unix firmware to run on the desktop besides (host(kernels): one with ncnn_mp's kernels when
-    kernels is True, for int8 between layers; None when there is none)."""
+    kernels is True, for int8 between layers; None when there is none); `own`, when the target is
+    a build sized to the models, the firmware as its profile has it (what the reports compare with)."""
     target: Target
     host: Callable[[bool], Target | None]
+    own: Target | None = None
 
 
 def target_arguments(ap: argparse.ArgumentParser) -> None:

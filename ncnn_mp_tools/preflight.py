@@ -233,6 +233,7 @@ def preflight(targets: Targets, argv: list[str]) -> int:
     if not paths:
         fail("preflight needs models", "ncnn-mp preflight --dist DIST --board qemu model.param model.bin")
     arch = target.arch
+    own = targets.own or target  # (the firmware as its profile has it, when target is sized to the models)
     pairs = model_pairs(paths)
     models: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
@@ -248,15 +249,16 @@ def preflight(targets: Targets, argv: list[str]) -> int:
         custom = [t for t in uses if t not in need]
         if custom:
             print(f"  custom layers (register_custom_layer before load_param): {', '.join(custom)}")
-        missing = lacking(target, [param])
+        missing = lacking(own, [param])
         if missing:
-            print(f"  {target.label} LACKS: {', '.join(missing)} (it would refuse the model, or call through "
-                  f"NULL): a board needs a firmware built with MODELS=\"{param}\" (in a checkout: make firmware)")
+            print(f"  {own.label} LACKS: {', '.join(missing)} (it would refuse the model, or call through NULL): "
+                  f"a board needs a firmware built with MODELS=\"{param}\""
+                  + (" (measured below)" if own is not target else " (in a checkout: make firmware)"))
         else:
-            print(f"  {target.label} keeps every layer it needs")
+            print(f"  {own.label} keeps every layer it needs")
         binary = param.read_bytes()[:4] == MAGIC
-        if not binary and not target.names:
-            fail(f"{target.label} has ncnn without NCNN_STRING: it cannot read the text param {param}",
+        if not binary and not own.names:
+            fail(f"{own.label} has ncnn without NCNN_STRING: it cannot read the text param {param}",
                  f"give its binary form: python3 -m ncnn_mp_tools.param_to_bin {param} {param}.bin")
         names = (f"m{n}.param", f"m{n}.bin")
         files[names[0]], files[names[1]] = param.read_bytes(), weights.read_bytes()

@@ -42,7 +42,7 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
     mnist = shared_models("mnist", *MNIST_FILES)
     text = tool("preflight", "--profile", "qemu-nostring", str(mnist / "mnist.param"))
     assert text.returncode == 1, text.stdout + text.stderr
-    assert ("profile 'qemu-nostring' builds ncnn without NCNN_STRING: it cannot read the text param "
+    assert ("the 'qemu-nostring' firmware has ncnn without NCNN_STRING: it cannot read the text param "
             f"{(mnist / 'mnist.param').resolve()}: give its binary form: python3 -m ncnn_mp_tools.param_to_bin") \
         in text.stderr  # (the tools name models by their resolved paths)
     binary = tmp_path / "mnist.param.bin"
@@ -51,7 +51,7 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
     small = tool("preflight", "--profile", "qemu-nostring", str(binary), str(mnist / "mnist.bin"))
     assert small.returncode == 0, small.stdout + small.stderr
     out = small.stdout
-    assert "profile 'qemu-nostring' LACKS: Convolution, Pooling" in out, out
+    assert "the 'qemu-nostring' firmware LACKS: Convolution, Pooling" in out, out
     assert (f"measured on the 'qemu-nostring' firmware sized to the models (make firmware PROFILE=qemu-nostring "
             f"MODELS=\"{binary.resolve()}\") under QEMU") in out, out
     assert re.search(r"m0\.param: weights in place 23\.4 KiB, copied 0\.0 KiB", out), out
@@ -66,7 +66,7 @@ def test_preflight_on_the_board_profiles() -> None:
         assert full.returncode == 0, full.stdout + full.stderr
         out = full.stdout
         assert "layers it uses (4): Input, Convolution, Pooling, InnerProduct" in out, out
-        assert f"profile '{board}' keeps every layer it needs" in out, out
+        assert f"the '{board}' firmware keeps every layer it needs" in out, out
         # Measured twice (Unix, then the board), the weights in place both times and, on the
         # board's generic layers, no byte of them in RAM: what the load leaves in use is the
         # shape guard's wrappers of its five guarded layers (2 Convolution, 2 Pooling, an
