@@ -1,5 +1,5 @@
-"""micropython.mk and micropython.cmake name the same sources, and the CMake file works as ports use it;
-the two MCU boards' profiles build the same ncnn."""
+"""micropython.mk and micropython.cmake name the same sources and include folders, and the CMake file
+works as ports use it; the two MCU boards' profiles build the same ncnn."""
 
 from __future__ import annotations
 
@@ -22,10 +22,30 @@ def cmake_sources() -> list[str]:
     return re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(ncnn_mp/\S+\.(?:c|cpp))$", text, re.M)
 
 
+# ncnn_mp's parts, one folder each (docs/internals.md#the-files-from-the-bottom-up).
+PARTS = ["binding", "seam", "guard", "kernels"]
+
+
 def test_mk_and_cmake_list_the_same_sources() -> None:
-    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").glob("*.c*"))
+    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").rglob("*.c*"))
     assert sorted(mk_sources()) == on_disk
     assert sorted(cmake_sources()) == on_disk
+    # Every source and header lies in one of the parts' folders, and nothing else does.
+    assert sorted(p.name for p in (REPO / "ncnn_mp").iterdir()) == sorted(PARTS)
+
+
+def test_mk_and_cmake_include_every_part_and_headers_by_name() -> None:
+    """The include rule (micropython.mk): the parts' folders on the include path, in both
+    build files, and each #include of ncnn_mp's own headers by the header's name alone."""
+    mk = (REPO / "micropython.mk").read_text()
+    (mk_parts,) = re.findall(r"^NCNN_MP_INC := \$\(addprefix -I\$\(NCNN_MP_DIR\)/ncnn_mp/,([\w ]+)\)", mk, re.M)
+    (cmake_parts,) = re.findall(r"^foreach\(part ([\w ]+)\)", (REPO / "micropython.cmake").read_text(), re.M)
+    assert mk_parts.split() == PARTS and cmake_parts.split() == PARTS
+    headers = {p.name for p in (REPO / "ncnn_mp").rglob("*.h")}
+    for path in (REPO / "ncnn_mp").rglob("*.[ch]*"):
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M):
+            if name.rsplit("/", 1)[-1] in headers:
+                assert "/" not in name, (path.name, name)
 
 
 def configure_usermod(tmp_path: Path, *cmake_args: str) -> dict[str, str]:
@@ -62,7 +82,7 @@ def test_cmake_usermod_with_ncnn_dir(tmp_path: Path, ncnn_prefix: Path) -> None:
     probe = configure_usermod(tmp_path, f"-DNCNN_DIR={ncnn_prefix}")
     assert sorted(probe["sources"].split(";")) == sorted(str(REPO / s) for s in cmake_sources())
     includes = probe["includes"].split(";")
-    assert str(REPO / "ncnn_mp") in includes
+    assert all(str(REPO / "ncnn_mp" / part) in includes for part in PARTS)
     assert str(ncnn_prefix / "include") in includes
     assert str(ncnn_prefix / "lib" / "libncnn.a") in probe["links"].split(";")
 
