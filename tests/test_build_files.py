@@ -120,8 +120,11 @@ def test_both_boards_build_the_same_ncnn() -> None:
     board, nostring = profile("rv32"), profile("rv32-nostring")
     assert {k: board.get(k) for k in BOARD_KEYS} == {k: nostring.get(k) for k in BOARD_KEYS}
     # SIMPLESTL (no C++ library for this target) comes with the toolchain, not the options.
-    toolchain = (REPO / "ci" / board["ncnn_toolchain"]).read_text()
-    assert "set(NCNN_SIMPLESTL ON CACHE BOOL" in toolchain
+    from ci.common import cmake_text
+
+    toolchain = REPO / "ci" / board["ncnn_toolchain"]
+    assert "set(NCNN_MP_NO_CXX_LIBRARY ON)" in toolchain.read_text()
+    assert "set(NCNN_SIMPLESTL ON CACHE BOOL" in cmake_text(toolchain)
 
 
 def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() -> None:
@@ -131,8 +134,10 @@ def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() ->
     ncnn's RISC-V Convolution, which repacks weights into RAM."""
     from ci.common import PROFILES, profile
 
-    def processor(path: Path) -> str:
-        (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", path.read_text(), re.M)
+    from ci.common import cmake_text
+
+    def processor(path: Path) -> str:  # (set in the board's file or ci/board.common.cmake)
+        (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", cmake_text(path), re.M)
         return name
 
     boards = [name for name in PROFILES if "ncnn_toolchain" in profile(name)]
@@ -141,6 +146,9 @@ def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() ->
         prof = profile(name)
         assert processor(REPO / "ci" / prof["ncnn_toolchain"]) == prof["ncnn_arch"], name
     esp32 = sorted((REPO / "ci" / "esp32").glob("*.toolchain.cmake"))
+    # Every toolchain file holds only what its board differs in: the rest is included.
+    for path in [REPO / "ci" / profile(name)["ncnn_toolchain"] for name in boards] + esp32:
+        assert "include(${CMAKE_CURRENT_LIST_DIR}/../board.common.cmake)" in path.read_text(), path.name
     assert [p.name.split(".")[0] for p in esp32] == ["esp32c3", "esp32c6", "esp32p4", "esp32s3"]
     for path in esp32:
         assert processor(path) == profile("qemu")["ncnn_arch"], path.name
