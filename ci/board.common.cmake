@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What every board's toolchain file shares (ci/mcu/, ci/rv32/, ci/xtensa/, ci/esp32core/,
 # ci/esp32/). A board's file sets its compilers and NCNN_MP_CPU_FLAGS (the firmware's own CPU
 # flags: a mismatch links objects of different ABIs without a word), NCNN_MP_NO_CXX_LIBRARY where
