@@ -8,65 +8,75 @@
 add_library(usermod_ncnn_mp INTERFACE)
 
 # The sources; micropython.mk lists the same files (tests/test_build_files.py checks).
-# cxx_*.cpp (the C++ seam, cxx_seam.h): what c_api.h cannot express (weights in place), C++ built as ncnn is: ESP-IDF
-# compiles C++ without RTTI and exceptions by default, as the MCU profiles build ncnn.
+# The binding (ncnn_mp/binding/), in C.
 target_sources(usermod_ncnn_mp INTERFACE
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modncnn_mp.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/checks.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/method.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/allocator.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/option.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat_pixels.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/mat_camera.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/datareader.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_load.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/net_native.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/extractor.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/paramdict.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/modelbin.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/layer.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/state.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/calls.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/lend.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/trampoline.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/interrupt.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/stack.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/use.c
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_load.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_graph.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_extract.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_allocator.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_arena.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_guard.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/arity.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_rules.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/shape_padding.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_catch.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/cxx_pixels_int8.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/modncnn_mp.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/checks.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/method.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/allocator.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/option.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/mat.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/mat_pixels.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/mat_camera.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/datareader.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/net.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/net_load.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/net_native.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/extractor.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/paramdict.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/modelbin.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/layer.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/state.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/calls.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/lend.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/trampoline.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/interrupt.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/stack.c
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/binding/use.c
 )
-
-# NCNN_MP_KERNELS: ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct
-# (ncnn_mp/kernels.h) in place of ncnn's generic ones, as the board profiles build it
-# (without it the sources build to one function that makes none).
+# The C++ seam (ncnn_mp/seam/, cxx_seam.h): what c_api.h cannot express (weights in place), C++
+# built as ncnn is: ESP-IDF compiles C++ without RTTI and exceptions by default, as the MCU
+# profiles build ncnn.
 target_sources(usermod_ncnn_mp INTERFACE
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_layers.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_input.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_int8.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_conv_fp32.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_innerproduct.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_epilogue.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_requant.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernel_pass.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_load.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_graph.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_extract.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_allocator.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_arena.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_catch.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/seam/cxx_pixels_int8.cpp
+)
+# The shape guard (ncnn_mp/guard/): the layer wrapper that checks each layer's input shape.
+target_sources(usermod_ncnn_mp INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/guard/shape_guard.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/guard/arity.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/guard/shape_rules.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/guard/shape_padding.cpp
+)
+# The kernels (ncnn_mp/kernels/), with NCNN_MP_KERNELS: ncnn_mp's own Convolution,
+# ConvolutionDepthWise and InnerProduct (kernels.h) in place of ncnn's generic ones, as the
+# board profiles build it (without it the sources build to one function that makes none).
+target_sources(usermod_ncnn_mp INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_layers.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_input.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_conv_int8.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_conv_fp32.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_innerproduct.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_epilogue.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_requant.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/kernels/kernel_pass.cpp
 )
 option(NCNN_MP_KERNELS "ncnn_mp's own convolution and inner-product kernels" ON)
 if(NCNN_MP_KERNELS)
     target_compile_definitions(usermod_ncnn_mp INTERFACE NCNN_MP_KERNELS=1)
 endif()
 
-target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp)
-# NCNN_MP_DEFINITIONS: what the board leaves out of ncnn_mp (ncnn_mp/config.h), e.g.
+# The include rule (micropython.mk states it): the four folders on the include path, and every
+# #include between them by the header's name alone.
+foreach(part binding seam guard kernels)
+    target_include_directories(usermod_ncnn_mp INTERFACE ${CMAKE_CURRENT_LIST_DIR}/ncnn_mp/${part})
+endforeach()
+# NCNN_MP_DEFINITIONS: what the board leaves out of ncnn_mp (ncnn_mp/binding/config.h), e.g.
 # -DNCNN_MP_DEFINITIONS="NCNN_MP_HAS_DRAWING=0;NCNN_MP_HAS_PYTHON_READERS=0".
 if(NCNN_MP_DEFINITIONS)
     target_compile_definitions(usermod_ncnn_mp INTERFACE ${NCNN_MP_DEFINITIONS})

@@ -18,64 +18,72 @@ endif
 NCNN_MP_LIBS ?= -lgomp -lstdc++ -lm -lpthread
 NCNN_MP_LIBS_VAR ?= LDFLAGS_USERMOD
 
-# The sources; micropython.cmake lists the same files (tests/test_build_files.py checks).
+# The binding (ncnn_mp/binding/), in C; micropython.cmake lists the same files (tests/test_build_files.py checks).
 SRC_USERMOD_C += \
-	$(NCNN_MP_DIR)/ncnn_mp/modncnn_mp.c \
-	$(NCNN_MP_DIR)/ncnn_mp/checks.c \
-	$(NCNN_MP_DIR)/ncnn_mp/method.c \
-	$(NCNN_MP_DIR)/ncnn_mp/allocator.c \
-	$(NCNN_MP_DIR)/ncnn_mp/option.c \
-	$(NCNN_MP_DIR)/ncnn_mp/mat.c \
-	$(NCNN_MP_DIR)/ncnn_mp/mat_pixels.c \
-	$(NCNN_MP_DIR)/ncnn_mp/mat_camera.c \
-	$(NCNN_MP_DIR)/ncnn_mp/datareader.c \
-	$(NCNN_MP_DIR)/ncnn_mp/net.c \
-	$(NCNN_MP_DIR)/ncnn_mp/net_load.c \
-	$(NCNN_MP_DIR)/ncnn_mp/net_native.c \
-	$(NCNN_MP_DIR)/ncnn_mp/extractor.c \
-	$(NCNN_MP_DIR)/ncnn_mp/paramdict.c \
-	$(NCNN_MP_DIR)/ncnn_mp/modelbin.c \
-	$(NCNN_MP_DIR)/ncnn_mp/layer.c \
-	$(NCNN_MP_DIR)/ncnn_mp/state.c \
-	$(NCNN_MP_DIR)/ncnn_mp/calls.c \
-	$(NCNN_MP_DIR)/ncnn_mp/lend.c \
-	$(NCNN_MP_DIR)/ncnn_mp/trampoline.c \
-	$(NCNN_MP_DIR)/ncnn_mp/interrupt.c \
-	$(NCNN_MP_DIR)/ncnn_mp/stack.c \
-	$(NCNN_MP_DIR)/ncnn_mp/use.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/modncnn_mp.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/checks.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/method.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/allocator.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/option.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/mat.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/mat_pixels.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/mat_camera.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/datareader.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/net.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/net_load.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/net_native.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/extractor.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/paramdict.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/modelbin.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/layer.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/state.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/calls.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/lend.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/trampoline.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/interrupt.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/stack.c \
+	$(NCNN_MP_DIR)/ncnn_mp/binding/use.c \
 
-# What c_api.h cannot express (weights in place), in C++ built as ncnn is: no exceptions,
-# and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU profiles: give -fno-rtti in
-# NCNN_MP_CXXFLAGS, with the target's CPU flags for ports whose C++ rule has none).
+# The C++ seam (ncnn_mp/seam/): what c_api.h cannot express (weights in place), in C++ built as
+# ncnn is: no exceptions, and no RTTI where ncnn has none (NCNN_DISABLE_RTTI=ON, the MCU
+# profiles: give -fno-rtti in NCNN_MP_CXXFLAGS, with the target's CPU flags for ports whose C++
+# rule has none).
 SRC_USERMOD_CXX += \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_load.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_graph.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_extract.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_allocator.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_arena.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/shape_guard.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/arity.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/shape_rules.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/shape_padding.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_catch.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/cxx_pixels_int8.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_load.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_graph.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_extract.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_allocator.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_arena.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_catch.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/seam/cxx_pixels_int8.cpp \
 
-CFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include
-# NCNN_MP_CFLAGS: what the board leaves out of ncnn_mp (ncnn_mp/config.h), e.g.
+# The shape guard (ncnn_mp/guard/): the layer wrapper that checks each layer's input shape.
+SRC_USERMOD_CXX += \
+	$(NCNN_MP_DIR)/ncnn_mp/guard/shape_guard.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/guard/arity.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/guard/shape_rules.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/guard/shape_padding.cpp \
+
+# The include rule: ncnn_mp's four folders are on the include path (NCNN_MP_INC, the same four
+# in micropython.cmake), and every #include between them names the header alone ("shape_guard.h",
+# never "../guard/shape_guard.h"), so a file's includes do not change when a file moves.
+NCNN_MP_INC := $(addprefix -I$(NCNN_MP_DIR)/ncnn_mp/,binding seam guard kernels)
+CFLAGS_USERMOD += $(NCNN_MP_INC) -I$(NCNN_DIR)/include
+# NCNN_MP_CFLAGS: what the board leaves out of ncnn_mp (ncnn_mp/binding/config.h), e.g.
 # NCNN_MP_CFLAGS="-DNCNN_MP_HAS_DRAWING=0 -DNCNN_MP_HAS_PYTHON_READERS=0".
 CFLAGS_USERMOD += $(NCNN_MP_CFLAGS)
-# ncnn_mp's own Convolution, ConvolutionDepthWise and InnerProduct (ncnn_mp/kernels.h), used
-# in place of ncnn's with NCNN_MP_KERNELS=1 (the profiles in ci/profiles.toml set it; without
-# it these build to one function that makes none).
+# The kernels (ncnn_mp/kernels/): ncnn_mp's own Convolution, ConvolutionDepthWise and
+# InnerProduct (kernels.h), used in place of ncnn's with NCNN_MP_KERNELS=1 (the profiles in
+# ci/profiles.toml set it; without it these build to one function that makes none).
 SRC_USERMOD_CXX += \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_layers.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_input.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_int8.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_conv_fp32.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_innerproduct.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_epilogue.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_requant.cpp \
-	$(NCNN_MP_DIR)/ncnn_mp/kernel_pass.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_layers.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_input.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_conv_int8.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_conv_fp32.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_innerproduct.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_epilogue.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_requant.cpp \
+	$(NCNN_MP_DIR)/ncnn_mp/kernels/kernel_pass.cpp \
 
 ifeq ($(NCNN_MP_KERNELS),1)
 CFLAGS_USERMOD += -DNCNN_MP_KERNELS=1
@@ -88,7 +96,7 @@ NCNN_MP_LAYER_FLAGS := -DNCNN_MP_LAYERS_LISTED=1 $(foreach t,$(NCNN_MP_LAYERS),-
 CFLAGS_USERMOD += $(NCNN_MP_LAYER_FLAGS)
 CXXFLAGS_USERMOD += $(NCNN_MP_LAYER_FLAGS)
 endif
-CXXFLAGS_USERMOD += -I$(NCNN_MP_DIR)/ncnn_mp -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
+CXXFLAGS_USERMOD += $(NCNN_MP_INC) -I$(NCNN_DIR)/include -fno-exceptions $(NCNN_MP_CXXFLAGS)
 ifeq ($(NCNN_MP_LIBS_VAR),LIBS)
 # ports/qemu assigns LIBS (just libgcc) after this file is read: override keeps ours.
 override LIBS += $(NCNN_DIR)/lib/libncnn.a $(NCNN_MP_LIBS)
@@ -99,14 +107,14 @@ LDFLAGS_USERMOD += $(NCNN_MP_LDFLAGS)
 ifeq ($(notdir $(CURDIR)),unix)
 # The C++ seam catches what desktop ncnn throws (std::bad_alloc): that one file is built with
 # exceptions, and the C files with unwind tables, so an exception crosses ncnn_mp's C frames
-# between the seam and ncnn (ncnn_mp/cxx_catch.cpp).
-$(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/cxx_catch.o: CXXFLAGS += -fexceptions
+# between the seam and ncnn (ncnn_mp/seam/cxx_catch.cpp).
+$(BUILD)/$(patsubst $(USER_C_MODULES)/%,%,$(NCNN_MP_DIR))/ncnn_mp/seam/cxx_catch.o: CXXFLAGS += -fexceptions
 CFLAGS_USERMOD += -funwind-tables
 # ... and the shape guard wraps every layer of a Net, so that what one throws names it.
 CFLAGS_USERMOD += -DNCNN_MP_CXX_CATCHES=1
 CXXFLAGS_USERMOD += -DNCNN_MP_CXX_CATCHES=1
 # The Unix port raises KeyboardInterrupt from inside its SIGINT handler, which is never
-# safe with ncnn in the process: ncnn_mp/interrupt.c installs one that schedules it.
+# safe with ncnn in the process: ncnn_mp/binding/interrupt.c installs one that schedules it.
 CFLAGS_USERMOD += -DNCNN_MP_DEFER_SIGINT=1
 LDFLAGS_USERMOD += -Wl,--wrap=mp_hal_set_interrupt_char
 endif

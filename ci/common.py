@@ -120,6 +120,18 @@ def cache_root() -> Path:
     return root
 
 
+def cmake_text(path: Path) -> str:
+    """A CMake file's text followed by that of each file it include()s by a path relative to
+    its own folder (${CMAKE_CURRENT_LIST_DIR}: a board's toolchain file and ci/board.common.cmake),
+    so that a cache keyed on it sees a change to either."""
+    text = path.read_text()
+    parts = [text]
+    for name in re.findall(r"^\s*include\(\$\{CMAKE_CURRENT_LIST_DIR\}/([^)\s]+)\)", text, re.M):
+        included = (path.parent / name).resolve()
+        parts.append(f"{included.name}\n{cmake_text(included)}")
+    return "\n".join(parts)
+
+
 def key_of(*parts: object) -> str:
     """A short stable digest of everything that changes a build's output."""
     h = hashlib.sha256(repr(parts).encode()).hexdigest()

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ci.common import PINS, Models, Settings, cache_root, fail, key_of, locked, mark_used, profile, prune_cache, run, say
+from ci.common import PINS, Models, Settings, cache_root, cmake_text, fail, key_of, locked, mark_used, profile, prune_cache, run, say
 from ci.sources import ensure_debian_packages, ncnn_source
 
 
@@ -91,10 +91,11 @@ def ncnn_prefix(profile_name: str, build: bool = True, models: Models = ()) -> P
 
 
 def _toolchain_text(toolchain: str) -> str:
-    """A toolchain file's text and that of its folder's bin/ and include/ (the esp32core board's
-    compiler driver and headers, which shape every object of ncnn's)."""
+    """A toolchain file's text with the files it includes (ci/board.common.cmake), and that of its
+    folder's bin/ and include/ (the esp32core board's compiler driver and headers, which shape
+    every object of ncnn's)."""
     path = Path(__file__).parent / toolchain
-    parts = [path.read_text()]
+    parts = [cmake_text(path)]
     for sub in ("bin", "include"):
         folder = path.parent / sub
         for f in sorted(folder.rglob("*")) if folder.is_dir() else []:

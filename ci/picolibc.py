@@ -32,7 +32,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from ci.common import CI, PINS, cache_root, fail, key_of, locked, run, say
+from ci.common import CI, PINS, cache_root, cmake_text, fail, key_of, locked, run, say
 from ci.sources import checked
 
 TOOLCHAIN = CI / "esp32core" / "esp32core.toolchain.cmake"
@@ -80,7 +80,7 @@ def picolibc(build: bool = True) -> Path:
     """The install prefix (include/, lib/libc.a) of picolibc for the esp32core board (with
     build=False, only where it would be)."""
     headers = sorted((CI / "esp32core" / "include").rglob("*.h"))  # (stdarg.h, xtensa/config/core-isa.h)
-    key = key_of(PINS["picolibc_source"]["sha256"], OPTIONS, GNU_AS_ONLY, TOOLCHAIN.read_text(), DRIVER.read_text(),
+    key = key_of(PINS["picolibc_source"]["sha256"], OPTIONS, GNU_AS_ONLY, cmake_text(TOOLCHAIN), DRIVER.read_text(),
                  [h.read_text() for h in headers], Path(__file__).read_text())
     root = cache_root() / "picolibc-esp32core" / key
     prefix = root / "install"

@@ -36,7 +36,7 @@ It reads an fp32 model (text .param + .bin) and writes a new .param/.bin pair:
   reads params 0 to 2 only), and computes int8 from int8; an Eltwise of two inputs that is a
   plain sum or a product is written as that BinaryOp first (eltwise_as_binaryop).
   ncnn_mp's kernels requantize with an integer multiplier and shift
-  per channel (ncnn_mp/kernels.h); a Net refuses at load a param that gives an int8 blob to
+  per channel (ncnn_mp/kernels/kernels.h); a Net refuses at load a param that gives an int8 blob to
   a layer that cannot read it, so run such a model on a firmware built with
   NCNN_MP_KERNELS=1 (the boards; ncnn's own x86 and generic Concat, ReLU and Pooling read
   int8 as floats). The result is an ordinary ncnn int8 model otherwise.

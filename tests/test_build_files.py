@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""micropython.mk and micropython.cmake name the same sources, and the CMake file works as ports use it;
-the two MCU boards' profiles build the same ncnn."""
+"""micropython.mk and micropython.cmake name the same sources and include folders, and the CMake file
+works as ports use it; the two MCU boards' profiles build the same ncnn."""
 
 from __future__ import annotations
 
@@ -23,10 +23,30 @@ def cmake_sources() -> list[str]:
     return re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(ncnn_mp/\S+\.(?:c|cpp))$", text, re.M)
 
 
+# ncnn_mp's parts, one folder each (docs/internals.md#the-files-from-the-bottom-up).
+PARTS = ["binding", "seam", "guard", "kernels"]
+
+
 def test_mk_and_cmake_list_the_same_sources() -> None:
-    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").glob("*.c*"))
+    on_disk = sorted(str(p.relative_to(REPO)) for p in (REPO / "ncnn_mp").rglob("*.c*"))
     assert sorted(mk_sources()) == on_disk
     assert sorted(cmake_sources()) == on_disk
+    # Every source and header lies in one of the parts' folders, and nothing else does.
+    assert sorted(p.name for p in (REPO / "ncnn_mp").iterdir()) == sorted(PARTS)
+
+
+def test_mk_and_cmake_include_every_part_and_headers_by_name() -> None:
+    """The include rule (micropython.mk): the parts' folders on the include path, in both
+    build files, and each #include of ncnn_mp's own headers by the header's name alone."""
+    mk = (REPO / "micropython.mk").read_text()
+    (mk_parts,) = re.findall(r"^NCNN_MP_INC := \$\(addprefix -I\$\(NCNN_MP_DIR\)/ncnn_mp/,([\w ]+)\)", mk, re.M)
+    (cmake_parts,) = re.findall(r"^foreach\(part ([\w ]+)\)", (REPO / "micropython.cmake").read_text(), re.M)
+    assert mk_parts.split() == PARTS and cmake_parts.split() == PARTS
+    headers = {p.name for p in (REPO / "ncnn_mp").rglob("*.h")}
+    for path in (REPO / "ncnn_mp").rglob("*.[ch]*"):
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M):
+            if name.rsplit("/", 1)[-1] in headers:
+                assert "/" not in name, (path.name, name)
 
 
 def configure_usermod(tmp_path: Path, *cmake_args: str) -> dict[str, str]:
@@ -63,7 +83,7 @@ def test_cmake_usermod_with_ncnn_dir(tmp_path: Path, ncnn_prefix: Path) -> None:
     probe = configure_usermod(tmp_path, f"-DNCNN_DIR={ncnn_prefix}")
     assert sorted(probe["sources"].split(";")) == sorted(str(REPO / s) for s in cmake_sources())
     includes = probe["includes"].split(";")
-    assert str(REPO / "ncnn_mp") in includes
+    assert all(str(REPO / "ncnn_mp" / part) in includes for part in PARTS)
     assert str(ncnn_prefix / "include") in includes
     assert str(ncnn_prefix / "lib" / "libncnn.a") in probe["links"].split(";")
 
@@ -101,8 +121,11 @@ def test_both_boards_build_the_same_ncnn() -> None:
     board, nostring = profile("rv32"), profile("rv32-nostring")
     assert {k: board.get(k) for k in BOARD_KEYS} == {k: nostring.get(k) for k in BOARD_KEYS}
     # SIMPLESTL (no C++ library for this target) comes with the toolchain, not the options.
-    toolchain = (REPO / "ci" / board["ncnn_toolchain"]).read_text()
-    assert "set(NCNN_SIMPLESTL ON CACHE BOOL" in toolchain
+    from ci.common import cmake_text
+
+    toolchain = REPO / "ci" / board["ncnn_toolchain"]
+    assert "set(NCNN_MP_NO_CXX_LIBRARY ON)" in toolchain.read_text()
+    assert "set(NCNN_SIMPLESTL ON CACHE BOOL" in cmake_text(toolchain)
 
 
 def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() -> None:
@@ -112,8 +135,10 @@ def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() ->
     ncnn's RISC-V Convolution, which repacks weights into RAM."""
     from ci.common import PROFILES, profile
 
-    def processor(path: Path) -> str:
-        (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", path.read_text(), re.M)
+    from ci.common import cmake_text
+
+    def processor(path: Path) -> str:  # (set in the board's file or ci/board.common.cmake)
+        (name,) = re.findall(r"^set\(CMAKE_SYSTEM_PROCESSOR (\w+)\)", cmake_text(path), re.M)
         return name
 
     boards = [name for name in PROFILES if "ncnn_toolchain" in profile(name)]
@@ -122,6 +147,9 @@ def test_toolchain_files_name_the_layer_code_the_profiles_derive_layers_for() ->
         prof = profile(name)
         assert processor(REPO / "ci" / prof["ncnn_toolchain"]) == prof["ncnn_arch"], name
     esp32 = sorted((REPO / "ci" / "esp32").glob("*.toolchain.cmake"))
+    # Every toolchain file holds only what its board differs in: the rest is included.
+    for path in [REPO / "ci" / profile(name)["ncnn_toolchain"] for name in boards] + esp32:
+        assert "include(${CMAKE_CURRENT_LIST_DIR}/../board.common.cmake)" in path.read_text(), path.name
     assert [p.name.split(".")[0] for p in esp32] == ["esp32c3", "esp32c6", "esp32p4", "esp32s3"]
     for path in esp32:
         assert processor(path) == profile("qemu")["ncnn_arch"], path.name

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Camera frames and screens (ncnn_mp/mat_camera.c) against numpy, ncnn's own YUV code and the wheel.
+"""Camera frames and screens (ncnn_mp/binding/mat_camera.c) against numpy, ncnn's own YUV code and the wheel.
 
 tests/mp/ncnn_mp_mat_camera.py converts every camera format (RGB565 in both byte orders, YUYV,
 NV12, NV21) into every Mat order (RGB, BGR, GRAY, RGBA) with from_pixels and three

@@ -64,12 +64,12 @@ LITERAL = re.compile(r'\("((?:[^"\\]|\\.)*)"\)')
 
 
 def message_texts() -> list[tuple[str, str, str | None]]:
-    """(file:line, macro, text) of every message macro in ncnn_mp/*.c; text None where the
+    """(file:line, macro, text) of every message macro in ncnn_mp/binding/*.c; text None where the
     argument is not one string literal."""
     from conftest import REPO
 
     found = []
-    for path in sorted((REPO / "ncnn_mp").glob("*.c")):
+    for path in sorted((REPO / "ncnn_mp" / "binding").glob("*.c")):
         source = path.read_text()
         for m in TEXT.finditer(source):
             if source[:m.start()].rstrip().endswith("#define"):
@@ -83,7 +83,7 @@ def message_texts() -> list[tuple[str, str, str | None]]:
 def test_every_message_is_one_compressible_literal() -> None:
     """Every message is NCNN_MP_TEXT / NCNN_MP_FORMAT (or MP_ERROR_TEXT) of one literal: a board
     that compresses its messages compresses ncnn_mp's, and one that reports errors tersely
-    drops them (ncnn_mp/ncnn_mp.h). Adjacent literals would be left out of compression."""
+    drops them (ncnn_mp/binding/ncnn_mp.h). Adjacent literals would be left out of compression."""
     texts = message_texts()
     assert len(texts) > 150, texts  # (the scan finds them)
     bad = [where for where, _, text in texts if text is None]
@@ -111,7 +111,7 @@ def test_the_longest_message_guard_is_longest() -> None:
 
 def test_every_format_starts_with_where() -> None:
     """Every NCNN_MP_FORMAT starts "%s" with the call as its first argument: a board that
-    reports errors tersely keeps that much of each message (ncnn_mp/ncnn_mp.h)."""
+    reports errors tersely keeps that much of each message (ncnn_mp/binding/ncnn_mp.h)."""
     bad = [f"{where}: {text[:60]}" for where, macro, text in message_texts()
            if macro == "NCNN_MP_FORMAT" and text is not None and not text.startswith("%s")]
     assert not bad, "\n".join(bad)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A camera frame straight to a model's int8 input (Mat.from_pixels_int8, ncnn_mp/cxx_pixels_int8.cpp).
+"""A camera frame straight to a model's int8 input (Mat.from_pixels_int8, ncnn_mp/seam/cxx_pixels_int8.cpp).
 
 Each int8 value is recomputed here in numpy, bit for bit: the frame's pixels and the bilinear
 resize as tests/test_camera.py models them (integer arithmetic, the resize's float exactly

@@ -3,7 +3,7 @@
 KeyboardInterrupt at the caller, and the same Net extracts correctly afterwards.
 
 The Unix port raises KeyboardInterrupt straight from its SIGINT handler; ncnn_mp replaces
-that handler by one that schedules it (ncnn_mp/interrupt.c). Before, test_ctrl_c_in_a_big_net
+that handler by one that schedules it (ncnn_mp/binding/interrupt.c). Before, test_ctrl_c_in_a_big_net
 crashed (segmentation fault) in 2 of 3 runs, and once in 40 runs hung in its last round when
 only ncnn's extracts were guarded."""
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The Cortex-M3 firmware as a board short of flash builds it (profile qemu-small): MicroPython's
-terse errors, and every optional part of ncnn_mp left out (ncnn_mp/config.h). Each message then
+terse errors, and every optional part of ncnn_mp left out (ncnn_mp/binding/config.h). Each message then
 names only the call ("Net.load_param"), each left-out part raises NotImplementedError or is
 absent, and a model still runs (make mcu-text measures what it saves)."""
 

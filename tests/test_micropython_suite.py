@@ -6,7 +6,7 @@ the esp32core board, the ESP32's windowed core built by clang 22, where run-test
 firmware's raw REPL through QEMU's console as it talks to a board on a serial port. One did: the 275-character message ncnn_mp added to size
 MicroPython 1.25's decompression buffer made every compressed message, MicroPython's own
 included, come out empty when raised with the heap locked
-(micropython/heapalloc_exc_compressed_emg_exc.py; ncnn_mp/checks.c ncnn_mp_longest_message)."""
+(micropython/heapalloc_exc_compressed_emg_exc.py; ncnn_mp/binding/checks.c ncnn_mp_longest_message)."""
 
 from __future__ import annotations
 

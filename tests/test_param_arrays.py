@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """A wrapped layer is checked whole: every parameter array its forward indexes by the input's
-extent, as the table in ncnn_mp/shape_rules.cpp lists them. For each row of that table, a model
+extent, as the table in ncnn_mp/guard/shape_rules.cpp lists them. For each row of that table, a model
 whose array is one element short of what the input makes the forward read is refused with a
 ValueError naming the layer and the array, and the same model with the array exactly long
 enough runs. Before the rules: an Eltwise SUM with fewer coefficients than inputs summed
@@ -22,7 +22,7 @@ ROW = re.compile(r'/\* (\w+) \*/ \{ "(\w+)", "([^"]+)", "([^"]+)" \}')
 
 def table() -> dict[str, tuple[str, str, str]]:
     """The rows of shape_rules.cpp's param_arrays: name -> (type, array, what it covers)."""
-    src = (REPO / "ncnn_mp" / "shape_rules.cpp").read_text()
+    src = (REPO / "ncnn_mp" / "guard" / "shape_rules.cpp").read_text()
     body = src[src.index("const ncnn_mp_param_array_t param_arrays"):]
     body = body[:body.index("};")]
     return {m[1]: (m[2], m[3], m[4]) for m in ROW.finditer(body)}

@@ -4,7 +4,7 @@
 A board that soft-reboots (ports/qemu, esp32: Ctrl-D at the REPL) sweeps the whole Python
 heap and re-initialises the VM, but neither re-initialises the heap nor resets C state.
 ncnn_mp roots the Python objects ncnn can reach (layer instances, creators) in a dict held
-by a root pointer (ncnn_mp/state.c). If that pointer survives the reboot it points at
+by a root pointer (ncnn_mp/binding/state.c). If that pointer survives the reboot it points at
 freed heap: the next register_custom_layer writes into whatever the heap holds there now.
 
 Each test: script 1 leaves Python layers behind in some state, then twice a soft reboot

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The C stack ncnn runs on (ncnn_mp/stack.c): a thread with too little stack for a net gets a
+"""The C stack ncnn runs on (ncnn_mp/binding/stack.c): a thread with too little stack for a net gets a
 RuntimeError saying how much to give, never a segfault inside ncnn, and the net still works;
 the stack size the message names is enough; a thread of the Unix port's default size and
 the main thread run every benchmark and real model.

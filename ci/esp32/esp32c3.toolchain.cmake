@@ -3,22 +3,11 @@
 # with ESP-IDF's toolchain on PATH (run ESP-IDF's export.sh first). Not run on the project's
 # machines: ESP-IDF cannot be fetched there. The ncnn options come from ci/profiles.toml
 # [qemu] (docs/boards.md, ESP32); what was built and run here for this instruction set is the rv32
-# profile (ci/rv32/rv32imac.toolchain.cmake: rv32imac, the ESP32-C6's).
-set(CMAKE_SYSTEM_NAME Generic)
-# Not `riscv`: with it ncnn adds src/layer/riscv/, whose Convolution repacks its weights into
-# RAM in create_pipeline even without the vector extension (its pack1 path), so weights loaded
-# in place would not stay in flash. `xtensa` builds only ncnn's generic C++ layers, as on the
-# QEMU boards (nothing else in ncnn's build reads the processor name; the flags say what the
-# code is).
-set(CMAKE_SYSTEM_PROCESSOR xtensa)
+# profile (ci/rv32/rv32imac.toolchain.cmake: rv32imac, the ESP32-C6's). What every board shares
+# (ncnn's generic layers only, not src/layer/riscv/) is in ci/board.common.cmake.
 set(CMAKE_C_COMPILER riscv32-esp-elf-gcc)
 set(CMAKE_CXX_COMPILER riscv32-esp-elf-g++)
-set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 # ESP-IDF's own flags for the chip (its compilers come with newlib and libstdc++: no
 # NCNN_SIMPLESTL needed, unlike Debian's riscv64-unknown-elf).
-set(NCNN_MP_CPU_FLAGS "-march=rv32imc_zicsr_zifencei -mabi=ilp32 -ffunction-sections -fdata-sections")
-set(CMAKE_C_FLAGS_INIT "${NCNN_MP_CPU_FLAGS}")
-set(CMAKE_CXX_FLAGS_INIT "${NCNN_MP_CPU_FLAGS}")
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(NCNN_MP_CPU_FLAGS "-march=rv32imc_zicsr_zifencei -mabi=ilp32")
+include(${CMAKE_CURRENT_LIST_DIR}/../board.common.cmake)

@@ -94,7 +94,7 @@ int __wrap_main(int argc, char **argv) {
 // out pointers into it: Net.load_model(f, copy=False) keeps the weights where they are.
 
 // The ROMFS region is the board's flash: what ncnn keeps weights in (load_model(copy=False))
-// may lie there (ncnn_mp/net.c asks; nothing else in the firmware writes it).
+// may lie there (ncnn_mp/binding/net.c asks; nothing else in the firmware writes it).
 bool ncnn_mp_port_read_only(const void *p, size_t len);
 bool ncnn_mp_port_read_only(const void *p, size_t len) {
     const uint8_t *base = board_romfs.items, *at = p;
@@ -110,7 +110,7 @@ bool ncnn_mp_port_read_only(const void *p, size_t len) {
 // the C code a Python call runs, have the other 48 KiB.
 #define PYTHON_STACK_LIMIT (16 * 1024)
 
-// Where ncnn's part of the stack ends, for ncnn_mp's check before it runs ncnn (ncnn_mp/stack.c,
+// Where ncnn's part of the stack ends, for ncnn_mp's check before it runs ncnn (ncnn_mp/binding/stack.c,
 // which without this would allow ncnn only what is left of Python's 16 KiB).
 char *ncnn_mp_port_stack_low(void);
 char *ncnn_mp_port_stack_low(void) {

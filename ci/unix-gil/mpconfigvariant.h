@@ -2,7 +2,7 @@
 // The Unix port's standard variant with a GIL, as esp32's MicroPython has (profiles unix-gil and
 // asan-gil, ci/profiles.toml): threads take turns running Python, and a C function that lets the GIL
 // go lets the others run. (The port's asynchronous Ctrl-C cannot coexist with a GIL; ncnn_mp
-// schedules Ctrl-C on this port anyway: ncnn_mp/interrupt.c.)
+// schedules Ctrl-C on this port anyway: ncnn_mp/binding/interrupt.c.)
 #define MICROPY_CONFIG_ROM_LEVEL (MICROPY_CONFIG_ROM_LEVEL_EXTRA_FEATURES)
 
 #include "variants/mpconfigvariant_common.h"

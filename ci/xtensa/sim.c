@@ -19,7 +19,7 @@
 //   models), de233_fpu's 32 MiB at 0xfe000000 (30 MiB from 0xfe100000). QEMU lets the program
 //   write there: nothing in the firmware does (ncnn_mp_port_read_only in board.c says it is flash).
 // - 4-byte atomics: lx106 has no S32C1I (compare-and-swap), so GCC calls libatomic's
-//   __atomic_*_4 for ncnn_mp's counting allocator (ncnn_mp/cxx_allocator.cpp), and Debian has no
+//   __atomic_*_4 for ncnn_mp's counting allocator (ncnn_mp/seam/cxx_allocator.cpp), and Debian has no
 //   libatomic for this target. One core: each is the plain operation with interrupts masked
 //   (RSIL to level 15, as the ESP8266 SDK does it). ESP32 cores have S32C1I and the compiler
 //   inlines them: the esp32core board has none of these.

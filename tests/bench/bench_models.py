@@ -354,7 +354,7 @@ def main(firmware: str, plain: str, exe: str, thread_counts: list[int]) -> None:
         text, data, bss = subprocess.run(["size", path], capture_output=True, text=True,
                                          check=True).stdout.splitlines()[1].split()[:3]
         print(f"| {label} | {int(text):,} | {int(data):,} | {int(bss):,} |")
-    objs = sorted((Path(firmware).parent / "ncnn_mp" / "ncnn_mp").glob("*.o"))
+    objs = sorted((Path(firmware).parent / "ncnn_mp" / "ncnn_mp").rglob("*.o"))
     if objs:
         lines = subprocess.run(["size", *map(str, objs)], capture_output=True, text=True, check=True).stdout
         total = [sum(int(line.split()[i]) for line in lines.splitlines()[1:]) for i in range(3)]

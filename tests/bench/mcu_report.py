@@ -58,7 +58,7 @@ def part_of(path: str) -> str:
         return "ncnn (libncnn.a)"
     if re.search(r"lib(stdc\+\+|supc\+\+|c|m|g|gcc|gcc-extra|nosys)\.a", path):
         return "C/C++ runtime (newlib + libstdc++, or picolibc; libgcc)"
-    if "/ncnn_mp/ncnn_mp/kernel_" in path:
+    if "/ncnn_mp/ncnn_mp/kernels/" in path:
         return "ncnn_mp kernels (kernel_*.cpp, NCNN_MP_KERNELS)"
     if "/ncnn_mp/ncnn_mp/" in path:
         return "ncnn_mp (the binding)"

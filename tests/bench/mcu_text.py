@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """What ncnn_mp's messages and optional parts cost in flash (make mcu-text): the Cortex-M3
 board's firmware (profile qemu) built with each error-text mode and with each of
-ncnn_mp/config.h's switches off, its text and the binding's share of it (from the linker
+ncnn_mp/binding/config.h's switches off, its text and the binding's share of it (from the linker
 map), printed as a Markdown table (docs/boards.md keeps the last one).
 
 Error-text modes are MicroPython's own (py/mpconfig.h): messages compressed (the qemu port's
@@ -62,7 +62,7 @@ def main() -> int:
     for name, (what, text, binding, against) in rows.items():
         saved = f"{rows[against][1] - text:,}" if against in rows and against != name else ""
         print(f"| {name} | {what} | {text:,} | {binding:,} | {saved} | {against if saved else ''} |")
-    print("\n(bytes; binding: ncnn_mp/*.c and the C++ seam, not the kernels, from the linker map)")
+    print("\n(bytes; binding: ncnn_mp/binding/, seam/ and guard/, not kernels/, from the linker map)")
     if failed:
         print(f"\ndid not build: {', '.join(failed)}")
     return 1 if failed else 0

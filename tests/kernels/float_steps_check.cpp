@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ncnn_mp/kernel_float.h against the hardware's float arithmetic (x86-64's SSE: IEEE 754
+// ncnn_mp/kernels/kernel_float.h against the hardware's float arithmetic (x86-64's SSE: IEEE 754
 // single precision, round to nearest even), bit for bit, on random operands of every class
 // (normal, subnormal, zero, infinity, NaN), on operands drawn to stress cancellation and
 // exponent gaps, and on products and sums that fall exactly halfway. Built and run by

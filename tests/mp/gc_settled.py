@@ -9,7 +9,7 @@
 # an object already marked, and then holds nowhere else, is not marked: the collection frees
 # it, and the attribute or item points at whatever is made there next (a float read back as
 # a tuple). ncnn_mp's own stores wait out a collection in progress (ncnn_mp_gc_settle,
-# ncnn_mp/state.c); these do the same for a store of Python code: the value stays an argument
+# ncnn_mp/binding/state.c); these do the same for a store of Python code: the value stays an argument
 # of this frame, on this thread's stack, until an allocation has taken the collector's lock,
 # which a collection holds from its start to its end.
 #

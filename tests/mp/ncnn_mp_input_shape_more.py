@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The shape guard's rules beyond channel and value counts (ncnn_mp/shape_rules.cpp): the
+# The shape guard's rules beyond channel and value counts (ncnn_mp/guard/shape_rules.cpp): the
 # layers whose weights or parameters fix their input in other ways. Each misfit below read
 # past a weight, a blob or a parameter array, or divided by zero (SIGFPE), before: now a
 # ValueError names what the layer takes; the fitting input next to it still runs.

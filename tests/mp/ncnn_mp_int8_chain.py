@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # int8 between layers (docs/models.md "int8 between layers"; quantize_int8.py --chain): a Convolution
 # with int8_scale_term > 100 writes int8, which ReLU, max and average Pooling, Concat, Slice, ShuffleChannel,
-# Crop, Interp, Reshape and Permute pass on (ncnn_mp/kernel_pass.cpp) to int8 layers. Each pass
+# Crop, Interp, Reshape and Permute pass on (ncnn_mp/kernels/kernel_pass.cpp) to int8 layers. Each pass
 # layer's int8 output is compared with ncnn's own layer run on the same values as floats (a
 # second Net), and an int8 Convolution reading it with that Convolution on the floats. Where a
 # chain ends at a network output, the floats q / scale or (int8 outputs) the int8 values with
@@ -272,7 +272,7 @@ net.load_model(int8_conv(CIN, C, True))
 print("after the refusals:", b.w, b.h, b.c, min(b[q * b.cstep + i] for q in range(b.c) for i in range(16)) == 0)
 net.close()
 
-# ncnn_mp's int8 max Pooling takes its pads from the padding rule (ncnn_mp/shape_padding.cpp):
+# ncnn_mp's int8 max Pooling takes its pads from the padding rule (ncnn_mp/guard/shape_padding.cpp):
 # a SAME Pooling (5=2) of window 1x2 at stride 6 on 12x1 "pads" w by -2 and -3 while it pads h,
 # which it took as it came and wrote before its workspace (heap corruption). Refused now,
 # naming the layer and the pads; the same Net runs an input that fits.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Padding, one rule (ncnn_mp/shape_padding.cpp). ncnn's padding copies every input row whole
+# Padding, one rule (ncnn_mp/guard/shape_padding.cpp). ncnn's padding copies every input row whole
 # after its left pad, into an output of w + left + right columns: a pad negative on one side
 # and positive on the other wrote past that output. A SAME Pooling (5=2) or Convolution
 # (4=-233) whose stride exceeds its window along one axis pads one axis and "pads" the other

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Mat's image side: pixels to and from Mats, and drawing on pixel buffers
-// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL and the board keeps them (config.h).
+// (ncnn_mat_from_pixels*, ncnn_mat_to_pixels*, ncnn_draw_*). Built where ncnn has NCNN_PIXEL and the board keeps them
+// (config.h); from_pixels, from_pixels_resize and to_pixels also where only camera frames are
+// kept (mat_camera.c converts then), defined once at the end of this file for both.
 #include "ncnn_mp.h"
 #include "cxx_seam.h"
 
@@ -80,11 +82,6 @@ static void ncnn_mp_from_pixels_call(void *arg) {
 static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncnn_mp_from_kind_t kind, const char *where) {
     // args[0] is the class; then pixels, type, w, h, [roi x4], [target w, h], [stride], [allocator]
     // (how many: checked by the method object)
-    #if NCNN_MP_HAS_CAMERA
-    if ((kind == NCNN_MP_PLAIN || kind == NCNN_MP_RESIZE) && ncnn_mp_camera_type(args[2])) {
-        return ncnn_mp_camera_from_pixels(n_args, args, kind == NCNN_MP_RESIZE, where);
-    }
-    #endif
     int out_channels;
     int cin = ncnn_mp_pixel_type(args[2], false, &out_channels, where);
     int w = ncnn_mp_get_int_in(args[3], 1, NCNN_MP_PIXELS_MAX_SIDE, where, "w");
@@ -124,18 +121,6 @@ static mp_obj_t ncnn_mp_mat_from_pixels(size_t n_args, const mp_obj_t *args, ncn
     return ncnn_mp_result_wrap(&r, m, where);
 }
 
-static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_PLAIN, "Mat.from_pixels");
-}
-static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, Mat, from_pixels, 5, 7, ncnn_mp_Mat_from_pixels);
-MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_fun_obj));
-
-static mp_obj_t ncnn_mp_Mat_from_pixels_resize(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_RESIZE, "Mat.from_pixels_resize");
-}
-static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, Mat, from_pixels_resize, 7, 9, ncnn_mp_Mat_from_pixels_resize);
-MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_fun_obj));
-
 static mp_obj_t ncnn_mp_Mat_from_pixels_roi(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_from_pixels(n_args, args, NCNN_MP_ROI, "Mat.from_pixels_roi");
 }
@@ -169,11 +154,6 @@ static void ncnn_mp_to_pixels_call(void *arg) {
 }
 
 static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
-    #if NCNN_MP_HAS_CAMERA
-    if (!resize && ncnn_mp_camera_type(args[1])) {
-        return ncnn_mp_camera_to_pixels(n_args, args, where);
-    }
-    #endif
     ncnn_mp_mat_obj_t *self = ncnn_mp_get_mat(args[0], where);
     ncnn_mat_t m = self->handle;
     int out_channels;
@@ -208,10 +188,13 @@ static mp_obj_t ncnn_mp_mat_to_pixels(size_t n_args, const mp_obj_t *args, bool 
     return out;
 }
 
-static mp_obj_t ncnn_mp_Mat_to_pixels(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_mat_to_pixels(n_args, args, false, "Mat.to_pixels");
+// ncnn's pixel code as a converter for the three functions at the end of this file.
+static mp_obj_t ncnn_mp_ncnn_from_pixels(size_t n_args, const mp_obj_t *args, bool resize, const char *where) {
+    return ncnn_mp_mat_from_pixels(n_args, args, resize ? NCNN_MP_RESIZE : NCNN_MP_PLAIN, where);
 }
-NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, Mat, to_pixels, 2, 4, ncnn_mp_Mat_to_pixels);
+static mp_obj_t ncnn_mp_ncnn_to_pixels(size_t n_args, const mp_obj_t *args, const char *where) {
+    return ncnn_mp_mat_to_pixels(n_args, args, false, where);
+}
 
 static mp_obj_t ncnn_mp_Mat_to_pixels_resize(size_t n_args, const mp_obj_t *args) {
     return ncnn_mp_mat_to_pixels(n_args, args, true, "Mat.to_pixels_resize");
@@ -337,3 +320,56 @@ MP_DEFINE_CONST_STATICMETHOD_OBJ(ncnn_mp_Mat_draw_text_obj, MP_ROM_PTR(&ncnn_mp_
 
 #endif // NCNN_MP_HAS_DRAWING
 #endif // NCNN_MP_HAS_PIXELS
+
+#if NCNN_MP_HAS_PIXELS || NCNN_MP_HAS_CAMERA
+// Mat.from_pixels, from_pixels_resize and to_pixels, whichever C converts: ncnn's pixel code
+// (above) takes ncnn's formats, ncnn_mp's own (mat_camera.c) the camera formats, and every
+// format where ncnn has no pixel code (NCNN_MP_HAS_PIXELS=0: the boards). The argument counts
+// are checked here once; each converter checks the arguments' values as it reads them.
+typedef struct {
+    mp_obj_t (*from)(size_t n_args, const mp_obj_t *args, bool resize, const char *where);
+    mp_obj_t (*to)(size_t n_args, const mp_obj_t *args, const char *where);
+} ncnn_mp_pixel_converter_t;
+
+#if NCNN_MP_HAS_PIXELS
+static const ncnn_mp_pixel_converter_t ncnn_mp_ncnn_pixels = { ncnn_mp_ncnn_from_pixels, ncnn_mp_ncnn_to_pixels };
+#endif
+#if NCNN_MP_HAS_CAMERA
+static const ncnn_mp_pixel_converter_t ncnn_mp_own_pixels = { ncnn_mp_camera_from_pixels, ncnn_mp_camera_to_pixels };
+#endif
+
+// The converter for a pixel type (from_pixels' args[2], to_pixels' args[1]).
+static const ncnn_mp_pixel_converter_t *ncnn_mp_pixel_converter(mp_obj_t type) {
+    #if NCNN_MP_HAS_PIXELS && NCNN_MP_HAS_CAMERA
+    return ncnn_mp_camera_type(type) ? &ncnn_mp_own_pixels : &ncnn_mp_ncnn_pixels;
+    #elif NCNN_MP_HAS_PIXELS
+    (void)type;
+    return &ncnn_mp_ncnn_pixels;
+    #else
+    (void)type;
+    return &ncnn_mp_own_pixels;
+    #endif
+}
+
+// Mat.from_pixels(pixels, type, w, h, stride=0, allocator=None) -> Mat (classmethod)
+//   ncnn_mat_from_pixels, or mat_camera.c
+static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_pixel_converter(args[2])->from(n_args, args, false, "Mat.from_pixels");
+}
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, Mat, from_pixels, 5, 7, ncnn_mp_Mat_from_pixels);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_fun_obj));
+
+// Mat.from_pixels_resize(pixels, type, w, h, target_w, target_h, stride=0, allocator=None) -> Mat (classmethod)
+//   ncnn_mat_from_pixels_resize, or mat_camera.c
+static mp_obj_t ncnn_mp_Mat_from_pixels_resize(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_pixel_converter(args[2])->from(n_args, args, true, "Mat.from_pixels_resize");
+}
+static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, Mat, from_pixels_resize, 7, 9, ncnn_mp_Mat_from_pixels_resize);
+MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_fun_obj));
+
+// Mat.to_pixels(type, pixels=None, stride=0) -> bytearray   ncnn_mat_to_pixels, or mat_camera.c
+static mp_obj_t ncnn_mp_Mat_to_pixels(size_t n_args, const mp_obj_t *args) {
+    return ncnn_mp_pixel_converter(args[1])->to(n_args, args, "Mat.to_pixels");
+}
+NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, Mat, to_pixels, 2, 4, ncnn_mp_Mat_to_pixels);
+#endif // NCNN_MP_HAS_PIXELS || NCNN_MP_HAS_CAMERA

@@ -735,8 +735,8 @@ const float *ncnn_mp_get_floats(mp_obj_t obj, size_t n, float *out, const char *
 // None -> NULL (ncnn's default allocator).
 ncnn_mp_allocator_native_t *ncnn_mp_get_allocator_native_or_none(mp_obj_t obj, const char *where);
 
-// Mat's image functions (mat_pixels.c; from_pixels, from_pixels_resize and to_pixels in
-// mat_camera.c where ncnn has no pixel code), for Mat's table in mat.c.
+// Mat's image functions (mat_pixels.c; from_pixels, from_pixels_resize and to_pixels convert
+// through ncnn's pixel code or mat_camera.c, by the pixel type), for Mat's table in mat.c.
 #if NCNN_MP_HAS_PIXELS || NCNN_MP_HAS_CAMERA
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_obj;
 extern const mp_rom_obj_static_class_method_t ncnn_mp_Mat_from_pixels_resize_obj;

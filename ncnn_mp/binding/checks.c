@@ -333,7 +333,7 @@ NORETURN void ncnn_mp_raise_not_built(const char *where, mp_rom_error_text_t opt
 }
 
 NORETURN void ncnn_mp_raise_left_out(const char *where, const char *name) {
-    mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: this firmware was built without %s (ncnn_mp/config.h)"),
+    mp_raise_msg_varg(&mp_type_NotImplementedError, NCNN_MP_FORMAT("%s: this firmware was built without %s (ncnn_mp/binding/config.h)"),
         where, name);
 }
 

@@ -3,8 +3,8 @@
 // formats cameras and LCDs use (RGB565 in both byte orders, YUYV, NV12, NV21), written here
 // in C because the boards' ncnn has no pixel code (NCNN_PIXEL=OFF). Where ncnn has none, the
 // plain 8-bit formats (RGB, BGR, GRAY, RGBA, BGRA) come through here too, so from_pixels
-// works on a board at all; where it has, mat_pixels.c keeps them and hands the camera
-// formats over (ncnn_mp_camera_type). docs/usage.md#camera-frames-and-screens has the API
+// works on a board at all; where it has, ncnn's code converts those. mat_pixels.c defines the
+// three Mat functions and picks the converter (ncnn_mp_pixel_converter). docs/usage.md#camera-frames-and-screens has the API
 // and the arithmetic.
 //
 // Made for a board: every multi-byte pixel is read and written byte by byte (the Xtensa
@@ -533,26 +533,5 @@ mp_obj_t ncnn_mp_camera_to_pixels(size_t n_args, const mp_obj_t *args, const cha
     }
     return out;
 }
-
-#if !NCNN_MP_HAS_PIXELS
-// Without ncnn's pixel code these are Mat's from_pixels, from_pixels_resize and to_pixels
-// for every format (with it, mat_pixels.c defines them and calls the two above).
-static mp_obj_t ncnn_mp_Mat_from_pixels(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_camera_from_pixels(n_args, args, false, "Mat.from_pixels");
-}
-static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_fun_obj, Mat, from_pixels, 5, 7, ncnn_mp_Mat_from_pixels);
-MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_fun_obj));
-
-static mp_obj_t ncnn_mp_Mat_from_pixels_resize(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_camera_from_pixels(n_args, args, true, "Mat.from_pixels_resize");
-}
-static NCNN_MP_DEFINE_CLASSMETHOD_VAR_BETWEEN(ncnn_mp_Mat_from_pixels_resize_fun_obj, Mat, from_pixels_resize, 7, 9, ncnn_mp_Mat_from_pixels_resize);
-MP_DEFINE_CONST_CLASSMETHOD_OBJ(ncnn_mp_Mat_from_pixels_resize_obj, MP_ROM_PTR(&ncnn_mp_Mat_from_pixels_resize_fun_obj));
-
-static mp_obj_t ncnn_mp_Mat_to_pixels(size_t n_args, const mp_obj_t *args) {
-    return ncnn_mp_camera_to_pixels(n_args, args, "Mat.to_pixels");
-}
-NCNN_MP_DEFINE_METHOD_VAR_BETWEEN(ncnn_mp_Mat_to_pixels_obj, Mat, to_pixels, 2, 4, ncnn_mp_Mat_to_pixels);
-#endif
 
 #endif // NCNN_MP_HAS_CAMERA
