@@ -165,7 +165,11 @@ def run_shown(command: str, subs: dict[str, str] | None = None, timeout: float =
 
 
 # Commands a test elsewhere runs: command -> (file, test function).
-RUN_ELSEWHERE: dict[str, tuple[str, str]] = {"make dist": ("tests/test_dist.py", "test_make_dist")}
+RUN_ELSEWHERE: dict[str, tuple[str, str]] = {
+    "make dist": ("tests/test_dist.py", "test_make_dist"),
+    "pip install": ("tests/test_dist.py", "test_tools_wheel_in_a_fresh_venv"),
+    "ncnn-mp model": ("tests/test_dist.py", "test_tools_wheel_in_a_fresh_venv"),
+}
 # `make test` is what CI runs (.ci/run), and running the suite from inside itself would recurse.
 RUN_BY_CI = {"make test": ".ci/run"}
 # Commands the tests below run, as the README shows them: command -> test function here.
