@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ncnn_mp_tools.errors import SetupError, fail
-from ncnn_mp_tools.target import Target, from_dist, from_path
+from ncnn_mp_tools.target import Target, dist_firmwares, from_dist, from_path
 
 PROBES = Path(__file__).resolve().parent / "probes"
 
@@ -50,11 +50,13 @@ def targets_of(args: argparse.Namespace) -> Targets:
         target = from_dist(args.dist, args.board)
     else:
         fail("no firmware given", "give --dist FOLDER [--board NAME] (the folder `make dist` wrote) or --firmware PATH")
-    dist_unix = from_dist(args.dist, "unix") if args.dist is not None else None
+    # The Unix firmwares to run on the desktop besides: the target itself, else dist's (unix first).
+    desktop = [target, *(sorted(dist_firmwares(args.dist).values(), key=lambda t: t.kernels)
+                         if args.dist is not None else [])]
 
     def host(kernels: bool) -> Target | None:
-        for t in (target, dist_unix):
-            if t is not None and t.board is None and (t.kernels or not kernels):
+        for t in desktop:
+            if t.board is None and (t.kernels or not kernels):
                 return t
         return None
     return Targets(target, host)

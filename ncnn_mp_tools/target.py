@@ -67,17 +67,21 @@ def of_manifest(entry: dict[str, Any], firmware: Path) -> Target:
                   entry.get("ncnn_arch", HOST_ARCH), None if layers == "all" else frozenset(layers))
 
 
-def from_dist(dist: Path, name: str) -> Target:
-    """Firmware `name` (unix, qemu, qemu-m4f, rv32, xtensa, ...) of the folder `make dist` wrote."""
+def dist_firmwares(dist: Path) -> dict[str, Target]:
+    """Every firmware of the folder `make dist` wrote, by name (unix, unix-kernels, qemu, rv32, ...)."""
     manifest = dist / "manifest.json"
     if not manifest.is_file():
         fail(f"{dist} has no manifest.json", "give the folder `make dist` wrote (dist/ncnn_mp-VERSION)")
     files: dict[str, dict[str, Any]] = json.loads(manifest.read_text())["files"]
-    found = {e["profile"]: (dist / path, e) for path, e in files.items() if e.get("kind") == "firmware"}
+    return {e["profile"]: of_manifest(e, dist / path) for path, e in files.items() if e.get("kind") == "firmware"}
+
+
+def from_dist(dist: Path, name: str) -> Target:
+    """Firmware `name` of the folder `make dist` wrote."""
+    found = dist_firmwares(dist)
     if name not in found:
         fail(f"{dist} has no '{name}' firmware", f"it has: {', '.join(sorted(found))}")
-    path, entry = found[name]
-    return of_manifest(entry, path)
+    return found[name]
 
 
 def from_path(firmware: Path, board: str | None = None) -> Target:

@@ -453,7 +453,7 @@ def test_tools_wheel_in_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
     assert packed.returncode == 0 and (user / "mine.img").stat().st_size > (out / "small_cnn-int8.bin").stat().st_size, \
         packed.stdout + packed.stderr
     preflight = ncnn_mp("preflight", "--dist", str(dist), "--board", "qemu", str(out / "small_cnn-int8.param"),
-                        "--plans", "plans")
+                        "in0=32x32x3", "--plans", "plans")
     assert preflight.returncode == 0, preflight.stdout[-3000:] + preflight.stderr[-3000:]
     assert (user / "plans" / "small_cnn-int8.plan").is_file(), preflight.stdout[-2000:]
     ran = ncnn_mp("run", "--dist", str(dist), "--board", "qemu", "--romfs", str(out / "romfs.img"), str(out / "run_board.py"))
