@@ -347,9 +347,9 @@ def run_command(target: Target, romfs: Path, script: Path, models: str) -> str:
 
 
 def convert(targets: Targets, argv: list[str], sized: Callable[[list[Path]], Targets] | None = None,
-            default_out: Path = Path.cwd()) -> int:
+            default_out: Path | None = None) -> int:
     """sized (a checkout's build): the targets sized to the models once they are made; default_out:
-    where OUT defaults to (NAME below it)."""
+    where OUT defaults to (NAME below it; the current folder if None)."""
     ap = argparse.ArgumentParser(prog="ncnn-mp model")
     ap.add_argument("model", type=Path, help="an .onnx file, or an ncnn .param (its .bin beside it)")
     ap.add_argument("--images", type=Path, required=True, help="a folder of calibration images, or a .npy of inputs")
@@ -369,7 +369,7 @@ def convert(targets: Targets, argv: list[str], sized: Callable[[list[Path]], Tar
     if not source.is_file():
         fail(f"MODEL={args.model} does not exist", "give the path of an .onnx file or an ncnn .param")
     stem = source.name.removesuffix(".onnx").removesuffix(".param").removesuffix(".ncnn")
-    out = (args.out or default_out / stem).resolve()
+    out = (args.out or (default_out or Path.cwd()) / stem).resolve()
     is_onnx = source.suffix == ".onnx"
     report: dict[str, Any] = {"model": str(source), "profile": targets.target.name}
 

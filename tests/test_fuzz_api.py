@@ -90,6 +90,21 @@ def test_ci_budget_has_every_new_step_kind() -> None:
     assert {"extract", "clear", "close", "gc", "drop"} <= after, after
 
 
+def test_ci_budget_extracts_with_every_kind_of_hook() -> None:
+    """The CI budget gives Extractor.extract hooks that do nothing, raise (KeyboardInterrupt and
+    SystemExit too), call back into ncnn_mp (closing or clearing what runs, extracting again),
+    keep their arguments, take the wrong ones, and no hook or something not callable."""
+    stub = api_fuzz.read_stub()
+    seen: Counter[str] = Counter()
+    for sid in range(SEQUENCES):
+        for step in api_fuzz.make_sequence(stub, SEED, sid):
+            if step[0] == "call" and step[1:2] == ["Extractor"] and step[3] == "extract" and "hook" in step[5]:
+                hook = step[5]["hook"]
+                seen[hook["what"] if isinstance(hook, dict) and hook.get("t") == "hook" else "wrong type"] += 1
+    assert set(seen) >= {"ok", "raise", "reenter", "keep", "arity", "none", "notcallable"}, seen
+    assert seen["reenter"] >= 10 and seen["raise"] >= 10, seen
+
+
 def test_ci_budget_has_every_round_two_attack() -> None:
     """The CI budget's "r2" steps (issue 21): standalone forwards of many layer types, ModelBin
     mat arrays of every element kind, every close() from inside a read(), every kind of

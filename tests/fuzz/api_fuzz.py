@@ -348,6 +348,20 @@ def reentry(rng: random.Random) -> list[Any]:
     ])
 
 
+def hook_spec(rng: random.Random) -> Spec:
+    """Extractor.extract's hook: what it does at its n-th call (the api_runner's hook()): nothing,
+    raise, call back into ncnn_mp (reentry: close or clear what runs, extract again, collect), keep
+    its arguments, or take the wrong arguments; sometimes no hook, or something not callable."""
+    what = rng.choices(["ok", "raise", "reenter", "keep", "arity", "none", "notcallable"],
+                       weights=[0.2, 0.25, 0.3, 0.1, 0.05, 0.05, 0.05])[0]
+    extra: Any = None
+    if what == "raise":
+        extra = rng.choice(["ValueError", "MemoryError", "KeyboardInterrupt", "SystemExit", "RuntimeError"])
+    elif what == "reenter":
+        extra = reentry(rng)
+    return {"t": "hook", "what": what, "at": rng.choice([1, 1, 2, 3, 5]), "extra": extra}
+
+
 def creator_spec(rng: random.Random, lid: int) -> Spec:
     kind = rng.choices(["class", "new", "same", "none", "builtin", "raise", "notcallable"],
                        weights=[0.6, 0.2, 0.05, 0.04, 0.04, 0.04, 0.03])[0]
@@ -383,6 +397,8 @@ class Generator:
             return True, rng.choice(CUSTOM + ["ReLU", "Softmax", "", 256, 257, 26, -1])
         if name == "creator":
             return True, creator_spec(rng, self.new_lid())
+        if name == "hook":
+            return True, hook_spec(rng)
         if name == "type" and cls == "Layer":
             return True, rng.choice(LAYER_TYPES + [None, 3])
         if name == "type" and method.startswith(("from_pixels", "to_pixels")):
@@ -554,7 +570,8 @@ class Generator:
             steps.append(["call", "Extractor", -1, "input", [rng.choice(["data", "data", 0, "a"]),
                                                               {"t": "obj", "c": "Mat", "k": -1}], {}])
             for _ in range(rng.randint(1, 2)):
-                steps.append(["call", "Extractor", -1, "extract", [rng.choice(["out", "out", "a", "b", 1, "data"])], {}])
+                hooked = {"hook": hook_spec(rng)} if rng.random() < 0.3 else {}  # (between its layers)
+                steps.append(["call", "Extractor", -1, "extract", [rng.choice(["out", "out", "a", "b", 1, "data"])], hooked])
                 if derive:
                     steps.append(["derived"])
             if rng.random() < 0.5:

@@ -116,6 +116,8 @@ def val(v):
         return layer_class(v["b"])
     if t == "creator":
         return creator(v)
+    if t == "hook":
+        return hook(v)
     if t == "dr":
         return ncnn_mp.DataReader(zeros=True)
     return None
@@ -1564,6 +1566,35 @@ def act(self, key, lent):
     elif what in ("lent", "empty", "count", "notmat"):
         return (what, None)
     return None
+
+
+def hook(spec):
+    """Extractor.extract's hook from its spec (api_fuzz.py's hook_spec): at its `at`-th call it does
+    what the spec says; every call checks its arguments' types."""
+    what, at = spec["what"], spec["at"]
+    if what == "none":
+        return None
+    if what == "notcallable":
+        return 3
+    calls = [0]
+
+    def call(index, name, type_, count):
+        calls[0] += 1
+        if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count
+                and (name is None or isinstance(name, str)) and (type_ is None or isinstance(type_, str))):
+            fail("hook arguments %r" % ((index, name, type_, count),))
+        if calls[0] != at:
+            return None
+        if what == "raise":
+            raise {"ValueError": ValueError, "MemoryError": MemoryError, "KeyboardInterrupt": KeyboardInterrupt,
+                   "SystemExit": SystemExit, "RuntimeError": RuntimeError}[spec["extra"]]("fuzz: hook")
+        if what == "reenter":
+            do(spec["extra"])
+        elif what == "keep":
+            KEEP.append(name)
+        return None
+
+    return (lambda: None) if what == "arity" else call
 
 
 def layer_class(spec):
