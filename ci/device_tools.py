@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
                        default_out=BUILD / "model")
     except SetupError as e:
         print(f"ncnn_mp {args.tool}: {e.what}: {e.todo}", file=sys.stderr)
-        return 1
+        return 2  # (as the tools' own command lines: device.py)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def test_preflight_on_a_profile_that_lacks_layers(tmp_path: Path) -> None:
     ncnn reads binary params only: the text one is refused with the command that converts it."""
     mnist = shared_models("mnist", *MNIST_FILES)
     text = tool("preflight", "--profile", "qemu-nostring", str(mnist / "mnist.param"))
-    assert text.returncode == 1, text.stdout + text.stderr
+    assert text.returncode == 2, text.stdout + text.stderr
     assert ("the 'qemu-nostring' firmware has ncnn without NCNN_STRING: it cannot read the text param "
             f"{(mnist / 'mnist.param').resolve()}: give its binary form: python3 -m ncnn_mp_tools.param_to_bin") \
         in text.stderr  # (the tools name models by their resolved paths)
@@ -131,6 +131,6 @@ def test_preflight_from_a_camera_frame_in_an_arena(tmp_path: Path) -> None:
     assert plan.exists() and plan.read_bytes()[:4] == b"NMPA", out
     assert "RAM budget: weights copied" in out and re.search(r"instructions for the extract, [0-9,]+ for the frame's conversion", out), out
     bad = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "bayer")
-    assert bad.returncode == 1 and "FRAME=bayer is not a camera frame format" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "FRAME=bayer is not a camera frame format" in bad.stderr, bad.stderr
     rgb = tool("preflight", "--profile", "qemu", str(param), str(weights), "--frame", "rgb565")
-    assert rgb.returncode == 1 and "a rgb565 frame makes 3 channels" in rgb.stderr, rgb.stderr
+    assert rgb.returncode == 2 and "a rgb565 frame makes 3 channels" in rgb.stderr, rgb.stderr
