@@ -210,7 +210,8 @@ def compare(targets: Targets, argv: list[str]) -> int:
     paths, shapes = split_args(args.models)
     pairs = model_pairs(paths)
     if len(pairs) != 1:
-        fail("compare takes one model", 'make compare MODELS="model.param model.bin" [SHAPES="data=WxHxC"]')
+        fail("compare takes one model", "ncnn-mp compare ... model.param model.bin [data=WxHxC] "
+             '(make compare MODELS="model.param model.bin" [SHAPES="data=WxHxC"])')
     param, weights = pairs[0]
     dev_param, dev_weights = model_pairs([Path(p).resolve() for p in args.device_model])[0] if args.device_model \
         else (param, weights)

@@ -95,7 +95,8 @@ def model_inputs(param: Path, shapes: dict[str, tuple[int, int, int]]) -> list[t
         if w <= 0 and str(name) in shapes:  # (a shape the param fixes is the model's own)
             w, h, c = shapes[str(name)]
         if w <= 0:
-            fail(f"{param}: input {name!r} has no fixed shape", f'give it: SHAPES="{name}=WxHxC"')
+            fail(f"{param}: input {name!r} has no fixed shape",
+                 f'give it after the models: {name}=WxHxC (make preflight: SHAPES="{name}=WxHxC")')
         inputs.append((name, (w, max(h, 1), max(c, 1))))
     return inputs
 
