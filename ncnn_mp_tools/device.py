@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ncnn_mp_tools.errors import SetupError, fail
-from ncnn_mp_tools.target import Target, dist_firmwares, from_dist, from_path
+from ncnn_mp_tools.target import Target, dist_firmwares, dist_of, from_dist, from_path
 
 PROBES = Path(__file__).resolve().parent / "probes"
 
@@ -44,15 +44,16 @@ def target_arguments(ap: argparse.ArgumentParser) -> None:
 
 def targets_of(args: argparse.Namespace) -> Targets:
     """The targets the command line names: dist's folder and a board of it, or a firmware's path."""
+    dist = args.dist
     if args.firmware is not None:
         target = from_path(args.firmware, None if args.board == "unix" else args.board)
-    elif args.dist is not None:
-        target = from_dist(args.dist, args.board)
+        dist = dist or dist_of(args.firmware)
+    elif dist is not None:
+        target = from_dist(dist, args.board)
     else:
         fail("no firmware given", "give --dist FOLDER [--board NAME] (the folder `make dist` wrote) or --firmware PATH")
     # The Unix firmwares to run on the desktop besides: the target itself, else dist's (unix first).
-    desktop = [target, *(sorted(dist_firmwares(args.dist).values(), key=lambda t: t.kernels)
-                         if args.dist is not None else [])]
+    desktop = [target, *(sorted(dist_firmwares(dist).values(), key=lambda t: t.kernels) if dist is not None else [])]
 
     def host(kernels: bool) -> Target | None:
         for t in desktop:

@@ -52,10 +52,13 @@ def unix_firmware(path: Path, name: str = "unix") -> Target:
     except OSError as e:
         fail(f"{path} does not run here ({e.strerror})", "a board's firmware needs --board or dist's folder")
     lines = p.stdout.strip().splitlines()
-    if p.returncode != 0 or not lines:
+    try:
+        info = ast.literal_eval(lines[-1]) if p.returncode == 0 and lines else None
+    except (ValueError, SyntaxError):
+        info = None
+    if not isinstance(info, dict) or not {"NCNN_STRING", "NCNN_MP_KERNELS"} <= set(info):
         fail(f"{path} did not answer as a MicroPython with ncnn_mp", f"it printed: {(p.stdout + p.stderr)[-300:]!r}")
-    info: dict[str, bool] = ast.literal_eval(lines[-1])
-    return Target(name, path.resolve(), None, info["NCNN_STRING"], info["NCNN_MP_KERNELS"])
+    return Target(name, path.resolve(), None, bool(info["NCNN_STRING"]), bool(info["NCNN_MP_KERNELS"]))
 
 
 def of_manifest(entry: dict[str, Any], firmware: Path) -> Target:
@@ -84,12 +87,19 @@ def from_dist(dist: Path, name: str) -> Target:
     return found[name]
 
 
+def dist_of(firmware: Path) -> Path | None:
+    """The folder `make dist` wrote, when the firmware is one of its files (firmware/NAME/FILE)."""
+    firmware = firmware.resolve()
+    dist = firmware.parent.parent.parent
+    return dist if firmware.parent.parent.name == "firmware" and (dist / "manifest.json").is_file() else None
+
+
 def from_path(firmware: Path, board: str | None = None) -> Target:
     """A firmware by its path: one inside dist's folder (firmware/NAME/...) by its manifest, else a
     Unix firmware (a board's needs dist's manifest: how QEMU runs it)."""
     firmware = firmware.resolve()
-    dist = firmware.parent.parent.parent
-    if firmware.parent.parent.name == "firmware" and (dist / "manifest.json").is_file():
+    dist = dist_of(firmware)
+    if dist is not None:
         target = from_dist(dist, board or firmware.parent.name)
         if target.firmware != firmware:
             fail(f"{firmware} is not dist's '{target.name}' firmware", "leave --board out, or give that board's file")
