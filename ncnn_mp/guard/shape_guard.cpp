@@ -224,7 +224,7 @@ public:
 private:
     // The hook the running extract was given (ncnn_mp_layer_hook), before a layer of a net the
     // guard checks runs (not a layer wrapped only to catch what it throws: the hook sees the same
-    // layers on every build); true when it raised. With no hook anywhere, one load and a branch.
+    // layers on every build); true when it raised. With no hook anywhere, a call that reads one count.
     bool hooked() const {
         if (!checks_ || net_ == nullptr || !ncnn_mp_hooks_wanted()) {
             return false;
