@@ -89,9 +89,8 @@ def _sized_to_models(prof: Settings, given: Models) -> Settings:
     which replaces `ncnn_layers`: a firmware sized to exactly those models).
     What a model needs is derived from ncnn's source for the profile's `ncnn_arch` (ncnn_mp_tools/layers.py,
     its table made by ci/ncnn_layers.py)."""
-    from_env = [str(m) for m in given]
     listed = [Path(m.replace("{shared}", str(SHARED_MODELS))) for m in prof.get("ncnn_models", [])]
-    if "ncnn_layers" not in prof or not (from_env or listed):
+    if "ncnn_layers" not in prof or not (given or listed):
         return prof
     from ncnn_mp_tools.layers import model_layers, required
 
@@ -99,13 +98,13 @@ def _sized_to_models(prof: Settings, given: Models) -> Settings:
     if missing and os.environ.get("CI"):
         fail(f"the profile's ncnn_models are missing: {', '.join(map(str, missing))}",
              "CI needs ../shared/models beside the checkout")
-    models = [Path(m) for m in from_env] if from_env else [m for m in listed if m.exists()]
+    models = list(given) if given else [m for m in listed if m.exists()]
     for m in models:
         if not m.exists():
             fail(f"MODELS names {m}, which does not exist", "give the paths of your .param files")
     needed = required([layer for m in models for layer in model_layers(m)], prof["ncnn_arch"])
     prof = dict(prof)
-    prof["ncnn_layers"] = sorted(set(needed) | (set() if from_env else set(prof["ncnn_layers"])))
+    prof["ncnn_layers"] = sorted(set(needed) | (set() if given else set(prof["ncnn_layers"])))
     return prof
 
 
