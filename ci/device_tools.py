@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def host(kernels: bool) -> Target:
     return target("memcheck" if kernels else "unix")
 
 
-def targets(profile_name: str, params: list[Path] = [], sized: bool = False) -> Targets:
+def targets(profile_name: str, params: Sequence[Path] = (), sized: bool = False) -> Targets:
     """The profile's firmware for models `params` (.param files): its own, or sized to them when it
     lacks a layer they need, or when `sized` (and it keeps only some layers)."""
     from ncnn_mp_tools.preflight import lacking

@@ -35,6 +35,7 @@ import ast
 import struct
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from ncnn_mp_tools.device import PROBES, Targets, run_probe
@@ -109,7 +110,7 @@ def int8_between_layers(param: Path) -> bool:
                for t, p in model_layers(param))
 
 
-def lacking(target: Target, params: list[Path]) -> list[str]:
+def lacking(target: Target, params: Sequence[Path]) -> list[str]:
     """The ncnn layers these models need that the firmware leaves out (none for one that keeps
     every layer: the Unix ones)."""
     if target.layers is None:
