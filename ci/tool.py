@@ -11,6 +11,7 @@ import argparse
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,16 +161,19 @@ def run_tests(profile: str, pytest_args: list[str]) -> int:
 
 
 def run_script(profile: str, argv: list[str], heap: str | None, romfs: str | None = None,
-               models: list[Path] = []) -> int:
+               models: Sequence[Path] = ()) -> int:
     """Run one MicroPython script on the profile's firmware (ncnn_mp_tools/run.py: on QEMU for a
-    bare-metal one), with the checkout's ncnn_mp_lib on a Unix firmware's path."""
+    bare-metal one), with the checkout's ncnn_mp_lib on a Unix firmware's path; a mistake is
+    refused before the firmware is built."""
     from ci.firmware import target
-    from ncnn_mp_tools.run import run
+    from ncnn_mp_tools.run import check, run
 
+    image = Path(romfs) if romfs else None
+    check(target(profile, models, build=False), argv, heap, image)
     # The checkout's ncnn_mp_lib (the examples import it) after the firmware's frozen modules and
     # before the Unix port's default folders (~/.micropython/lib, ...), unless the user set a path.
     path = os.environ.get("MICROPYPATH") or f".frozen:{REPO}:~/.micropython/lib:/usr/lib/micropython"
-    return run(target(profile, models), argv, heap, Path(romfs) if romfs else None, micropypath=path)
+    return run(target(profile, models), argv, heap, image, micropypath=path)
 
 
 PHOTOS = ("astronaut", "chelsea", "coffee")
@@ -276,7 +280,7 @@ def run_bench_models(profile: str, threads: list[str]) -> int:
 
 
 def run_command(name: str, profile: str, rest: list[str], heap: str | None, romfs: str | None = None,
-                out: str | None = None, models: list[Path] = []) -> int:
+                out: str | None = None, models: Sequence[Path] = ()) -> int:
     """One of COMMANDS; `rest` are its arguments (pytest's, the script's, the models, ...)."""
     if name == "demo":
         return run_demo(profile)

@@ -338,10 +338,10 @@ for model in ({name!r} + "-int8", {name!r}):
 '''
 
 
-def run_command(target: Target, romfs: Path, script: Path, models: str) -> str:
-    """The command that runs a script on the target with the ROMFS image: in a checkout `make run`
-    (the firmware sized to the models), else ncnn-mp's."""
-    if target.what.startswith("make "):
+def run_command(target: Target, romfs: Path, script: Path, models: str | None) -> str:
+    """The command that runs a script on the target with the ROMFS image: `make run` with the
+    models the checkout's firmware is sized to (`models`), else ncnn-mp's."""
+    if models is not None:
         return f'make run PROFILE={target.name} MODELS="{models}" ROMFS={romfs} SCRIPT={script}'
     return f"ncnn-mp run --firmware {target.firmware} --romfs {romfs} {script}"
 
@@ -438,7 +438,8 @@ def convert(targets: Targets, argv: list[str], sized: Callable[[list[Path]], Tar
     files = {p.name: p.read_bytes() for p in (int8.param, int8.weights, param, weights, out / "input.f32")}
     (out / "romfs.img").write_bytes(pack(files))
     board = sized([param, int8.param]) if sized is not None else targets
-    command = run_command(board.target, out / "romfs.img", out / "run_board.py", f"{int8.param} {param}")
+    command = run_command(board.target, out / "romfs.img", out / "run_board.py",
+                          f"{int8.param} {param}" if sized is not None else None)
     (out / "run_board.py").write_text(RUN_BOARD.format(name=stem, command=command, shape=(w, h, c),
                                                        input=model.input, outputs=model.outputs))
 

@@ -23,9 +23,8 @@ from ncnn_mp_tools.errors import fail
 from ncnn_mp_tools.target import Target
 
 
-def run(target: Target, argv: list[str], heap: str | None = None, romfs: Path | None = None,
-        micropypath: str | None = None) -> int:
-    """The script's exit status; on a board its output (and traceback) printed as it came."""
+def check(target: Target, argv: list[str], heap: str | None = None, romfs: Path | None = None) -> None:
+    """What run() refuses, asked before anything is built (the firmware need not exist yet)."""
     if not argv:
         fail("run needs a script", "ncnn-mp run --dist DIST --board qemu script.py")
     board = target.board
@@ -37,6 +36,13 @@ def run(target: Target, argv: list[str], heap: str | None = None, romfs: Path | 
     if romfs is not None and not romfs.exists():
         fail(f"the ROMFS {romfs} does not exist",
              "give an image (ncnn-mp romfs -o romfs.img FILES) or a folder to pack")
+
+
+def run(target: Target, argv: list[str], heap: str | None = None, romfs: Path | None = None,
+        micropypath: str | None = None) -> int:
+    """The script's exit status; on a board its output (and traceback) printed as it came."""
+    check(target, argv, heap, romfs)
+    board = target.board
     if board is None:
         env = dict(os.environ, MICROPYPATH=micropypath) if micropypath else None
         return subprocess.call([str(target.firmware), *(["-X", f"heapsize={heap}"] if heap else []), *argv], env=env)

@@ -446,6 +446,7 @@ def test_tools_wheel_in_a_fresh_venv(dist: Path, tmp_path: Path) -> None:
             "run_board.py", "report.json"} <= {p.name for p in out.iterdir()}, model.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["preflight_ok"] and report["firmware"] == str(dist / "firmware" / "qemu" / "firmware.elf"), report
+    assert report["run"].startswith(f"ncnn-mp run --firmware {dist / 'firmware' / 'qemu' / 'firmware.elf'} "), report
     assert report["int8_vs_fp32"]["relative"] < 0.1 and report["wheel_vs_onnxruntime"]["relative"] < 1e-4, report
     assert "measured on the 'qemu' firmware under QEMU" in model.stdout, model.stdout[-3000:]
 

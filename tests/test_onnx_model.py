@@ -124,6 +124,8 @@ def test_onnx_to_board_files(converted: tuple[Path, Path, subprocess.CompletedPr
     assert sorted(p.name for p in out.iterdir()) == [
         "input.f32", "inputs.npy", "report.json", "romfs.img", "run_board.py",
         "small_cnn-int8.bin", "small_cnn-int8.param", "small_cnn.bin", "small_cnn.param"]
+    run_line = json.loads((out / "report.json").read_text())["run"]
+    assert run_line.startswith(f'make run PROFILE=qemu MODELS="{out / "small_cnn-int8.param"} '), run_line
     param = (out / "small_cnn.param").read_text()
     for layer in ("Convolution", "ConvolutionDepthWise", "Pooling", "BinaryOp", "InnerProduct"):
         assert f"\n{layer} " in param, param
